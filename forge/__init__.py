@@ -1,0 +1,14 @@
+"""forge — a small, honest context-engineering harness.
+
+This is the learner's package. Each stage of the workbook adds one module:
+
+    01 instructions        resolve conflicting instructions by trust rank
+    02 context_selection   pick material by relevance, trust and token cost
+    03 fewshot             choose few-shot examples that match scenario and schema
+    04 task_spec           parse model output into a strict task specification
+    05 output_repair       repair only provably safe JSON wrapping
+    06 injection           treat retrieved text as untrusted data
+    07 prompt_regression   check versioned prompts by structure and invariants
+
+Nothing is imported here on purpose: a mistake in one module must not break the others.
+"""

@@ -1,0 +1,2 @@
+"""forgelab — course tooling for Forge Workbook."""
+__version__ = "0.1.0"

@@ -1,0 +1,190 @@
+"""Learner commands: status, hint, fault, restore, backup, answer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from forgelab.display import fail, table
+
+
+def _context():  # type: ignore[no-untyped-def]
+    from forgelab.cli import _context as context
+
+    return context()
+
+
+# ---------------------------------------------------------------- status
+def cmd_status(args: argparse.Namespace) -> int:
+    from forgelab.status import collect_status
+
+    workbook, course = _context()
+    report = collect_status(workbook, course)
+    print(f"Forge Workbook — {course.text('title')}  (workbook: {workbook.root})")
+    if report.problem:
+        print(f"warning: {report.problem}")
+    print()
+    print(table(["stage", "title", "tests", "fault lab", "transfer", "design", "evidence"], report.rows))
+    print()
+    print(f"next: {report.next_step}")
+    return 0
+
+
+# ---------------------------------------------------------------- hint
+def cmd_hint(args: argparse.Namespace) -> int:
+    from forgelab import state
+
+    workbook, course = _context()
+    stage = course.stage(args.stage)
+    hints = stage.text().hints
+    if args.reset:
+        state.update(workbook, "hints", stage.number, 0)
+        print(f"stage {stage.number}: hints hidden again (0 of {len(hints)} shown)")
+        return 0
+    shown, new = state.reveal_next_hint(workbook, stage.number, hints)
+    for index, hint in enumerate(hints[:shown], 1):
+        marker = "new" if new is not None and index == shown else "   "
+        print(f"[{marker}] hint {index}/{len(hints)}: {hint}")
+    if new is None:
+        print(f"all {len(hints)} hints are shown; the notebook's worked demonstration (part 5) shows the idea end to end")
+    return 0
+
+
+# ---------------------------------------------------------------- fault lab
+def cmd_fault(args: argparse.Namespace) -> int:
+    from forgelab import faultlab
+
+    workbook, course = _context()
+    stage = course.stage(args.stage)
+    try:
+        if args.action == "start":
+            module, created = faultlab.start(workbook, stage)
+            shown = workbook.relative(module)
+            if created:
+                print(f"fault lab {stage.number} started: the broken module is {shown}")
+                print(stage.text().fault_story)
+                print(f"next: `forgelab fault check {stage.number}` to watch the target test fail")
+            else:
+                print(f"fault lab {stage.number} is already started; your edits in {shown} are kept")
+                print(f"next: `forgelab fault check {stage.number}`, or `forgelab fault reset {stage.number}` to start over")
+            return 0
+        if args.action == "check":
+            return _print_lab_check(workbook, stage, faultlab.check(workbook, stage))
+        if args.action == "diff":
+            text = faultlab.diff(workbook, stage)
+            print(text if text else "no changes yet: the lab file is still the broken variant")
+            return 0
+        saved = faultlab.reset(workbook, stage)
+        print(f"fault lab {stage.number} reset to the broken variant; your previous file is kept in backup {saved.name}")
+        return 0
+    except faultlab.FaultLabError as error:
+        return fail(str(error))
+
+
+def _print_lab_check(workbook, stage, result) -> int:  # type: ignore[no-untyped-def]
+    target = stage.fault.target_test
+    if result.status == "error":
+        print(f"fault lab {stage.number}: the lab module does not import — {result.problem}")
+        return 1
+    if result.status == "fixed":
+        print(f"fault lab {stage.number}: FIXED — {target} and every other stage {stage.number} test pass in the lab")
+        print(f"fix principle: {stage.text().fault_fix_principle}")
+        print(f"next: `forgelab check {stage.number}` records it in your evidence")
+        return 0
+    row = result.target
+    if row is not None and row.outcome != "passed":
+        print(f"fault lab {stage.number}: {target} {row.outcome.upper()}")
+        print(f"  {row.cause}")
+        if result.symptom_matched:
+            print(f"  declared symptom seen: {result.symptom_text}")
+        else:
+            print("  (this is not the declared symptom any more — your change moved the failure)")
+    else:
+        print(f"fault lab {stage.number}: {target} passes, but these stage tests still fail: {', '.join(result.failing)}")
+    print(f"next: diagnose and edit labs/{stage.key}/{stage.fault.fault_file}; `forgelab hint {stage.number}` and the notebook part 7 help")
+    return 1
+
+
+# ---------------------------------------------------------------- restore and backups
+def cmd_restore(args: argparse.Namespace) -> int:
+    from forgelab.restore import restore_before
+
+    workbook, course = _context()
+    stage = course.stage(args.stage)
+    laid, backup = restore_before(workbook, course, stage)
+    if not laid:
+        print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
+        return 0
+    print(f"backup of your forge/ saved as {backup.name}")
+    for module in laid:
+        print(f"  laid reference {module}")
+    print(f"undo with: forgelab backup restore {backup.name}")
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from forgelab import backups
+
+    workbook, _ = _context()
+    try:
+        if args.action == "list":
+            items = backups.listing(workbook)
+            if not items:
+                print("no backups yet: forgelab takes one before every write into forge/")
+                return 0
+            print(table(["backup", "files"], [(b.name, ", ".join(b.files)) for b in items]))
+            return 0
+        if not args.name:
+            return fail("backup restore needs a name", "see `forgelab backup list`")
+        restored, safety = backups.restore(workbook, args.name)
+        print(f"forge/ restored from {restored.name}; what was there before is kept as {safety.name}")
+        return 0
+    except backups.BackupError as error:
+        return fail(str(error))
+
+
+# ---------------------------------------------------------------- design answer
+def cmd_answer(args: argparse.Namespace) -> int:
+    from forgelab.answers import save_answer
+
+    workbook, course = _context()
+    stage = course.stage(args.stage)
+    text = Path(args.file).read_text(encoding="utf-8") if args.file else sys.stdin.read()
+    if not text.strip():
+        return fail("the answer is empty", f"write it in a file and run `forgelab answer {stage.number} --file FILE`")
+    path, words = save_answer(workbook, stage, text)
+    print(f"design answer for stage {stage.number} saved to {workbook.relative(path)} ({words} words)")
+    print("rubric — a strong answer covers:")
+    for point in stage.text().design_rubric:
+        print(f"  - {point}")
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    status = sub.add_parser("status", help="a table of every stage and the next step to take")
+    status.set_defaults(handler=cmd_status)
+
+    hint = sub.add_parser("hint", help="reveal the next hint of a stage (remembers how many were shown)")
+    hint.add_argument("stage")
+    hint.add_argument("--reset", action="store_true", help="hide the hints again")
+    hint.set_defaults(handler=cmd_hint)
+
+    fault = sub.add_parser("fault", help="the fault lab in its own workspace: start, check, diff, reset")
+    fault.add_argument("action", choices=["start", "check", "diff", "reset"])
+    fault.add_argument("stage")
+    fault.set_defaults(handler=cmd_fault)
+
+    restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ (backup first)")
+    restore.add_argument("stage")
+    restore.set_defaults(handler=cmd_restore)
+
+    backup = sub.add_parser("backup", help="list or restore backups of forge/")
+    backup.add_argument("action", choices=["list", "restore"])
+    backup.add_argument("name", nargs="?")
+    backup.set_defaults(handler=cmd_backup)
+
+    answer = sub.add_parser("answer", help="save a stage's design answer with the evidence (from --file or stdin)")
+    answer.add_argument("stage")
+    answer.add_argument("--file", help="a text or Markdown file with the answer")
+    answer.set_defaults(handler=cmd_answer)

@@ -1,0 +1,113 @@
+"""The fault lab: a broken copy of one stage module in its own workspace, ``labs/NN-slug/``.
+
+``start`` lays out ``labs/NN-slug/forge/`` (a bare package plus the broken module), ``check`` runs
+the stage tests there and shows whether the declared symptom appears, ``diff`` compares the
+learner's fix with the broken file, ``reset`` puts the broken file back (after a backup). The
+learner's own ``forge/`` is never read or written here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from forgelab import backups, evidence, state
+from forgelab.paths import Workbook
+from forgelab.registry import Stage
+from forgelab.runner import RunResult, TestResult, probe_import, run_pytest
+
+LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
+
+
+class FaultLabError(ValueError):
+    """The lab cannot do what was asked; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class LabCheck:
+    status: str  # broken | fixed | error
+    target: TestResult | None
+    symptom_matched: bool
+    symptom_text: str
+    failing: tuple[str, ...]
+    problem: str | None
+
+
+def lab_path(workbook: Workbook, stage: Stage) -> Path:
+    return workbook.labs / stage.key
+
+
+def broken_file(workbook: Workbook, stage: Stage) -> Path:
+    return workbook.root / stage.failure_lab / stage.fault.fault_file
+
+
+def start(workbook: Workbook, stage: Stage) -> tuple[Path, bool]:
+    """Create the lab; returns (module path, created). An existing lab is kept as it is."""
+    lab = lab_path(workbook, stage)
+    module = lab / stage.fault.fault_file
+    if module.is_file():
+        return module, False
+    source = broken_file(workbook, stage)
+    if not source.is_file():
+        raise FaultLabError(f"the broken variant {workbook.relative(source)} is missing: restore it from the workbook")
+    module.parent.mkdir(parents=True, exist_ok=True)
+    (lab / "forge" / "__init__.py").write_text(LAB_INIT, encoding="utf-8")
+    shutil.copyfile(source, module)
+    text = stage.text()
+    readme = [f"# Fault lab {stage.number} — {text.title}", "", text.fault_story, "",
+              f"Edit `{stage.fault.fault_file}` in this folder, then run `forgelab fault check {stage.number}`.",
+              "Your own forge/ is not involved: this workspace is separate.", "", "Diagnosis steps:"]
+    readme += [f"{i}. {step}" for i, step in enumerate(text.fault_diagnosis, 1)]
+    (lab / "README.md").write_text("\n".join(readme) + "\n", encoding="utf-8")
+    return module, True
+
+
+def _require(workbook: Workbook, stage: Stage) -> Path:
+    module = lab_path(workbook, stage) / stage.fault.fault_file
+    if not module.is_file():
+        raise FaultLabError(f"the fault lab for stage {stage.number} is not started: run `forgelab fault start {stage.number}`")
+    return module
+
+
+def check(workbook: Workbook, stage: Stage) -> LabCheck:
+    module = _require(workbook, stage)
+    lab = lab_path(workbook, stage)
+    problem = probe_import(lab, stage.fault.fault_file, stage.key)
+    if problem is not None:
+        result = LabCheck("error", None, False, "", (), problem.cause)
+    else:
+        run = run_pytest(lab, workbook.root, [stage.test_file], expected=len(stage.required_tests))
+        result = judge(stage, run)
+    state.update(workbook, "fault_lab", stage.number,
+                 {"status": result.status, "file_sha256": evidence.sha256_file(module)})
+    return result
+
+
+def judge(stage: Stage, run: RunResult) -> LabCheck:
+    target_rows = run.find(stage.fault.target_test)
+    target = next((r for r in target_rows if r.outcome != "passed"), target_rows[0] if target_rows else None)
+    failing = tuple(sorted({r.name for r in run.tests if r.outcome != "passed"}))
+    if target is None:
+        return LabCheck("error", None, False, "", failing, run.problem or f"{stage.fault.target_test} did not run")
+    match = re.search(stage.fault.symptom, target.longrepr or target.cause)
+    fixed = target.outcome == "passed" and not failing and not run.problem
+    return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",
+                    failing, run.problem)
+
+
+def diff(workbook: Workbook, stage: Stage) -> str:
+    module = _require(workbook, stage)
+    original = broken_file(workbook, stage).read_text(encoding="utf-8").splitlines(keepends=True)
+    current = module.read_text(encoding="utf-8").splitlines(keepends=True)
+    name = stage.fault.fault_file
+    return "".join(difflib.unified_diff(original, current, f"broken/{name}", f"labs/{stage.key}/{name}"))
+
+
+def reset(workbook: Workbook, stage: Stage) -> backups.Backup:
+    module = _require(workbook, stage)
+    saved = backups.take(workbook, f"lab-{stage.number}", {f"labs/{stage.key}/{stage.fault.fault_file}": module})
+    shutil.copyfile(broken_file(workbook, stage), module)
+    return saved

@@ -1,0 +1,319 @@
+"""The stage registry: one source per stage, read by every tool.
+
+Each stage lives in ``course/stages/NN-slug/`` with ``stage.toml`` (facts and text keyed by language)
+and ``demo.py`` (the worked demonstration cells). ``course/course.toml`` holds course-wide facts.
+Nothing else restates these facts; notebooks, fault contracts and the page are generated from here.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+
+
+class RegistryError(ValueError):
+    """A stage source is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    question: str
+    options: tuple[str, ...]
+    answer: int
+    rationale: str
+
+
+@dataclass(frozen=True)
+class StageText:
+    title: str
+    capability: str
+    problem_title: str
+    problem: str
+    what_it_is: str
+    what_it_is_not: str
+    relations: str
+    boundary_decision: str
+    demo_goal: str
+    exercise: str
+    steps: tuple[str, ...]
+    hints: tuple[str, ...]
+    done_when: tuple[str, ...]
+    mastery: tuple[str, ...]
+    prediction: Prediction
+    fault_story: str
+    fault_diagnosis: tuple[str, ...]
+    fault_fix_principle: str
+    transfer_scenario: str
+    transfer_changed_condition: str
+    transfer_task: str
+    transfer_criteria: tuple[str, ...]
+    design_question: str
+    design_rubric: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FaultContract:
+    fault_file: str
+    target_test: str
+    symptom: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    number: str
+    slug: str
+    module: str
+    test_file: str
+    scenario: str
+    builds_on: tuple[str, ...]
+    required_tests: tuple[str, ...]
+    fault: FaultContract
+    transfer_file: str
+    transfer_scenario: str
+    source_dir: Path
+    texts: dict[str, StageText] = field(repr=False)
+    module_id: str = "prompt-context-output"
+
+    @property
+    def key(self) -> str:
+        return f"{self.number}-{self.slug}"
+
+    @property
+    def experiment_id(self) -> str:
+        return f"{self.module_id}-{self.key}"
+
+    @property
+    def evidence_dir(self) -> str:
+        return f"evidence/{self.module_id}/{self.key}"
+
+    @property
+    def notebook(self) -> str:
+        return f"notebooks/{self.key}.ipynb"
+
+    @property
+    def failure_lab(self) -> str:
+        return f"failure_labs/{self.key}"
+
+    @property
+    def design_answer_file(self) -> str:
+        return f"{self.evidence_dir}/design-answer.md"
+
+    @property
+    def fault_target_nodeid(self) -> str:
+        return f"{self.test_file}::{self.fault.target_test}"
+
+    def text(self, language: str = "en") -> StageText:
+        if language in self.texts:
+            return self.texts[language]
+        return self.texts["en"]
+
+    def demo_file(self, language: str = "en") -> Path:
+        localized = self.source_dir / f"demo.{language}.py"
+        return localized if localized.is_file() else self.source_dir / "demo.py"
+
+    def source_files(self) -> list[Path]:
+        return sorted(path for path in self.source_dir.iterdir() if path.is_file())
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    name: str
+    input: str
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+    name: str
+    module_id: str
+    version: str
+    languages: tuple[str, ...]
+    texts: dict[str, dict[str, str]]
+    scenarios: dict[str, dict[str, Scenario]]
+    stages: tuple[Stage, ...]
+
+    @cached_property
+    def by_number(self) -> dict[str, Stage]:
+        return {stage.number: stage for stage in self.stages}
+
+    def stage(self, selector: str) -> Stage:
+        """Find a stage by number (``1``, ``01``) or key (``01-instruction-hierarchy``)."""
+        wanted = selector.strip()
+        number = wanted.split("-", 1)[0]
+        if number.isdigit():
+            number = number.zfill(2)
+            if number in self.by_number:
+                return self.by_number[number]
+        valid = ", ".join(f"{s.number} ({s.slug})" for s in self.stages)
+        raise RegistryError(f"unknown stage {selector!r}: expected one of {valid}")
+
+    def scenario(self, scenario_id: str, language: str = "en") -> Scenario:
+        options = self.scenarios[scenario_id]
+        return options.get(language) or options["en"]
+
+    def text(self, key: str, language: str = "en") -> str:
+        return self.texts.get(language, self.texts["en"]).get(key) or self.texts["en"][key]
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise RegistryError(f"missing stage source {path}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise RegistryError(f"{path}: not valid TOML ({error})") from None
+
+
+class _Fields:
+    """Typed access to one TOML table that names the file and key in every error."""
+
+    def __init__(self, data: dict[str, Any], where: str) -> None:
+        self.data, self.where = data, where
+
+    def _get(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        if key not in self.data:
+            raise RegistryError(f"{self.where}: missing key {key!r}")
+        value = self.data[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            raise RegistryError(f"{self.where}: {key!r} has the wrong type ({type(value).__name__})")
+        return value
+
+    def str(self, key: str) -> str:
+        return self._get(key, str).strip()
+
+    def int(self, key: str) -> int:
+        return self._get(key, int)
+
+    def strs(self, key: str) -> tuple[str, ...]:
+        items = self._get(key, list)
+        if not all(isinstance(item, str) for item in items):
+            raise RegistryError(f"{self.where}: {key!r} must be a list of strings")
+        return tuple(item.strip() for item in items)
+
+    def table(self, key: str) -> "_Fields":
+        return _Fields(self._get(key, dict), f"{self.where} [{key}]")
+
+
+def _stage_text(fields: _Fields) -> StageText:
+    prediction = fields.table("prediction")
+    fault = fields.table("fault")
+    transfer = fields.table("transfer")
+    design = fields.table("design")
+    options = prediction.strs("options")
+    answer = prediction.int("answer")
+    if not 0 <= answer < len(options):
+        raise RegistryError(f"{prediction.where}: answer {answer} is not an index of options (0..{len(options) - 1})")
+    return StageText(
+        title=fields.str("title"),
+        capability=fields.str("capability"),
+        problem_title=fields.str("problem_title"),
+        problem=fields.str("problem"),
+        what_it_is=fields.str("what_it_is"),
+        what_it_is_not=fields.str("what_it_is_not"),
+        relations=fields.str("relations"),
+        boundary_decision=fields.str("boundary_decision"),
+        demo_goal=fields.str("demo_goal"),
+        exercise=fields.str("exercise"),
+        steps=fields.strs("steps"),
+        hints=fields.strs("hints"),
+        done_when=fields.strs("done_when"),
+        mastery=fields.strs("mastery"),
+        prediction=Prediction(prediction.str("question"), options, answer, prediction.str("rationale")),
+        fault_story=fault.str("story"),
+        fault_diagnosis=fault.strs("diagnosis"),
+        fault_fix_principle=fault.str("fix_principle"),
+        transfer_scenario=transfer.str("scenario"),
+        transfer_changed_condition=transfer.str("changed_condition"),
+        transfer_task=transfer.str("task"),
+        transfer_criteria=transfer.strs("criteria"),
+        design_question=design.str("question"),
+        design_rubric=design.strs("rubric"),
+    )
+
+
+def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
+    source = folder / "stage.toml"
+    data = _read(source)
+    top = _Fields(data, source.as_posix())
+    if top.int("schema") != SCHEMA:
+        raise RegistryError(f"{source}: schema {data['schema']} is not supported (expected {SCHEMA})")
+    number, slug = top.str("number"), top.str("slug")
+    if folder.name != f"{number}-{slug}":
+        raise RegistryError(f"{source}: folder name {folder.name!r} must be '{number}-{slug}'")
+    fault = top.table("fault")
+    transfer = top.table("transfer")
+    scenario = top.str("scenario")
+    for name in (scenario, transfer.str("scenario")):
+        if name not in scenarios:
+            raise RegistryError(f"{source}: unknown scenario {name!r}: expected one of {', '.join(sorted(scenarios))}")
+    texts_table = top.table("text")
+    texts = {lang: _stage_text(texts_table.table(lang)) for lang in texts_table.data}
+    if "en" not in texts:
+        raise RegistryError(f"{source}: [text.en] is required")
+    required = top.strs("required_tests")
+    if len(set(required)) != len(required) or not required:
+        raise RegistryError(f"{source}: required_tests must be a non-empty list without duplicates")
+    contract = FaultContract(fault.str("fault_file"), fault.str("target_test"), fault.str("symptom"))
+    if contract.target_test not in required:
+        raise RegistryError(f"{source}: fault target_test {contract.target_test!r} is not in required_tests")
+    return Stage(
+        number=number,
+        slug=slug,
+        module=top.str("module"),
+        test_file=top.str("test_file"),
+        scenario=scenario,
+        builds_on=top.strs("builds_on"),
+        required_tests=required,
+        fault=contract,
+        transfer_file=transfer.str("test_file"),
+        transfer_scenario=transfer.str("scenario"),
+        source_dir=folder,
+        texts=texts,
+        module_id=module_id,
+    )
+
+
+def load_course(root: Path) -> Course:
+    course_file = root / "course" / "course.toml"
+    data = _read(course_file)
+    top = _Fields(data, course_file.as_posix())
+    module_id = top.str("module_id")
+    scenarios: dict[str, dict[str, Scenario]] = {}
+    for scenario_id, by_lang in top.table("scenarios").data.items():
+        scenarios[scenario_id] = {
+            lang: Scenario(scenario_id, str(values["name"]), str(values["input"])) for lang, values in by_lang.items()
+        }
+    stage_dirs = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
+    stages = tuple(load_stage(folder, module_id, set(scenarios)) for folder in stage_dirs)
+    numbers = [stage.number for stage in stages]
+    if len(set(numbers)) != len(numbers):
+        raise RegistryError(f"{root / 'course' / 'stages'}: two stages share a number")
+    version = _project_version(root)
+    texts = {lang: {k: str(v).strip() for k, v in table.items()} for lang, table in top.table("text").data.items()}
+    return Course(
+        root=root,
+        name=top.str("name"),
+        module_id=module_id,
+        version=version,
+        languages=top.strs("languages"),
+        texts=texts,
+        scenarios=scenarios,
+        stages=stages,
+    )
+
+
+def _project_version(root: Path) -> str:
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle).get("project", {}).get("version", "0"))
+    from forgelab import __version__
+
+    return __version__

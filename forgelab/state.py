@@ -1,0 +1,53 @@
+"""Small per-workspace memory: hints shown, prediction answers, last fault-lab checks.
+
+Stored as ``.forgelab/state.json`` and replaced atomically; a damaged file is set aside, not trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from forgelab.evidence import write_atomic
+from forgelab.paths import Workbook
+
+
+def _path(workbook: Workbook) -> Path:
+    return workbook.state_dir / "state.json"
+
+
+def load(workbook: Workbook) -> dict[str, Any]:
+    path = _path(workbook)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        path.replace(path.with_suffix(".damaged.json"))
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def update(workbook: Workbook, section: str, key: str, value: Any) -> dict[str, Any]:
+    data = load(workbook)
+    data.setdefault(section, {})[key] = value
+    write_atomic(_path(workbook), json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return data
+
+
+def get(workbook: Workbook, section: str, key: str, default: Any = None) -> Any:
+    return load(workbook).get(section, {}).get(key, default)
+
+
+def hints_shown(workbook: Workbook, stage_number: str) -> int:
+    return int(get(workbook, "hints", stage_number, 0))
+
+
+def reveal_next_hint(workbook: Workbook, stage_number: str, hints: tuple[str, ...]) -> tuple[int, str | None]:
+    """Reveal one more hint; returns (how many are shown now, the new hint or None if all were shown)."""
+    shown = hints_shown(workbook, stage_number)
+    if shown >= len(hints):
+        return shown, None
+    update(workbook, "hints", stage_number, shown + 1)
+    return shown + 1, hints[shown]

@@ -1,0 +1,75 @@
+"""Course commands: build, verify-course."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from forgelab.display import fail
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from forgelab.build import build_stage, stale_artefacts
+    from forgelab.cli import _context
+
+    workbook, course = _context()
+    stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
+    if args.check:
+        problems = stale_artefacts(course, stages)
+        for item in problems:
+            print(f"out of date: {item.artefact} — {item.reason}")
+        if problems:
+            return fail(f"{len(problems)} generated artefact(s) are out of date with their source",
+                        "run `forgelab build` and commit the result")
+        print(f"all generated artefacts are current ({len(stages)} stage(s))")
+        return 0
+    for stage in stages:
+        started = time.monotonic()
+        print(f"building stage {stage.number} ({stage.slug})…", flush=True)
+        written = build_stage(course, workbook, stage, run=not args.no_execute)
+        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from forgelab.cli import _context
+    from forgelab.verify import verify_course
+
+    workbook, course = _context()
+    stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
+    report = verify_course(workbook, course, stages, progress=print, mutants=args.mutants)
+    print(report.summary)
+    return 0 if report.ok else 1
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    build = sub.add_parser("build", help="regenerate notebooks (executed against the solution) and fault contracts")
+    build.add_argument("stages", nargs="*", help="stage numbers (default: all)")
+    build.add_argument("--check", action="store_true", help="only report artefacts that are out of date; exit 1 if any")
+    build.add_argument("--no-execute", action="store_true", help="write notebooks without running them")
+    build.set_defaults(handler=cmd_build)
+
+    verify = sub.add_parser("verify-course", help="prove every stage's contract: solution passes, starter unsolved, fault holds, artefacts current")
+    verify.add_argument("stages", nargs="*", help="stage numbers (default: all)")
+    verify.add_argument("--mutants", action="store_true", help="also prove that every known-wrong variant in mutants.toml fails a stage test")
+    verify.set_defaults(handler=cmd_verify)
+
+    register_nbval(sub)
+
+
+def cmd_nbval(args: argparse.Namespace) -> int:
+    from forgelab.cli import _context
+    from forgelab.nbval_run import run_nbval
+
+    workbook, course = _context()
+    notebooks = [course.stage(s).notebook for s in args.stages] if args.stages else None
+    return run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax, extra=["-k", args.keyword] if args.keyword else None)
+
+
+def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    nbval = sub.add_parser("nbval", help="run `pytest --nbval` over the stage notebooks against a target")
+    nbval.add_argument("stages", nargs="*", help="stage numbers (default: all notebooks)")
+    nbval.add_argument("--target", default="solution", help="solution (default), learner, or a workbook path")
+    nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")
+    nbval.add_argument("-k", dest="keyword", help="passed to pytest -k (select cells)")
+    nbval.set_defaults(handler=cmd_nbval)

@@ -1,0 +1,112 @@
+"""``forgelab site build|serve`` and ``forgelab release``: the course page and the learner bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+DEFAULT_SITE = Path("build") / "site"
+DEFAULT_PORT = 8000
+
+
+def _shown(path: Path) -> str:
+    """A path as typed by the user: relative to the current folder when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return path.as_posix()
+
+
+def _site_dir(given: str | None) -> Path:
+    if given:
+        return Path(given).expanduser().resolve()
+    from forgelab.paths import Workbook
+
+    return Workbook.locate().root / DEFAULT_SITE
+
+
+def cmd_site_build(args: argparse.Namespace) -> int:
+    from forgelab.display import fail
+    from forgelab.paths import Workbook
+    from forgelab.registry import load_course
+    from forgelab.site.builder import SiteError, build_site
+    from forgelab.site.release import ReleaseError
+
+    workbook = Workbook.locate()
+    course = load_course(workbook.root)
+    out = _site_dir(args.out)
+    try:
+        built = build_site(course, out)
+    except (SiteError, ReleaseError) as error:
+        return fail(str(error), "fix that, then run `forgelab site build` again")
+    stages = len(built.pages) - 1
+    print(f"site built: {_shown(out)} (index and {stages} stage page{'s' if stages != 1 else ''})")
+    if built.bundle:
+        bundle = built.bundle
+        print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB, "
+              "no reference solutions)")
+    print(f"open it:    {(out / 'index.html').as_uri()}")
+    print(f"or serve:   forgelab site serve --dir {_shown(out)}")
+    return 0
+
+
+def cmd_site_serve(args: argparse.Namespace) -> int:
+    from forgelab.display import fail
+    from forgelab.site.serve import make_server, url_of
+
+    directory = _site_dir(args.dir)
+    if not (directory / "index.html").is_file():
+        return fail(f"no site in {_shown(directory)} (no index.html)", "run `forgelab site build` first")
+    try:
+        server = make_server(directory, args.port)
+    except OSError as error:
+        return fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error})",
+                    "choose another port with --port N (0 picks a free one)")
+    print(f"serving {_shown(directory)} at {url_of(server)}", flush=True)
+    print("only this computer can reach it; press Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopped")
+    finally:
+        server.server_close()
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from forgelab.display import fail
+    from forgelab.paths import Workbook
+    from forgelab.site.release import ReleaseError, build_bundle
+
+    workbook = Workbook.locate()
+    out = Path(args.out).expanduser().resolve()
+    try:
+        bundle = build_bundle(workbook.root, out)
+    except ReleaseError as error:
+        return fail(str(error), "fix that, then run `forgelab release` again")
+    except OSError as error:
+        return fail(f"cannot write the bundle into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB)")
+    print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
+    print("checked: no file of solutions/, no reference function body, no reference answer inside")
+    print("a learner unzips it, then: python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/forgelab check 01")
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    site = sub.add_parser("site", help="build or serve the static course page with the in-browser self-check")
+    site_sub = site.add_subparsers(dest="site_command", metavar="SITE_COMMAND", required=True)
+
+    build = site_sub.add_parser("build", help="render the course page (and the lab bundle it links to)")
+    build.add_argument("--out", help=f"output folder (default: {DEFAULT_SITE} in the workbook)")
+    build.set_defaults(handler=cmd_site_build)
+
+    serve = site_sub.add_parser("serve", help="serve a built course page on 127.0.0.1 and print its URL")
+    serve.add_argument("--dir", help=f"the built site (default: {DEFAULT_SITE} in the workbook)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.set_defaults(handler=cmd_site_serve)
+
+    release = sub.add_parser("release", help="build the learner bundle (a zip without the reference solutions)")
+    release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip")
+    release.set_defaults(handler=cmd_release)

@@ -1,0 +1,233 @@
+"""HTML for the course page: the index and one page per stage.
+
+Every value from the registry is escaped (``esc``) or rendered through the safe Markdown subset
+(``md``). Pages load only their own files (``assets/…``), so they work from ``file://`` and from
+``forgelab site serve``; the Content-Security-Policy forbids any connection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from forgelab.registry import Course, Stage
+from forgelab.site.markdown import inline, render
+
+STATES = (
+    ("not-started", "Not started"),
+    ("reading", "Reading"),
+    ("lab-downloaded", "Lab downloaded"),
+    ("results-read", "Results read"),
+    ("self-check-passed", "Self-check passed"),
+)
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'none'; form-action 'none'; base-uri 'none'")
+
+
+def esc(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def md(text: str) -> str:
+    return render(text)
+
+
+@dataclass(frozen=True)
+class SiteContext:
+    course: Course
+    language: str
+    bundle_href: str | None  # relative link to the zip, if one was built
+    bundle_size: int
+
+    @property
+    def title(self) -> str:
+        return self.course.text("title", self.language)
+
+
+def stage_page(stage: Stage) -> str:
+    return f"{stage.key}.html"
+
+
+def _bundle_link(ctx: SiteContext) -> str:
+    if not ctx.bundle_href:
+        return ('<p>The lab bundle is not part of this build: get the workbook from your instructor, '
+                'or run <code>forgelab release --out DIR</code> in the course repository.</p>')
+    kb = max(1, round(ctx.bundle_size / 1024))
+    return (f'<p><a class="download" href="{esc(ctx.bundle_href)}" download data-bundle>'
+            f'Download the lab bundle</a> <span class="size">(zip, {kb} KB)</span></p>'
+            '<p>Unzip it, then follow its README: create a virtual environment, <code>pip install -e .</code>, '
+            'open the notebooks. The bundle holds the starters, tests, notebooks, fault labs and the '
+            '<code>forgelab</code> tool — no reference solutions.</p>')
+
+
+def _layout(ctx: SiteContext, *, title: str, body_attributes: str, content: str) -> str:
+    course = ctx.course
+    return f"""<!DOCTYPE html>
+<html lang="{esc(ctx.language)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">
+<meta name="referrer" content="no-referrer">
+<title>{esc(title)}</title>
+<link rel="stylesheet" href="assets/site.css">
+</head>
+<body {body_attributes}>
+<a class="skip-link" href="#content">Skip to the content</a>
+<main id="content">
+{content}
+<footer>
+<p>{esc(course.text("title", ctx.language))} · course version {esc(course.version)} · experiment prefix
+<code>{esc(course.module_id)}</code></p>
+<p>{esc(course.text("self_check_disclaimer", ctx.language))}</p>
+</footer>
+</main>
+<script src="assets/course-data.js"></script>
+<script src="assets/verify.js"></script>
+<script src="assets/page.js"></script>
+</body>
+</html>
+"""
+
+
+# ---------------------------------------------------------------- index
+
+
+def index_html(ctx: SiteContext) -> str:
+    course, lang = ctx.course, ctx.language
+    items = []
+    for stage in course.stages:
+        text = stage.text(lang)
+        items.append(f"""<li>
+<a class="stage-link" href="{esc(stage_page(stage))}">Stage {esc(stage.number)} · {esc(text.title)}</a>
+<p>{inline(text.capability)}</p>
+<p>Progress: <span class="progress-badge" data-progress-for="{esc(stage.number)}" data-state="not-started">Not started</span></p>
+</li>""")
+    content = f"""<header>
+<p class="eyebrow">Forge Workbook · {esc(course.module_id)}</p>
+<h1>{esc(ctx.title)}</h1>
+</header>
+{md(course.text("summary", lang))}
+<p class="disclaimer">{esc(course.text("self_check_disclaimer", lang))}</p>
+<h2 id="lab">The lab</h2>
+{_bundle_link(ctx)}
+<h2 id="stages">Stages</h2>
+<p>Each stage adds one verifiable capability to <code>forge</code>. Its page explains the problem and the
+experiment, and checks your <code>verification.json</code> in this browser. Progress is kept in this browser
+only.</p>
+<ol class="stage-list">
+{chr(10).join(items)}
+</ol>
+<p><button type="button" id="clear-all-progress">Clear all progress</button></p>
+<p id="index-status" role="status" aria-live="polite"></p>
+<noscript><p>Progress and the local check need JavaScript; nothing you pick ever leaves this browser.</p></noscript>"""
+    return _layout(ctx, title=ctx.title, body_attributes='data-page="index"', content=content)
+
+
+# ---------------------------------------------------------------- stage page
+
+
+def _chain(ctx: SiteContext, current: Stage) -> str:
+    lang = ctx.language
+    rows = []
+    for stage in ctx.course.stages:
+        text = stage.text(lang)
+        relations = []
+        if stage.number == current.number:
+            relations.append('<span class="here">this stage</span>')
+        if stage.number in current.builds_on:
+            relations.append("this stage builds on it")
+        if current.number in stage.builds_on:
+            relations.append("builds on this stage")
+        relation = f'<span class="relation">{" · ".join(relations)}</span>' if relations else ""
+        current_attr = ' aria-current="page"' if stage.number == current.number else ""
+        rows.append(f"""<li{current_attr}>
+<a href="{esc(stage_page(stage))}">{esc(stage.number)} · {esc(text.title)}</a>{relation}
+<span class="relation">{inline(text.capability)}</span>
+</li>""")
+    return f'<ol class="chain">\n{chr(10).join(rows)}\n</ol>'
+
+
+def _experiment_card(ctx: SiteContext, stage: Stage) -> str:
+    text = stage.text(ctx.language)
+    scenario = ctx.course.scenario(stage.scenario, ctx.language)
+    transfer_scenario = ctx.course.scenario(stage.transfer_scenario, ctx.language)
+    tests = "".join(f"<li><code>{esc(name)}</code></li>" for name in stage.required_tests)
+    return f"""<div class="card">
+<dl>
+<dt>Experiment id</dt><dd><code>{esc(stage.experiment_id)}</code></dd>
+<dt>Input scenario</dt><dd>{esc(scenario.input)}</dd>
+<dt>Module</dt><dd><code>{esc(stage.module)}</code></dd>
+<dt>Evidence folder</dt><dd><code>{esc(stage.evidence_dir)}/</code></dd>
+</dl>
+<h3>Acceptance criteria</h3>
+<ul>
+<li><strong>Required tests</strong> in <code>{esc(stage.test_file)}</code> — all {len(stage.required_tests)} pass:
+<ul>{tests}</ul></li>
+<li><strong>Fault lab fixed</strong>: in the lab copy of <code>{esc(stage.fault.fault_file)}</code>,
+<code>{esc(stage.fault.target_test)}</code> and the whole stage pass again.</li>
+<li><strong>Transfer challenge passed</strong> ({esc(transfer_scenario.name)}): your own test in
+<code>{esc(stage.transfer_file)}</code> passes. {inline(text.transfer_changed_condition)}</li>
+<li><strong>Design answer present</strong> in <code>{esc(stage.design_answer_file)}</code>: {inline(text.design_question)}</li>
+</ul>
+</div>"""
+
+
+def _local_check(ctx: SiteContext, stage: Stage) -> str:
+    steps = "\n".join(
+        f'<li data-step="{state}"><span><span class="step-number">{index + 1}.</span>{esc(label)}</span>'
+        f'<span class="step-status">{"current" if index == 0 else "to do"}</span></li>'
+        for index, (state, label) in enumerate(STATES)
+    )
+    return f"""<section id="local-check" class="local-check" data-state="not-started" aria-labelledby="local-check-title">
+<h2 id="local-check-title">Local check</h2>
+<p class="disclaimer">{esc(ctx.course.text("self_check_disclaimer", ctx.language))}</p>
+<ol id="check-steps" class="steps" aria-label="Progress of this stage">
+{steps}
+</ol>
+<p id="check-state" class="state-line" role="status" aria-live="polite">State: Not started (step 1 of 5).</p>
+{_bundle_link(ctx)}
+<h3>Check your evidence</h3>
+<ol>
+<li>Run <code>forgelab check {esc(stage.number)}</code> in the workbook (the notebook's last cell does the same).</li>
+<li>It writes <code>{esc(stage.evidence_dir)}/verification.json</code>.</li>
+<li>Pick that file below. It is read here, in this browser; it is not uploaded.</li>
+</ol>
+<div class="picker">
+<label for="verification-file">Pick your verification.json</label>
+<input type="file" id="verification-file" accept=".json,application/json">
+</div>
+<div id="file-message" class="file-message" role="alert" hidden></div>
+<div id="report" class="report" aria-live="polite"></div>
+<p><button type="button" id="clear-progress">Clear progress for this stage</button></p>
+<noscript><p>The local check needs JavaScript. Nothing you pick ever leaves this browser.</p></noscript>
+</section>"""
+
+
+def stage_html(ctx: SiteContext, stage: Stage) -> str:
+    text = stage.text(ctx.language)
+    content = f"""<nav class="crumbs" aria-label="Breadcrumb"><a href="index.html">{esc(ctx.title)}</a> › Stage {esc(stage.number)}</nav>
+<header>
+<p class="eyebrow">Stage {esc(stage.number)} · <code>{esc(stage.experiment_id)}</code></p>
+<h1>{esc(text.title)}</h1>
+<p class="capability">{inline(text.capability)}</p>
+</header>
+<section id="problem" aria-labelledby="problem-title">
+<h2 id="problem-title">The problem: {inline(text.problem_title)}</h2>
+{md(text.problem)}
+</section>
+<section id="chain" aria-labelledby="chain-title">
+<h2 id="chain-title">Capability chain</h2>
+<p>Every stage adds one capability; this one is highlighted.</p>
+{_chain(ctx, stage)}
+</section>
+<section id="experiment" aria-labelledby="experiment-title">
+<h2 id="experiment-title">Experiment card</h2>
+{_experiment_card(ctx, stage)}
+<h3>Done when</h3>
+<ul>{"".join(f"<li>{inline(item)}</li>" for item in text.done_when)}</ul>
+</section>
+{_local_check(ctx, stage)}"""
+    attributes = f'data-page="stage" data-stage="{esc(stage.number)}"'
+    return _layout(ctx, title=f"Stage {stage.number} · {text.title} — {ctx.title}", body_attributes=attributes,
+                   content=content)

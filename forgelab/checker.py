@@ -69,6 +69,15 @@ def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path
     return target.home / stage.design_answer_file
 
 
+def probe_then_run(import_dir: Path, module: str, shown_as: str, root: Path, selection: list[str],
+                   expected: int) -> tuple[ImportProblem | None, RunResult]:
+    """Import the module alone first; run pytest only when it imports (a hang costs one probe)."""
+    problem = probe_import(import_dir, module, shown_as)
+    if problem is not None:
+        return problem, RunResult((), problem.cause)
+    return None, run_pytest(import_dir, root, selection, expected=expected)
+
+
 def _not_run(names: list[str], nodeid_base: str, cause: str) -> tuple[TestResult, ...]:
     return tuple(TestResult(f"{nodeid_base}::{name}", name, "not_run", cause, 0) for name in names)
 
@@ -146,19 +155,15 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
-    with target.importable() as import_dir, ThreadPoolExecutor(max_workers=3) as pool:
+    with target.importable() as import_dir, ThreadPoolExecutor(max_workers=2) as pool:
         selection = [stage.test_file] + ([str(transfer_path)] if transfer_path.is_file() else [])
         expected = len(stage.required_tests) + 4
-        probe_future = pool.submit(probe_import, import_dir, stage.module, "")
-        main_future = pool.submit(run_pytest, import_dir, root, selection, expected=expected)
-        lab_future = lab_probe_future = None
+        main_future = pool.submit(probe_then_run, import_dir, stage.module, "", root, selection, expected)
+        lab_future = None
         if target.kind in ("learner", "path") and lab.is_dir():
-            lab_probe_future = pool.submit(probe_import, lab, stage.module, stage.key)
-            lab_future = pool.submit(run_pytest, lab, root, [stage.test_file], expected=expected)
-        problem = probe_future.result()
-        run = main_future.result()
-        lab_problem = lab_probe_future.result() if lab_probe_future else None
-        lab_run = lab_future.result() if lab_future else None
+            lab_future = pool.submit(probe_then_run, lab, stage.module, stage.key, root, [stage.test_file], expected)
+        problem, run = main_future.result()
+        lab_problem, lab_run = lab_future.result() if lab_future else (None, None)
 
     stage_rows = tuple(r for r in run.tests if r.nodeid.startswith(stage.test_file))
     transfer_rows = tuple(r for r in run.tests if not r.nodeid.startswith(stage.test_file))
@@ -202,7 +207,7 @@ def _summary(stage: Stage, tests: tuple[TestResult, ...]) -> dict[str, int]:
 def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestResult, ...],
                    lab: Part, transfer: Part, transfer_rows: tuple[TestResult, ...], transfer_path: Path,
                    design: Part, design_path: Path) -> dict[str, Any]:
-    import pytest
+    from importlib.metadata import version
 
     summary = _summary(stage, tests)
     acceptance = {
@@ -245,7 +250,7 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
                   "module": stage.module, "evidence_dir": stage.evidence_dir + "/"},
         "target": {"name": target.name if target.kind != "path" else "path", "kind": target.kind},
         "generated_by": {"tool": "forgelab", "tool_version": __version__, "course_version": course.version,
-                         "python": platform.python_version(), "pytest": pytest.__version__,
+                         "python": platform.python_version(), "pytest": version("pytest"),
                          "platform": f"{platform.system()}-{platform.machine()}"},
         "checked_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         "required_tests": list(stage.required_tests),

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-PER_TEST_TIMEOUT_S = 5
-PROBE_TIMEOUT_S = 10
+PER_TEST_TIMEOUT_S = int(os.environ.get("FORGELAB_TEST_TIMEOUT", "5"))
+PROBE_TIMEOUT_S = int(os.environ.get("FORGELAB_PROBE_TIMEOUT", "5"))
 
 _PROBE = r"""
 import importlib, json, os, sys, traceback

@@ -1,0 +1,99 @@
+"""Fixtures for the course's own tests: a disposable copy of the workbook and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "labs", "evidence", ".forgelab", "__pycache__",
+                                     "*.pyc", "test-artifacts", ".hypothesis", "node_modules")
+
+
+@dataclass(frozen=True)
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@dataclass(frozen=True)
+class WorkbookCopy:
+    root: Path
+
+    def run(self, *args: str, env: dict[str, str] | None = None, timeout: int = 120) -> CliResult:
+        return run_cli(self.root, *args, env=env, timeout=timeout)
+
+    def evidence(self, key: str) -> dict:
+        path = self.root / "evidence" / "prompt-context-output" / key / "verification.json"
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+def cli_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env["FORGELAB_ROOT"] = str(root)
+    env["FORGELAB_WIDTH"] = "200"
+    env.update(extra or {})
+    return env
+
+
+def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 120) -> CliResult:
+    done = subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=cli_env(root, env),
+                          capture_output=True, text=True, timeout=timeout)
+    return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def copy_workbook(destination: Path) -> WorkbookCopy:
+    shutil.copytree(ROOT, destination, ignore=COPY_IGNORE)
+    return WorkbookCopy(destination)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def workbook(tmp_path: Path) -> WorkbookCopy:
+    """A fresh copy of the workbook (course material + starters + solutions) to change freely."""
+    return copy_workbook(tmp_path / "workbook")
+
+
+@pytest.fixture(scope="session")
+def course():  # type: ignore[no-untyped-def]
+    from forgelab.registry import load_course
+
+    return load_course(ROOT)
+
+
+@pytest.fixture(scope="session")
+def verification_validator() -> Callable[[dict], None]:
+    import jsonschema
+
+    from forgelab.evidence import schema
+
+    validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
+
+    def validate(document: dict) -> None:
+        errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+        assert not errors, "; ".join(f"{list(e.path)}: {e.message}" for e in errors)
+
+    return validate

@@ -255,10 +255,13 @@
       link.addEventListener("click", () => update({ downloaded: true }));
     }
 
+    // "Reading" means opened and scrolled: a scroll of READING_SCROLL_PX from where the page was when it
+    // opened (or was cleared). A page too short to scroll counts as read when opened.
+    let scrollBaseline = window.scrollY;
     function markReading() {
       if (progress.reading) return;
       const scrollable = document.documentElement.scrollHeight > window.innerHeight + READING_SCROLL_PX;
-      if (!scrollable || window.scrollY >= READING_SCROLL_PX) update({ reading: true });
+      if (!scrollable || Math.abs(window.scrollY - scrollBaseline) >= READING_SCROLL_PX) update({ reading: true });
     }
     window.addEventListener("scroll", markReading, { passive: true });
 
@@ -269,6 +272,7 @@
       hideMessage();
       renderReport(null);
       renderState();
+      scrollBaseline = window.scrollY; // read after the re-render: a shorter page may have moved it
       stateLine.textContent += " Progress for this stage was cleared in this browser.";
     });
 

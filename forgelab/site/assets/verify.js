@@ -322,7 +322,7 @@
       return item("required-tests", "pass", "Every required test passed", `All ${total} required tests of this stage passed.`);
     }
     return item("required-tests", "fail", `${failing.length} of ${total} required tests do not pass yet`,
-      `Fix your module (${stage.module}) until these pass, then run \`forgelab check ${stage.number}\` again:`, failing);
+      `Fix your module \`${stage.module}\` until these pass, then run \`forgelab check ${stage.number}\` again:`, failing);
   }
 
   function checkFaultLab(doc, stage) {

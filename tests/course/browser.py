@@ -1,0 +1,201 @@
+"""A small browser fixture of our own: Debian's chromium driven by Playwright for Python.
+
+No browser is ever downloaded and no pytest-playwright fixture is used. Test modules import the
+fixtures they need from here (``from browser import ...``); screenshots go to ``test-artifacts/site/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = ROOT / "test-artifacts" / "site"
+STAGE_01 = "01-instruction-hierarchy"
+LOCAL_PREFIXES = ("file://", "http://127.0.0.1:", "data:", "blob:")
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}: `apt-get install chromium` "
+                    "(.ci/run installs it before `make test`)")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course page built from this repository, with its lab bundle."""
+    from forgelab.registry import load_course
+    from forgelab.site.builder import build_site
+
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site(load_course(ROOT), out)
+    return out
+
+
+def run_check(workspace: Path, *args: str) -> dict[str, Any]:
+    """Run the real checker for stage 01 into ``workspace`` and return the verification.json it wrote."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env.update(FORGELAB_ROOT=str(ROOT), FORGELAB_WORKSPACE=str(workspace), FORGELAB_WIDTH="200")
+    done = subprocess.run([sys.executable, "-m", "forgelab.cli", "check", "01", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    path = workspace / "evidence" / "prompt-context-output" / STAGE_01 / "verification.json"
+    assert path.is_file(), f"forgelab check wrote no verification.json:\n{done.stdout}\n{done.stderr}"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """verification.json documents for stage 01 produced by the real checker."""
+
+    passing: dict[str, Any]  # --target solution
+    starter: dict[str, Any]  # the learner's untouched starter
+
+    def passing_copy(self) -> dict[str, Any]:
+        return copy.deepcopy(self.passing)
+
+
+@pytest.fixture(scope="session")
+def evidence(tmp_path_factory: pytest.TempPathFactory) -> Evidence:
+    passing = run_check(tmp_path_factory.mktemp("evidence-solution"), "--target", "solution")
+    starter = run_check(tmp_path_factory.mktemp("evidence-starter"))
+    assert passing["accepted"] is True, passing["problems"]
+    assert starter["accepted"] is False
+    return Evidence(passing, starter)
+
+
+def as_bytes(document: dict[str, Any]) -> bytes:
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def sealed(document: dict[str, Any]) -> dict[str, Any]:
+    from forgelab.evidence import seal
+
+    return seal(document)
+
+
+@dataclass
+class SitePage:
+    """One browser tab on the course page, recording every request and script error."""
+
+    page: Any
+    base: str  # file:///…/site/ or http://127.0.0.1:PORT/
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def open(self, name: str) -> "SitePage":
+        self.page.goto(self.base + name)
+        return self
+
+    def open_stage(self, key: str = STAGE_01) -> "SitePage":
+        return self.open(f"{key}.html")
+
+    # ---- the local-check panel
+    def state(self) -> str:
+        return self.page.get_attribute("#local-check", "data-state")
+
+    def wait_state(self, state: str) -> None:
+        self.page.wait_for_selector(f'#local-check[data-state="{state}"]', timeout=5000)
+
+    def scroll_to_read(self) -> None:
+        self.page.mouse.wheel(0, 900)
+        self.wait_state_not("not-started")
+
+    def wait_state_not(self, state: str) -> None:
+        self.page.wait_for_function(
+            "s => document.getElementById('local-check').dataset.state !== s", arg=state, timeout=5000)
+
+    def download_bundle(self) -> Any:
+        with self.page.expect_download() as download:
+            self.page.click("a[data-bundle]")
+        return download.value
+
+    def pick(self, data: bytes, name: str = "verification.json", mime: str = "application/json") -> None:
+        """Pick a file and wait until the page has reacted (a report or a message)."""
+        before = self.page.evaluate("window.__picks = (window.__picks || 0) + 1")
+        self.page.evaluate("""n => {
+            const done = () => { window.__answered = n; };
+            const observer = new MutationObserver(done);
+            observer.observe(document.getElementById('report'), {childList: true, subtree: true});
+            observer.observe(document.getElementById('file-message'), {childList: true, subtree: true, attributes: true});
+            window.__observer && window.__observer.disconnect();
+            window.__observer = observer;
+        }""", before)
+        self.page.set_input_files("#verification-file", files=[{"name": name, "mimeType": mime, "buffer": data}])
+        self.page.wait_for_function("n => window.__answered === n", arg=before, timeout=5000)
+
+    def pick_document(self, document: dict[str, Any], name: str = "verification.json") -> None:
+        self.pick(as_bytes(document), name)
+
+    def headline(self) -> str:
+        return self.page.inner_text("#report .report-headline")
+
+    def check(self, check_id: str) -> tuple[str, str]:
+        """(status, text) of one explained check."""
+        locator = self.page.locator(f'#report .check[data-check="{check_id}"]')
+        return locator.get_attribute("data-status"), locator.inner_text()
+
+    def checks(self) -> dict[str, str]:
+        return self.page.eval_on_selector_all(
+            "#report .check", "nodes => Object.fromEntries(nodes.map(n => [n.dataset.check, n.dataset.status]))")
+
+    def message(self) -> tuple[str | None, str]:
+        """(problem code, text) of the file-level message, (None, '') when none is shown."""
+        if self.page.is_hidden("#file-message"):
+            return None, ""
+        return self.page.get_attribute("#file-message", "data-problem"), self.page.inner_text("#file-message")
+
+    def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def foreign_requests(self) -> list[str]:
+        return [url for url in self.requests if not url.startswith(LOCAL_PREFIXES)]
+
+
+def open_tab(browser: Any, base: str, *, width: int = 1024, height: int = 700) -> tuple[Any, SitePage]:
+    context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+    page = context.new_page()
+    tab = SitePage(page, base)
+    page.on("request", lambda request: tab.requests.append(request.url))
+    page.on("pageerror", lambda error: tab.errors.append(str(error)))
+    # Anything that is not local would be a bug: record it (above) and never let it leave.
+    context.route(lambda url: not url.startswith(LOCAL_PREFIXES), lambda route: route.abort())
+    return context, tab
+
+
+@pytest.fixture
+def site_tab(chromium: Any, built_site: Path) -> Iterator[SitePage]:
+    """A fresh browser context (empty localStorage) on the file:// site."""
+    context, tab = open_tab(chromium, built_site.as_uri() + "/")
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert tab.errors == [], f"the page raised script errors: {tab.errors}"

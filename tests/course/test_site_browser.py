@@ -1,0 +1,403 @@
+"""The course page in a real browser: progress states, the self-check, every failure explanation,
+every malformed input, no network, keyboard and phone width. Screenshots: test-artifacts/site/."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import (  # noqa: F401  (fixtures are used by name)
+    ROOT, STAGE_01, Evidence, SitePage, as_bytes, built_site, chromium, evidence, open_tab, sealed, site_tab,
+)
+
+pytestmark = pytest.mark.browser
+
+ALL_CHECKS = ["schema", "experiment", "required-tests", "fault-lab", "transfer", "design-answer", "test-digests",
+              "integrity"]
+
+
+def second_stage_key() -> str | None:
+    from forgelab.registry import load_course
+
+    stages = [stage for stage in load_course(ROOT).stages if stage.number != "01"]
+    return stages[0].key if stages else None
+
+
+# ---------------------------------------------------------------- states
+
+
+def test_the_five_states_in_order_and_they_persist(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    assert tab.state() == "not-started"
+    assert tab.page.inner_text("#check-state") == "State: Not started (step 1 of 5)."
+    tab.screenshot("state-1-not-started")
+
+    tab.scroll_to_read()
+    assert tab.state() == "reading"
+    tab.screenshot("state-2-reading")
+
+    download = tab.download_bundle()
+    assert download.suggested_filename == "forge-workbook-lab.zip"
+    assert tab.state() == "lab-downloaded"
+    tab.screenshot("state-3-lab-downloaded")
+
+    tab.pick_document(evidence.starter)
+    assert tab.state() == "results-read"
+    assert tab.headline().startswith("Not passed yet")
+    tab.screenshot("state-4-results-read")
+
+    tab.pick_document(evidence.passing)
+    assert tab.state() == "self-check-passed"
+    assert tab.headline() == "Self-check passed"
+    tab.screenshot("state-5-self-check-passed")
+
+    labels = tab.page.eval_on_selector_all(
+        "#check-steps li", "items => items.map(li => [li.dataset.step, li.querySelector('.step-status').textContent])")
+    assert labels == [["not-started", "done"], ["reading", "done"], ["lab-downloaded", "done"],
+                      ["results-read", "done"], ["self-check-passed", "current"]]
+
+    tab.page.reload()
+    assert tab.state() == "self-check-passed"
+    assert tab.headline() == "Self-check passed"
+    assert "saved in this browser" in tab.page.inner_text("#report .report-caption")
+
+    tab.open("index.html")
+    assert tab.page.get_attribute('[data-progress-for="01"]', "data-state") == "self-check-passed"
+    assert tab.page.inner_text('[data-progress-for="01"]') == "Self-check passed"
+
+
+def test_a_failing_file_after_a_passing_one_goes_back_to_results_read(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.passing)
+    assert tab.state() == "self-check-passed"
+    tab.pick_document(evidence.starter)
+    assert tab.state() == "results-read"
+
+
+def test_clear_progress_returns_to_not_started(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.passing)
+    tab.page.click("#clear-progress")
+    assert tab.state() == "not-started"
+    assert tab.page.inner_text("#report") == ""
+    tab.page.reload()
+    assert tab.state() in ("not-started", "reading")  # a reload may restore the scroll position
+    assert tab.page.inner_text("#report") == ""
+
+
+def test_clear_all_progress_on_the_index(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.passing)
+    tab.open("index.html")
+    tab.page.click("#clear-all-progress")
+    assert tab.page.get_attribute('[data-progress-for="01"]', "data-state") == "not-started"
+    assert "cleared" in tab.page.inner_text("#index-status")
+    tab.open_stage()
+    assert tab.page.inner_text("#report") == ""
+
+
+def test_damaged_local_storage_is_treated_as_no_progress(site_tab: SitePage) -> None:
+    tab = site_tab.open_stage()
+    tab.page.evaluate("localStorage.setItem('forge-workbook:prompt-context-output:01-instruction-hierarchy', '{oops')")
+    tab.page.reload()
+    assert tab.state() in ("not-started", "reading")
+
+
+# ---------------------------------------------------------------- a passing file
+
+
+def test_the_reference_evidence_passes_every_check(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.passing)
+    statuses = tab.checks()
+    assert {key: statuses[key] for key in ALL_CHECKS} == dict.fromkeys(ALL_CHECKS, "pass")
+    status, text = tab.check("target")
+    assert status == "note" and "reference solution" in text
+    assert tab.page.get_attribute("#report", "data-outcome") == "passed"
+    assert tab.foreign_requests() == []
+
+
+def test_learner_target_has_no_target_note(site_tab: SitePage, evidence: Evidence) -> None:
+    document = evidence.passing_copy()
+    document["target"] = {"name": "learner", "kind": "learner"}
+    tab = site_tab.open_stage()
+    tab.pick_document(sealed(document))
+    assert tab.headline() == "Self-check passed"
+    assert "target" not in tab.checks()
+
+
+def test_the_file_of_stage_01_on_another_stage_page_says_where_it_belongs(site_tab: SitePage, evidence: Evidence) -> None:
+    other = second_stage_key()
+    if other is None:
+        pytest.skip("the course has only stage 01 so far")
+    tab = site_tab.open(f"{other}.html")
+    tab.pick_document(evidence.passing)
+    assert tab.headline() == "This file belongs to Stage 01"
+    status, text = tab.check("experiment")
+    assert status == "fail" and "Stage 01 · Instruction hierarchy" in text
+    assert tab.page.get_attribute('#report .check[data-check="experiment"] a', "href") == f"{STAGE_01}.html"
+    assert tab.checks()["required-tests"] == "skip"
+    assert tab.state() in ("not-started", "reading")  # another stage's file is no progress on this one
+    tab.screenshot("other-stage-file")
+
+
+# ---------------------------------------------------------------- each failure explained
+
+def _fail_required(doc: dict[str, Any]) -> None:
+    row = next(r for r in doc["tests"] if r["name"] == "test_input_is_not_mutated")
+    row.update(outcome="failed", cause="AssertionError: the input list changed")
+
+
+def _drop_required(doc: dict[str, Any]) -> None:
+    doc["tests"] = [r for r in doc["tests"] if r["name"] != "test_empty_input_gives_an_empty_result"]
+
+
+def _fault(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: doc["fault_lab"].update(status=status, detail=detail)
+
+
+def _transfer(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: doc["transfer"].update(status=status, detail=detail)
+
+
+def _design(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: doc["design_answer"].update(status=status, detail=detail, words=3)
+
+
+def _edited_tests(doc: dict[str, Any]) -> None:
+    doc["digests"]["tests"][0]["sha256"] = hashlib.sha256(b"an edited test file").hexdigest()
+
+
+FAILURES = {
+    "required-test-failed": (_fail_required, "required-tests",
+                             ["1 of 13 required tests do not pass yet", "test_input_is_not_mutated",
+                              "the input list changed"]),
+    "required-test-missing": (_drop_required, "required-tests",
+                              ["test_empty_input_gives_an_empty_result", "did not run"]),
+    "fault-lab-not-started": (_fault("not_started", "start it with `forgelab fault start 01`"), "fault-lab",
+                              ["Fault lab not started", "forgelab fault start 01"]),
+    "fault-lab-broken": (_fault("broken", "test_lower_trust_instruction_cannot_override_system still fails"),
+                         "fault-lab", ["Fault lab not fixed yet", "still fails"]),
+    "transfer-not-written": (_transfer("not_written", "still the starter"), "transfer",
+                             ["Transfer test not written yet", "still the starter"]),
+    "transfer-failed": (_transfer("failed", "test_office failed: assert 'allow' == 'deny'"), "transfer",
+                        ["Transfer test fails", "assert 'allow' == 'deny'"]),
+    "design-answer-missing": (_design("missing", "no answer yet"), "design-answer", ["No design answer yet"]),
+    "design-answer-too-short": (_design("too_short", "3 words; a real answer needs at least 40"), "design-answer",
+                                ["Design answer too short", "at least 40"]),
+    "tests-edited": (_edited_tests, "test-digests", ["Stage tests were edited", "tests/stages/test_01_instruction_hierarchy.py",
+                                                     "Restore the original test file"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_each_failing_part_is_explained(site_tab: SitePage, evidence: Evidence, case: str) -> None:
+    mutate, check_id, phrases = FAILURES[case]
+    document = evidence.passing_copy()
+    mutate(document)
+    tab = site_tab.open_stage()
+    tab.pick_document(sealed(document))
+    status, text = tab.check(check_id)
+    assert status == "fail"
+    for phrase in phrases:
+        assert phrase in text
+    others = {key: value for key, value in tab.checks().items() if key in ALL_CHECKS and key != check_id}
+    assert set(others.values()) == {"pass"}, others
+    assert tab.headline() == "Not passed yet: 1 of 8 checks need work"
+    assert tab.state() == "results-read"
+    tab.screenshot(f"failure-{case}")
+
+
+def test_the_starter_evidence_names_the_failing_tests(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.starter)
+    status, text = tab.check("required-tests")
+    assert status == "fail" and "12 of 13 required tests do not pass yet" in text
+    assert "test_lower_trust_instruction_cannot_override_system — failed: NotImplementedError" in text
+    assert tab.check("fault-lab")[0] == "fail"
+    assert tab.check("transfer")[0] == "fail"
+    assert tab.check("design-answer")[0] == "fail"
+    assert tab.check("integrity")[0] == "pass"
+
+
+def test_a_hand_edited_file_fails_the_integrity_check(site_tab: SitePage, evidence: Evidence) -> None:
+    document = evidence.starter.copy()
+    document["accepted"] = True  # edited without re-sealing
+    tab = site_tab.open_stage()
+    tab.pick_document(document)
+    status, text = tab.check("integrity")
+    assert status == "fail" and "edited by hand" in text and "Run the check again" in text
+    tab.screenshot("failure-hand-edited")
+
+
+def test_file_content_is_shown_as_text_never_as_html(site_tab: SitePage, evidence: Evidence) -> None:
+    document = evidence.passing_copy()
+    document["transfer"].update(status="failed", detail='<img src="http://example.invalid/x.png" id="injected">')
+    tab = site_tab.open_stage()
+    tab.pick_document(sealed(document))
+    assert tab.page.query_selector("#injected") is None
+    assert '<img src="http://example.invalid/x.png"' in tab.check("transfer")[1]
+    assert tab.foreign_requests() == []
+
+
+# ---------------------------------------------------------------- malformed input
+
+
+def _png() -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+MALFORMED: dict[str, tuple[Callable[[Evidence], bytes], str, str, list[str]]] = {
+    "empty": (lambda e: b"", "verification.json", "empty", ["The file is empty", "0 bytes"]),
+    "blank": (lambda e: b"  \n\n ", "verification.json", "empty", ["The file is empty", "blank space"]),
+    "too-large": (lambda e: b"{" + b" " * (1024 * 1024 + 10) + b"}", "verification.json", "too-large",
+                  ["The file is too large", "at most 1024 KB"]),
+    "png": (lambda e: _png(), "screenshot.png", "not-json", ["This is not a JSON file", "a PNG image"]),
+    "binary": (lambda e: b"\x00\x01\x02garbage", "verification.json", "not-json", ["not a JSON file", "binary"]),
+    "latin-1": (lambda e: "{\"caf\xe9\": 1}".encode("latin-1"), "verification.json", "not-json",
+                ["not a JSON file", "not UTF-8"]),
+    "plain-text": (lambda e: b"all tests passed, trust me\n", "verification.json", "not-json",
+                   ["not a JSON file", "all tests passed"]),
+    "truncated-json": (lambda e: as_bytes(e.passing)[:500], "verification.json", "malformed-json",
+                       ["The JSON is malformed", "cut off or edited by hand"]),
+    "trailing-comma": (lambda e: b'{"schema_version": 1,}', "verification.json", "malformed-json",
+                       ["The JSON is malformed"]),
+    "json-list": (lambda e: b"[1, 2, 3]", "verification.json", "wrong-shape",
+                  ["not a verification.json", "a list instead of an object"]),
+    "json-other-object": (lambda e: b'{"name": "forge", "version": "1"}', "package.json", "wrong-shape",
+                          ["not a verification.json", "name, version"]),
+    "missing-parts": (lambda e: as_bytes({k: v for k, v in e.passing.items() if k not in ("tests", "summary")}),
+                      "verification.json", "wrong-shape", ["not a complete verification.json", "tests is missing",
+                                                           "summary is missing"]),
+    "wrong-types": (lambda e: as_bytes({**e.passing, "accepted": "true", "tests": {}}), "verification.json",
+                    "wrong-shape", ["accepted should be true or false", "tests should be a list"]),
+    "schema-version-2": (lambda e: as_bytes({**e.passing, "schema_version": 2}), "verification.json",
+                         "unsupported-version", ["Schema version not supported", "schema version 2",
+                                                 "reads version 1"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_each_malformed_input_has_its_own_message_and_keeps_the_last_result(
+        site_tab: SitePage, evidence: Evidence, case: str) -> None:
+    make, name, code, phrases = MALFORMED[case]
+    tab = site_tab.open_stage()
+    tab.pick_document(evidence.passing)
+    assert tab.state() == "self-check-passed"
+
+    tab.pick(make(evidence), name)
+    problem, text = tab.message()
+    assert problem == code
+    for phrase in phrases:
+        assert phrase in text
+    assert tab.headline() == "Self-check passed"  # the previous valid result is still shown
+    assert tab.page.inner_text("#report .report-caption") == "Last valid result, still shown: verification.json"
+    assert tab.state() == "self-check-passed"
+    tab.screenshot(f"malformed-{case}")
+
+    tab.pick_document(evidence.passing)  # and the page still works
+    assert tab.message() == (None, "")
+
+
+# ---------------------------------------------------------------- no network, from file:// and from serve
+
+
+def test_nothing_leaves_the_page_while_checking(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    tab.scroll_to_read()
+    tab.download_bundle()
+    for document in (evidence.starter, evidence.passing):
+        tab.pick_document(document)
+    tab.pick(_png(), "x.png")
+    assert tab.requests, "the recorder saw no request at all"
+    assert all(url.startswith("file://") for url in tab.requests), tab.requests
+
+
+def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evidence: Evidence) -> None:
+    from forgelab.site.serve import make_server, url_of
+
+    server = make_server(built_site, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = url_of(server)
+        context, tab = open_tab(chromium, url.removesuffix("index.html"))
+        try:
+            tab.open("index.html")
+            tab.page.click(f'a[href="{STAGE_01}.html"]')
+            tab.pick_document(evidence.passing)
+            assert tab.state() == "self-check-passed"
+            assert all(u.startswith(url.removesuffix("index.html")) for u in tab.requests), tab.requests
+            assert tab.errors == []
+        finally:
+            context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---------------------------------------------------------------- the in-browser sha256
+
+
+def test_the_browser_sha256_and_canonical_form_match_python(site_tab: SitePage, evidence: Evidence) -> None:
+    from forgelab.evidence import canonical_bytes
+
+    tab = site_tab.open_stage()
+    samples = ["", "abc", "a" * 55, "a" * 56, "a" * 64, "a" * 1000, "é→😀中\u2028\"\\\n\t\x01"]
+    in_browser = tab.page.evaluate("s => s.map(ForgeVerify.sha256Hex)", samples)
+    assert in_browser == [hashlib.sha256(s.encode("utf-8")).hexdigest() for s in samples]
+    document = sealed({**evidence.passing_copy(), "problems": ["non-ASCII: é → 😀 中文", "quote \" and \\ and \u0007"]})
+    canonical = tab.page.evaluate(
+        "d => { const b = {...d}; delete b.integrity; return ForgeVerify.canonicalJson(b); }", document)
+    assert canonical.encode("utf-8") == canonical_bytes(document)
+    assert tab.page.evaluate("d => ForgeVerify.integrityDigest(d)", document) == document["integrity"]["digest"]
+
+
+# ---------------------------------------------------------------- keyboard, labels, phone width
+
+
+def _tab_to(tab: SitePage, element_id: str, limit: int = 60) -> None:
+    for _ in range(limit):
+        tab.page.keyboard.press("Tab")
+        if tab.page.evaluate("document.activeElement && document.activeElement.id") == element_id:
+            return
+    raise AssertionError(f"#{element_id} cannot be reached with the Tab key")
+
+
+def test_controls_are_labelled_and_keyboard_operable(site_tab: SitePage, evidence: Evidence) -> None:
+    tab = site_tab.open_stage()
+    assert tab.page.get_by_label("Pick your verification.json").count() == 1
+
+    _tab_to(tab, "verification-file")
+    assert tab.page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"  # visible focus
+    with tab.page.expect_file_chooser() as chooser:
+        tab.page.keyboard.press("Space")
+    chooser.value.set_files(files=[{"name": "verification.json", "mimeType": "application/json",
+                                    "buffer": as_bytes(evidence.passing)}])
+    tab.page.wait_for_selector('#local-check[data-state="self-check-passed"]')
+
+    _tab_to(tab, "clear-progress")
+    assert tab.page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    tab.page.keyboard.press("Enter")
+    assert tab.state() == "not-started"
+    tab.screenshot("keyboard-cleared")
+
+
+def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evidence) -> None:
+    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=375, height=740)
+    try:
+        for name in ("index.html", f"{STAGE_01}.html"):
+            tab.open(name)
+            if name != "index.html":
+                tab.pick_document(evidence.starter)
+            overflow = tab.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"{name} is {overflow}px wider than a 375px screen"
+            tab.screenshot(f"phone-{name.removesuffix('.html')}")
+        assert tab.errors == []
+    finally:
+        context.close()

@@ -1,0 +1,195 @@
+"""`forgelab site build|serve`: what the static course page contains, and that it is reproducible."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from browser import ROOT
+
+from forgelab.registry import load_course
+from forgelab.site.builder import SiteError, build_site
+from forgelab.site.markdown import inline, render
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site-build") / "site"
+    build_site(load_course(ROOT), out)
+    return out
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _course_data(site: Path) -> dict:
+    text = (site / "assets" / "course-data.js").read_text(encoding="utf-8")
+    return json.loads(text.split("window.FORGE_COURSE = ", 1)[1].rstrip().rstrip(";"))
+
+
+# ---------------------------------------------------------------- markdown subset
+
+
+def test_markdown_escapes_html_and_renders_the_subset() -> None:
+    html = render("A **bold** `x < y` and *rank*.\n\n<script>alert(1)</script>\n\n* one\n  more\n* `two`\n\n1. first\n2. second")
+    assert "<p>A <strong>bold</strong> <code>x &lt; y</code> and <em>rank</em>.</p>" in html
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<ul><li>one more</li><li><code>two</code></li></ul>" in html
+    assert "<ol><li>first</li><li>second</li></ol>" in html
+
+
+def test_markdown_leaves_code_spans_and_stray_marks_alone() -> None:
+    assert inline("`**not bold**`") == "<code>**not bold**</code>"
+    assert inline("3 * 4 * 5") == "3 * 4 * 5"
+    assert inline("an odd ` backtick") == "an odd ` backtick"
+    assert inline('"quoted" & <b>') == '"quoted" &amp; &lt;b&gt;'
+
+
+# ---------------------------------------------------------------- the pages
+
+
+def test_the_build_is_reproducible(site: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build_site(load_course(ROOT), again)
+    assert _files(again) == _files(site)
+
+
+def test_every_stage_has_a_page_with_its_facts(site: Path) -> None:
+    course = load_course(ROOT)
+    index = (site / "index.html").read_text(encoding="utf-8")
+    for stage in course.stages:
+        page = (site / f"{stage.key}.html").read_text(encoding="utf-8")
+        text = stage.text()
+        assert f'href="{stage.key}.html"' in index
+        assert f'data-progress-for="{stage.number}"' in index
+        assert f'data-stage="{stage.number}"' in page
+        assert stage.experiment_id in page
+        assert f"{stage.evidence_dir}/" in page
+        assert course.scenario(stage.scenario).input in page
+        for name in stage.required_tests:
+            assert f"<code>{name}</code>" in page
+        assert stage.fault.target_test in page and stage.transfer_file in page and stage.design_answer_file in page
+        assert re.search(r'<li aria-current="page">\s*<a href="%s.html">' % re.escape(stage.key), page)
+        for other in course.stages:  # the capability chain lists every stage
+            assert f'<a href="{other.key}.html">{other.number} · ' in page
+        assert text.title in page
+        for state in ("Not started", "Reading", "Lab downloaded", "Results read", "Self-check passed"):
+            assert state in page
+        assert "not a certificate" in page
+        assert 'href="downloads/forge-workbook-lab.zip" download data-bundle' in page
+
+
+def test_the_page_publishes_the_digests_of_the_stage_tests(site: Path) -> None:
+    course = load_course(ROOT)
+    data = _course_data(site)
+    assert data["course_version"] == course.version
+    assert data["schema_versions"] == [1]
+    assert data["schema"]["$id"] == "forge-workbook/verification/1"
+    for stage in course.stages:
+        published = data["stages"][stage.number]
+        assert published["experiment_id"] == stage.experiment_id
+        assert published["required_tests"] == list(stage.required_tests)
+        digest = hashlib.sha256((ROOT / stage.test_file).read_bytes()).hexdigest()
+        assert published["test_digests"] == [{"path": stage.test_file, "sha256": digest}]
+
+
+def test_nothing_on_the_site_points_off_the_machine(site: Path) -> None:
+    for relative, data in _files(site).items():
+        if not relative.endswith((".html", ".css", ".js")):
+            continue
+        text = data.decode("utf-8")
+        assert not re.search(r'(src|href)\s*=\s*["\']?(https?:)?//', text), relative
+        assert "@import" not in text and "url(" not in text, relative
+        assert not re.search(r"\b(fetch|XMLHttpRequest|WebSocket|sendBeacon|EventSource)\b", text), relative
+        if relative.endswith(".html"):
+            assert "connect-src 'none'" in html.unescape(text)
+            assert not re.search(r"<[^>]+\son[a-z]+\s*=", text), f"{relative} has an inline event handler"
+
+
+def test_the_bundle_is_on_the_site(site: Path) -> None:
+    assert (site / "downloads" / "forge-workbook-lab.zip").stat().st_size > 10_000
+
+
+def test_a_stage_without_its_test_file_fails_clearly(workbook, tmp_path: Path) -> None:  # noqa: ANN001
+    course = load_course(workbook.root)
+    stage = course.stages[0]
+    (workbook.root / stage.test_file).unlink()
+    with pytest.raises(SiteError, match=re.escape(stage.test_file) + " does not exist"):
+        build_site(course, tmp_path / "site")
+
+
+def test_build_refuses_to_replace_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(SiteError, match="not empty and was not built by forgelab"):
+        build_site(load_course(ROOT), out, with_bundle=False)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def _cli(*args: str, cwd: Path = ROOT, timeout: int = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+
+
+def test_site_build_command_says_what_it_wrote(tmp_path: Path) -> None:
+    done = _cli("site", "build", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert "site built:" in done.stdout and "lab bundle:" in done.stdout
+    assert (tmp_path / "out" / "index.html").as_uri() in done.stdout
+    assert "forgelab site serve --dir" in done.stdout
+
+
+def test_site_serve_without_a_site_names_the_next_step(tmp_path: Path) -> None:
+    done = _cli("site", "serve", "--dir", str(tmp_path / "nothing"))
+    assert done.returncode == 2
+    assert "no site in" in done.stderr and "forgelab site build" in done.stderr
+
+
+def test_site_serve_serves_on_127_0_0_1_and_prints_the_url(site: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", "site", "serve", "--dir", str(site),
+                                "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert f"http://127.0.0.1:{port}/index.html" in line
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=2) as response:
+                    assert b'data-page="index"' in response.read()
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_site_serve_on_a_busy_port_says_so(site: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        done = _cli("site", "serve", "--dir", str(site), "--port", str(busy.getsockname()[1]))
+    assert done.returncode == 2
+    assert "cannot listen on 127.0.0.1" in done.stderr and "--port" in done.stderr

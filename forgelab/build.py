@@ -208,6 +208,8 @@ The check below runs every part for real, writes `{stage.evidence_dir}/verificat
 what the course page will show when you pick that file. (Terminal: `forgelab check {n}`.)
 """)
     out.code("lab.check()")
+    for index, cell in enumerate(out.cells):
+        cell["id"] = f"cell-{index:02d}"  # stable ids keep rebuilds diff-friendly
     notebook = nbformat.v4.new_notebook(cells=out.cells)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
@@ -259,8 +261,6 @@ def write_notebook(path: Path, notebook: Any) -> None:
 
     from forgelab.evidence import write_atomic
 
-    for index, cell in enumerate(notebook.cells):
-        cell["id"] = f"cell-{index:02d}"  # stable ids keep rebuilds diff-friendly
     write_atomic(path, nbformat.writes(notebook) + "\n")
 
 

@@ -1,9 +1,10 @@
 """The fault lab: a broken copy of one stage module in its own workspace, ``labs/NN-slug/``.
 
-``start`` lays out ``labs/NN-slug/forge/`` (a bare package plus the broken module), ``check`` runs
+``start`` lays out ``labs/NN-slug/forge/`` (a copy of the learner's modules with the broken module
+laid over it, so a stage that builds on earlier ones still imports), ``check`` runs
 the stage tests there and shows whether the declared symptom appears, ``diff`` compares the
 learner's fix with the broken file, ``reset`` puts the broken file back (after a backup). The
-learner's own ``forge/`` is never read or written here.
+learner's own ``forge/`` is only read (once, at start), never written.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def start(workbook: Workbook, stage: Stage) -> tuple[Path, bool]:
     source = broken_file(workbook, stage)
     if not source.is_file():
         raise FaultLabError(f"the broken variant {workbook.relative(source)} is missing: restore it from the workbook")
+    # the lab holds a copy of the learner's other modules (a later stage may build on them), a bare
+    # package marker, and the broken module under repair
+    if workbook.forge.is_dir():
+        shutil.copytree(workbook.forge, lab / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                        dirs_exist_ok=True)
     module.parent.mkdir(parents=True, exist_ok=True)
     (lab / "forge" / "__init__.py").write_text(LAB_INIT, encoding="utf-8")
     shutil.copyfile(source, module)

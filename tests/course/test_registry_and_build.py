@@ -1,0 +1,114 @@
+"""The registry is the single source; generated artefacts must be current with it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from forgelab.build import fault_contract, notebook_source, stale_artefacts
+from forgelab.registry import RegistryError, load_course
+
+PARTS = ["## 1 ·", "## 2 ·", "## 3 ·", "## 4 ·", "## 5 ·", "## 6 ·", "## 7 ·", "## 8 ·", "## 9 ·", "## 10 ·"]
+
+
+def test_every_stage_follows_the_naming_contract(course) -> None:
+    assert course.stages, "no stages found"
+    for stage in course.stages:
+        assert stage.experiment_id == f"prompt-context-output-{stage.number}-{stage.slug}"
+        assert stage.evidence_dir == f"evidence/prompt-context-output/{stage.number}-{stage.slug}"
+        assert (course.root / stage.test_file).is_file()
+        assert (course.root / stage.transfer_file).is_file()
+        assert (course.root / "solutions" / stage.module).is_file()
+        assert (course.root / stage.module).is_file()
+        text = stage.text()
+        assert len(text.prediction.options) == 4
+        assert len(text.hints) >= 3
+        assert text.design_rubric and text.transfer_criteria and text.fault_diagnosis
+
+
+def test_numbers_are_consecutive_from_01(course) -> None:
+    assert [s.number for s in course.stages] == [f"{i:02d}" for i in range(1, len(course.stages) + 1)]
+
+
+def test_committed_artefacts_are_current(course) -> None:
+    assert stale_artefacts(course) == []
+
+
+def test_fault_contract_files_hold_every_declared_field(course) -> None:
+    for stage in course.stages:
+        path = course.root / stage.failure_lab / "fixtures" / "failure.json"
+        contract = json.loads(path.read_text(encoding="utf-8"))
+        assert contract == fault_contract(stage)
+        assert set(contract) >= {"stage_id", "fault_file", "target_test", "expected_symptom", "diagnosis", "fix_principle"}
+        re.compile(contract["expected_symptom"])
+
+
+def test_changing_stage_text_makes_the_notebook_stale(workbook) -> None:
+    source = workbook.root / "course/stages/01-instruction-hierarchy/stage.toml"
+    source.write_text(source.read_text().replace('title = "Instruction hierarchy"', 'title = "Instruction ranks"'))
+    result = workbook.run("build", "--check")
+    assert result.returncode == 2
+    assert "out of date: notebooks/01-instruction-hierarchy.ipynb" in result.stdout
+
+
+def test_changing_the_symptom_makes_the_contract_stale(workbook) -> None:
+    source = workbook.root / "course/stages/01-instruction-hierarchy/stage.toml"
+    source.write_text(source.read_text().replace("symptom = ", "symptom = \"x|\" + ", 1).replace("\"x|\" + ", "", 1)
+                      .replace("\\\\{'write': 'allow'", "\\\\{ 'write': 'allow'"))
+    result = workbook.run("build", "--check")
+    assert "failure.json" in result.stdout
+
+
+def test_a_malformed_stage_source_names_the_file_and_key(tmp_path, repo_root) -> None:
+    import shutil
+
+    shutil.copytree(repo_root / "course", tmp_path / "course")
+    shutil.copy(repo_root / "pyproject.toml", tmp_path / "pyproject.toml")
+    source = tmp_path / "course/stages/01-instruction-hierarchy/stage.toml"
+    source.write_text(source.read_text().replace("problem_title =", "problem_headline ="))
+    with pytest.raises(RegistryError, match=r"stage\.toml \[text\] \[en\]: missing key 'problem_title'"):
+        load_course(tmp_path)
+
+
+def test_the_answer_index_must_point_at_an_option(tmp_path, repo_root) -> None:
+    import shutil
+
+    shutil.copytree(repo_root / "course", tmp_path / "course")
+    source = tmp_path / "course/stages/01-instruction-hierarchy/stage.toml"
+    source.write_text(source.read_text().replace("answer = 1", "answer = 7"))
+    with pytest.raises(RegistryError, match="answer 7 is not an index of options"):
+        load_course(tmp_path)
+
+
+def test_stage_lookup_accepts_numbers_and_keys(course) -> None:
+    assert course.stage("1") is course.stage("01") is course.stage("01-instruction-hierarchy")
+    with pytest.raises(RegistryError, match="expected one of 01 \\(instruction-hierarchy\\)"):
+        course.stage("99")
+
+
+@pytest.mark.parametrize("index", range(7))
+def test_every_notebook_has_the_ten_parts_and_a_kernel(course, index: int) -> None:
+    if index >= len(course.stages):
+        pytest.skip("stage not present")
+    stage = course.stages[index]
+    notebook = nbformat.read(course.root / stage.notebook, as_version=4)
+    headings = [c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "markdown"]
+    for part in PARTS:
+        assert any(h.startswith(part) for h in headings), f"{stage.notebook} lacks {part}"
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    widget_cells = [c for c in notebook.cells if "forgelab-widget" in c.metadata.get("tags", [])]
+    assert {c.source for c in widget_cells} == {"lab.predict()", "lab.hint()", "lab.design_answer()"}
+    for cell in widget_cells:
+        assert "nbval-ignore-output" in cell.metadata["tags"] and cell.outputs == []
+    for cell in notebook.cells:
+        assert "widgets.Output" not in cell.source
+        for output in cell.get("outputs", []):
+            assert output.output_type != "error", f"{stage.notebook}: a reference cell raised"
+
+
+def test_notebook_source_is_deterministic(course) -> None:
+    stage = course.stages[0]
+    assert nbformat.writes(notebook_source(course, stage)) == nbformat.writes(notebook_source(course, stage))

@@ -24,6 +24,7 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "test-artifacts" / "site"
 STAGE_01 = "01-instruction-hierarchy"
+WAIT_MS = 20_000  # generous: several chromium processes may share two busy cores under xdist
 LOCAL_PREFIXES = ("file://", "http://127.0.0.1:", "data:", "blob:")
 
 
@@ -119,7 +120,7 @@ class SitePage:
         return self.page.get_attribute("#local-check", "data-state")
 
     def wait_state(self, state: str) -> None:
-        self.page.wait_for_selector(f'#local-check[data-state="{state}"]', timeout=5000)
+        self.page.wait_for_selector(f'#local-check[data-state="{state}"]', timeout=WAIT_MS)
 
     def scroll_to_read(self) -> None:
         self.page.mouse.wheel(0, 900)
@@ -127,7 +128,7 @@ class SitePage:
 
     def wait_state_not(self, state: str) -> None:
         self.page.wait_for_function(
-            "s => document.getElementById('local-check').dataset.state !== s", arg=state, timeout=5000)
+            "s => document.getElementById('local-check').dataset.state !== s", arg=state, timeout=WAIT_MS)
 
     def download_bundle(self) -> Any:
         with self.page.expect_download() as download:
@@ -146,7 +147,7 @@ class SitePage:
             window.__observer = observer;
         }""", before)
         self.page.set_input_files("#verification-file", files=[{"name": name, "mimeType": mime, "buffer": data}])
-        self.page.wait_for_function("n => window.__answered === n", arg=before, timeout=5000)
+        self.page.wait_for_function("n => window.__answered === n", arg=before, timeout=WAIT_MS)
 
     def pick_document(self, document: dict[str, Any], name: str = "verification.json") -> None:
         self.pick(as_bytes(document), name)
@@ -181,6 +182,7 @@ class SitePage:
 
 def open_tab(browser: Any, base: str, *, width: int = 1024, height: int = 700) -> tuple[Any, SitePage]:
     context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     tab = SitePage(page, base)
     page.on("request", lambda request: tab.requests.append(request.url))

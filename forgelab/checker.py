@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forgelab import __version__, evidence
+from forgelab import __version__, evidence, faultlab
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 from forgelab.runner import ImportProblem, RunResult, TestResult, probe_import, run_pytest
@@ -133,20 +132,15 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, lab_run: RunResult | Non
     if lab_problem is not None:
         return Part("error", lab_problem.cause)
     assert lab_run is not None
-    found = lab_run.by_name()
-    failing = [r for name in stage.required_tests for r in found.get(name, []) if r.outcome != "passed"]
-    missing = [name for name in stage.required_tests if name not in found]
-    if lab_run.problem and not found:
-        return Part("error", lab_run.problem)
-    if failing or missing:
-        target_rows = found.get(stage.fault.target_test, [])
-        if any(r.outcome != "passed" for r in target_rows):
-            return Part("broken", f"{stage.fault.target_test} still fails: {target_rows[0].cause}")
-        names = sorted({r.name for r in failing} | set(missing))
-        return Part("broken", f"the target test passes, but the lab fix breaks: {', '.join(names)}")
-    fixed = lab / stage.fault.fault_file
+    verdict = faultlab.judge(stage, lab_run)
+    if verdict.status == "error":
+        return Part("error", verdict.problem or "the lab's tests did not run")
+    if verdict.status == "broken":
+        if verdict.target is not None and verdict.target.outcome != "passed":
+            return Part("broken", f"{stage.fault.target_test} still fails: {verdict.target.cause}")
+        return Part("broken", f"the target test passes, but the lab fix breaks: {', '.join(verdict.failing)}")
     return Part("fixed", "the target test and the whole stage pass in the lab workspace",
-                {"fixed_file_sha256": evidence.sha256_file(fixed)})
+                {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
@@ -272,6 +266,3 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
     }
     return evidence.seal(document)
 
-
-def python_description() -> str:
-    return f"Python {platform.python_version()} ({sys.executable})"

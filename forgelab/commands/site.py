@@ -90,7 +90,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB)")
     print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
     print("checked: no file of solutions/, no reference function body, no reference answer inside")
-    print("a learner unzips it, then: python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/forgelab check 01")
+    print(f"a learner unzips it, runs `make lab` in {bundle.path.stem}/ (see its README), then `forgelab check 01`")
     return 0
 
 

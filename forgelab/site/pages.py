@@ -55,9 +55,10 @@ def _bundle_link(ctx: SiteContext) -> str:
     kb = max(1, round(ctx.bundle_size / 1024))
     return (f'<p><a class="download" href="{esc(ctx.bundle_href)}" download data-bundle>'
             f'Download the lab bundle</a> <span class="size">(zip, {kb} KB)</span></p>'
-            '<p>Unzip it, then follow its README: create a virtual environment, <code>pip install -e .</code>, '
-            'open the notebooks. The bundle holds the starters, tests, notebooks, fault labs and the '
-            '<code>forgelab</code> tool — no reference solutions.</p>')
+            '<p>Unzip it and run <code>make lab</code> in the unzipped folder: it installs the workbook into '
+            '<code>.venv</code> and opens the notebooks (its README has the details). The bundle holds the '
+            'starters, tests, notebooks, fault labs and the <code>forgelab</code> tool — no reference '
+            'solutions.</p>')
 
 
 def _layout(ctx: SiteContext, *, title: str, body_attributes: str, content: str) -> str:

@@ -213,7 +213,7 @@ def test_release_command_reports_what_it_built(tmp_path: Path) -> None:
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert f"{BUNDLE_NAME}.zip" in done.stdout and "no file of solutions/" in done.stdout
-    assert "pip install -e ." in done.stdout
+    assert "make lab" in done.stdout and "forgelab check 01" in done.stdout
 
 
 # ---------------------------------------------------------------- the bundle works

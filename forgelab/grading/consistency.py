@@ -1,0 +1,132 @@
+"""Does a submission's own verification.json agree with what grading observed?
+
+The learner's ``forgelab check NN`` wrote the file on their machine. Grading re-runs the same
+judgement with the course's tests, so the two can be compared:
+
+* the integrity digest must hold (otherwise the file was edited after the checker wrote it);
+* it must be this stage's evidence, produced for the learner's own ``forge/`` (target ``learner``);
+* it must have been produced with the course's stage tests (their sha256 must match), and the
+  submission's copy of ``tests/stages/`` must not differ from the course's;
+* it must not claim more than grading saw: no test, fault lab, transfer test, design answer or
+  acceptance that grading did not also observe.
+
+Claiming *less* is fine (work done after the last check). Any finding above costs the evidence
+item its points and flags it for review: the instructor decides what it means.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forgelab import evidence
+from forgelab.checker import CheckOutcome
+from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
+from forgelab.registry import Stage
+
+ACCEPTANCE_LABELS = {
+    "required_tests_passed": "all required tests passed",
+    "fault_lab_fixed": "the fault lab fixed",
+    "transfer_passed": "the transfer test passed",
+    "design_answer_present": "a design answer present",
+}
+MAX_LISTED = 4
+
+
+@dataclass(frozen=True)
+class Finding:
+    outcome: str
+    reason: str
+    flag: str
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def _observed_passed(stage: Stage, observed: CheckOutcome) -> set[str]:
+    return {name for name in stage.required_tests
+            if (rows := [r for r in observed.tests if r.name == name]) and all(r.outcome == "passed" for r in rows)}
+
+
+def _claimed_passed(document: dict[str, Any]) -> set[str]:
+    rows: dict[str, list[str]] = {}
+    for row in document.get("tests", []) or []:
+        if isinstance(row, dict) and isinstance(row.get("name"), str):
+            rows.setdefault(row["name"], []).append(str(row.get("outcome")))
+    return {name for name, outcomes in rows.items() if outcomes and all(o == "passed" for o in outcomes)}
+
+
+def over_claims(stage: Stage, document: dict[str, Any], observed: CheckOutcome) -> list[str]:
+    """Everything the document claims that grading did not observe, in a stable order."""
+    claims: list[str] = []
+    seen = _observed_passed(stage, observed)
+    tests = sorted(name for name in _claimed_passed(document) & set(stage.required_tests) if name not in seen)
+    if tests:
+        claims.append(f"tests passing that grading saw fail ({_listed(tests)})")
+    acceptance = document.get("acceptance") if isinstance(document.get("acceptance"), dict) else {}
+    for key, label in ACCEPTANCE_LABELS.items():
+        if acceptance.get(key) is True and observed.document["acceptance"].get(key) is not True:
+            if key == "required_tests_passed" and tests:
+                continue
+            claims.append(f"{label} (grading did not see that)")
+    if document.get("accepted") is True and not observed.accepted:
+        claims.append("the stage accepted (grading does not accept it)")
+    return claims
+
+
+def edited_tests(stage: Stage, course_root: Path, home: Path) -> bool:
+    handed_in = home / stage.test_file
+    return handed_in.is_file() and evidence.sha256_file(handed_in) != evidence.sha256_file(course_root / stage.test_file)
+
+
+def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: CheckOutcome) -> Finding:
+    """Judge ``home/<evidence dir>/verification.json`` against the grading run ``observed``."""
+    problems: list[str] = []
+    tests_edited = edited_tests(stage, course_root, home)
+    if tests_edited:
+        problems.append(f"the submission's {stage.test_file} differs from the course's (the stage tests were edited)")
+    path = home / stage.evidence_dir / evidence.FILENAME
+    shown = f"{stage.evidence_dir}/{evidence.FILENAME}"
+    if not path.is_file():
+        reason = f"no {shown} handed in: run `forgelab check {stage.number}` and hand in the evidence/ folder"
+        if problems:
+            return Finding(MISSING, f"{reason}; also: {'; '.join(problems)}", REVIEW)
+        return Finding(MISSING, reason, "")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(document, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, UnicodeDecodeError) as error:
+        return Finding(ERROR, f"{shown} is not readable JSON ({type(error).__name__}): it was damaged or edited by hand",
+                       REVIEW)
+
+    if not evidence.integrity_holds(document):
+        problems.append("its integrity digest does not match its content (it was edited after `forgelab check` wrote it)")
+    if document.get("experiment_id") != stage.experiment_id:
+        problems.append(f"it is the evidence of {str(document.get('experiment_id'))[:80]!r}, not of this stage")
+    target = document.get("target") if isinstance(document.get("target"), dict) else {}
+    if target.get("kind") != "learner":
+        problems.append(f"it was produced for target {str(target.get('name'))[:40]!r}, not for the learner's own forge/")
+    digests = document.get("digests") if isinstance(document.get("digests"), dict) else {}
+    test_digests = [row.get("sha256") for row in digests.get("tests", []) or [] if isinstance(row, dict)]
+    course_digest = evidence.sha256_file(course_root / stage.test_file)
+    if test_digests and any(digest != course_digest for digest in test_digests):
+        problems.append("it was produced with stage tests whose digest differs from the course's (edited tests)")
+    module_digest = (digests.get("module") or {}).get("sha256") if isinstance(digests.get("module"), dict) else None
+    stale = module_digest != evidence.sha256_file(module_file)
+    claims = over_claims(stage, document, observed)
+    if claims:
+        lead = ("it was produced for another version of " + stage.module + " and claims" if stale
+                else "it claims more than grading saw:")
+        problems.append(f"{lead} {'; '.join(claims)}")
+
+    if problems:
+        return Finding(FAILED, f"{shown}: " + "; ".join(problems), REVIEW)
+    note = (f"; it was produced for an earlier version of {stage.module}, and claims nothing the handed-in code "
+            "does not achieve" if stale else "")
+    return Finding(PASSED, f"{shown} is intact, was produced with the course's tests and claims nothing grading "
+                           f"did not see{note}", "")

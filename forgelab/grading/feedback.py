@@ -1,0 +1,110 @@
+"""One static HTML feedback page per submission, written for the learner.
+
+Each stage is a table of the seven items: points, the result in plain words, what was checked,
+why points were lost, and what to do next. Every piece of text is HTML-escaped. The instructor
+checks appear by name and outcome only — the rows never carry their code or assertion messages
+(see :func:`forgelab.grading.stage_grader.grade_instructor_checks`), and this page adds nothing
+from them.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from forgelab.grading.rubric import SPEC, GradeItem
+from forgelab.grading.submission import safe_name
+from forgelab.registry import Course
+
+RESULT_WORDS = {
+    "passed": "Full marks.",
+    "partial": "Partly there.",
+    "failed": "Not yet.",
+    "timeout": "Stopped: it ran longer than the time limit (an endless loop?).",
+    "error": "Could not run.",
+    "missing": "Not handed in.",
+    "not_graded": "Not graded for this stage.",
+}
+
+NEXT_STEPS = {
+    "stage_tests": "Run `forgelab check {n}`, read the cause of each failing test, fix {module}, and check again.",
+    "instructor_checks": "These checks test the same contract as the stage tests with other inputs: re-read the "
+                         "contract in the module docstring and the edge cases in the notebook.",
+    "notebook": "Run the worked demonstration (part 5) and the test table (part 6) of notebook {n} and compare your "
+                "output with the expected output described there.",
+    "fault_lab": "Run `forgelab fault check {n}`, fix the file in labs/, and hand in the labs/ folder.",
+    "transfer": "Write your test in {transfer}, run `forgelab check {n}`, and make it pass.",
+    "design_answer": "Answer the design question in notebook part 9 (it is saved with your evidence).",
+    "evidence": "Run `forgelab check {n}` on your final code and hand in the evidence/ folder as the checker wrote it.",
+}
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;line-height:1.45}
+table{border-collapse:collapse;width:100%;margin:0.5rem 0 1.5rem}
+th,td{border:1px solid #ccc;padding:0.35rem 0.5rem;text-align:left;vertical-align:top}
+th{background:#f2f2f2} td.points{white-space:nowrap;text-align:right}
+tr.passed td.points{color:#0a6b2d} tr.failed td.points,tr.timeout td.points,tr.error td.points,
+tr.missing td.points{color:#a40000} tr.partial td.points{color:#8a5a00}
+.why{color:#333} .next{color:#555;font-size:0.92em} .note{background:#f7f7f7;padding:0.6rem 0.8rem}
+code{background:#f2f2f2;padding:0 0.2em}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _inline_code(text: str) -> str:
+    """Escape, then show `backticked` parts as code."""
+    parts = _e(text).split("`")
+    return "".join(f"<code>{part}</code>" if index % 2 else part for index, part in enumerate(parts))
+
+
+def page(course: Course, submission: str, content_sha256: str, items: list[GradeItem]) -> str:
+    stages = sorted({item.stage for item in items})
+    total, top = sum(i.points for i in items), sum(i.max_points for i in items)
+    out = [
+        "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f"<title>Feedback · {_e(submission)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
+        f"<h1>Feedback for {_e(submission)}</h1>",
+        f"<p>{_e(course.text('title'))} · {_e(total)} of {_e(top)} points over {len(stages)} stage(s).</p>",
+        '<p class="note">How this was graded: your <code>forge/</code> was run against the course\'s own stage tests '
+        "(your copy of the tests is not used), the graded cells of the course's reference notebooks, and a few "
+        "instructor checks that are listed by name only. Your fault-lab fix, transfer test and design answer were "
+        "re-run or read from what you handed in, and your verification.json was compared with what grading saw. "
+        f"Graded files digest: <code>{_e(content_sha256[:16])}</code>.</p>",
+    ]
+    for number in stages:
+        stage = course.stage(number)
+        rows = sorted((i for i in items if i.stage == number), key=lambda i: i.sort_key)
+        points, maximum = sum(i.points for i in rows), sum(i.max_points for i in rows)
+        out.append(f"<h2>Stage {_e(number)} · {_e(stage.text().title)} — {_e(points)}/{_e(maximum)}</h2>")
+        out.append("<table><thead><tr><th>item</th><th>points</th><th>result</th></tr></thead><tbody>")
+        for item in rows:
+            spec = SPEC[item.item]
+            step = NEXT_STEPS[item.item].format(n=number, module=stage.module, transfer=stage.transfer_file)
+            result = [f"<strong>{_e(RESULT_WORDS[item.outcome])}</strong> <span class=\"why\">{_inline_code(item.reason)}</span>"]
+            result.append(f'<div class="next">Checked: {_inline_code(spec.checks)}.</div>')
+            if item.points < item.max_points:
+                result.append(f'<div class="next">Next step: {_inline_code(step)}</div>')
+            if item.flag:
+                result.append('<div class="next">Your instructor will look at this item personally.</div>')
+            out.append(f'<tr class="{_e(item.outcome)}"><td>{_e(spec.title)}</td>'
+                       f'<td class="points">{_e(item.points)}/{_e(item.max_points)}</td><td>{"".join(result)}</td></tr>')
+        out.append("</tbody></table>")
+    out += ["<p class=\"next\">Generated by forgelab grade. The same submission always gets the same rows.</p>",
+            "</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+def write_pages(course: Course, out: Path, records: dict[str, str], items: list[GradeItem]) -> dict[str, Path]:
+    """Write ``out/feedback/<submission>.html`` for each submission in ``records`` (id → content digest)."""
+    folder = out / "feedback"
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for submission, digest in sorted(records.items()):
+        mine = [item for item in items if item.submission == submission]
+        path = folder / f"{safe_name(submission)}.html"
+        path.write_text(page(course, submission, digest, mine), encoding="utf-8")
+        written[submission] = path
+    return written

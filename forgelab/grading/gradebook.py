@@ -1,0 +1,184 @@
+"""The gradebook: SQLite (standard library) with a versioned schema, plus CSV exports.
+
+``grades`` holds one row per submission × stage × item: points, the maximum, the outcome, a review
+flag and the reason. Rows carry no timestamps and no durations, so grading the same submission
+twice writes identical rows. When and how long are kept apart, in ``runs`` and ``timings``.
+
+The schema version is SQLite's ``PRAGMA user_version``. A gradebook from a newer forgelab is
+refused rather than guessed at; older ones are migrated in place, step by step.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from forgelab.grading.rubric import ITEM_ORDER, GradeItem
+
+SCHEMA_VERSION = 1
+FILENAME = "gradebook.sqlite"
+CSV_NAME = "gradebook.csv"
+TOTALS_NAME = "totals.csv"
+CSV_COLUMNS = ("submission", "stage", "item", "points", "max_points", "outcome", "flag", "reason")
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE submissions (
+        submission TEXT PRIMARY KEY,
+        content_sha256 TEXT NOT NULL,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL
+    );
+    CREATE TABLE grades (
+        submission TEXT NOT NULL REFERENCES submissions(submission),
+        stage TEXT NOT NULL,
+        item TEXT NOT NULL,
+        item_order INTEGER NOT NULL,
+        points INTEGER NOT NULL CHECK (points >= 0 AND points <= max_points),
+        max_points INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        flag TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (submission, stage, item)
+    );
+    CREATE TABLE runs (
+        run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        tool_version TEXT NOT NULL,
+        course_version TEXT NOT NULL,
+        stages TEXT NOT NULL,
+        jobs INTEGER NOT NULL,
+        network TEXT NOT NULL,
+        submissions INTEGER NOT NULL
+    );
+    CREATE TABLE timings (
+        run_id INTEGER NOT NULL REFERENCES runs(run_id),
+        submission TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        PRIMARY KEY (run_id, submission, stage, phase)
+    );
+    """,
+}
+
+
+class GradebookError(RuntimeError):
+    """The gradebook file cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    submission: str
+    content_sha256: str
+    source: str
+    kind: str
+
+
+def open_gradebook(path: Path) -> sqlite3.Connection:
+    """Open (creating or migrating) the gradebook at ``path``."""
+    try:
+        connection = sqlite3.connect(path)
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        raise GradebookError(f"{path} is not a gradebook ({error}): choose another --out folder") from None
+    if version > SCHEMA_VERSION:
+        connection.close()
+        raise GradebookError(f"{path} has schema version {version}, newer than this forgelab ({SCHEMA_VERSION}): "
+                             "update forgelab or choose another --out folder")
+    if version == 0 and connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        connection.close()
+        raise GradebookError(f"{path} is an SQLite file but not a gradebook: choose another --out folder")
+    for step in range(version + 1, SCHEMA_VERSION + 1):
+        with connection:
+            connection.executescript(_MIGRATIONS[step])
+            connection.execute(f"PRAGMA user_version = {step}")
+    connection.execute("PRAGMA foreign_keys = ON")
+    return connection
+
+
+def start_run(connection: sqlite3.Connection, *, started_at: str, tool_version: str, course_version: str,
+              stages: str, jobs: int, network: str, submissions: int) -> int:
+    with connection:
+        cursor = connection.execute(
+            "INSERT INTO runs (started_at, tool_version, course_version, stages, jobs, network, submissions) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", (started_at, tool_version, course_version, stages, jobs, network, submissions))
+    return int(cursor.lastrowid or 0)
+
+
+def finish_run(connection: sqlite3.Connection, run_id: int, finished_at: str) -> None:
+    with connection:
+        connection.execute("UPDATE runs SET finished_at = ? WHERE run_id = ?", (finished_at, run_id))
+
+
+def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord, items: list[GradeItem],
+           timings: Iterable[tuple[str, str, float]]) -> None:
+    """Replace this submission's rows for the stages in ``items`` and keep the run's timings."""
+    stages = sorted({item.stage for item in items})
+    with connection:
+        connection.execute(
+            "INSERT INTO submissions (submission, content_sha256, source, kind) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(submission) DO UPDATE SET content_sha256 = excluded.content_sha256, "
+            "source = excluded.source, kind = excluded.kind",
+            (record.submission, record.content_sha256, record.source, record.kind))
+        connection.executemany("DELETE FROM grades WHERE submission = ? AND stage = ?",
+                               [(record.submission, stage) for stage in stages])
+        connection.executemany(
+            "INSERT INTO grades (submission, stage, item, item_order, points, max_points, outcome, flag, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
+             for i in sorted(items, key=lambda i: i.sort_key)])
+        connection.executemany(
+            "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
+            [(run_id, record.submission, stage, phase, float(seconds)) for stage, phase, seconds in timings])
+
+
+def rows(connection: sqlite3.Connection, submissions: list[str] | None = None) -> list[GradeItem]:
+    """Grade rows in a stable order: submission, stage, item order."""
+    query = ("SELECT submission, stage, item, points, max_points, outcome, reason, flag FROM grades "
+             "ORDER BY submission, stage, item_order")
+    found = [GradeItem(*row) for row in connection.execute(query)]
+    return [row for row in found if submissions is None or row.submission in submissions]
+
+
+def csv_text(items: list[GradeItem]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for item in items:
+        writer.writerow([item.submission, item.stage, item.item, item.points, item.max_points, item.outcome,
+                         item.flag, item.reason])
+    return buffer.getvalue()
+
+
+def totals_text(items: list[GradeItem]) -> str:
+    """One line per submission: points per stage, the total, and how many items need review."""
+    stages = sorted({item.stage for item in items})
+    by_sub: dict[str, list[GradeItem]] = {}
+    for item in items:
+        by_sub.setdefault(item.submission, []).append(item)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items"])
+    for sub in sorted(by_sub):
+        mine = by_sub[sub]
+        per_stage = []
+        for stage in stages:
+            rows_ = [i for i in mine if i.stage == stage]
+            per_stage.append(f"{sum(i.points for i in rows_)}/{sum(i.max_points for i in rows_)}" if rows_ else "")
+        writer.writerow([sub, *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
+                         sum(1 for i in mine if i.flag)])
+    return buffer.getvalue()
+
+
+def export(connection: sqlite3.Connection, out: Path) -> tuple[Path, Path]:
+    items = rows(connection)
+    grades, totals = out / CSV_NAME, out / TOTALS_NAME
+    grades.write_text(csv_text(items), encoding="utf-8")
+    totals.write_text(totals_text(items), encoding="utf-8")
+    return grades, totals

@@ -1,0 +1,127 @@
+"""What is graded per stage, how many points each item is worth, and how a grade row looks.
+
+Every stage is graded as the same seven items, in this order. Points are whole numbers; partial
+credit is proportional and rounded down, so a row's points never depend on floating-point noise.
+An item that the course cannot grade for a stage (no instructor checks or no reference notebook
+yet) is still listed, worth 0 of 0 points, with a reason that says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from forgelab.registry import Course, RegistryError, Stage
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    key: str
+    title: str
+    max_points: int
+    checks: str  # what is checked, in plain words (shown on the feedback page)
+
+
+ITEMS: tuple[ItemSpec, ...] = (
+    ItemSpec("stage_tests", "Stage tests", 40,
+             "the stage's required tests, taken from the course (never from your copy), run against your forge/"),
+    ItemSpec("instructor_checks", "Instructor checks", 10,
+             "extra checks kept by your instructor; they are listed by name and result only"),
+    ItemSpec("notebook", "Reference notebook", 20,
+             "the graded cells of the course's reference notebook, run against your forge/; "
+             "their output must match the reference output"),
+    ItemSpec("fault_lab", "Fault lab", 10,
+             "your repaired file in labs/, run against the course's stage tests"),
+    ItemSpec("transfer", "Transfer test", 10,
+             "your own test in transfer/, run against your forge/"),
+    ItemSpec("design_answer", "Design answer", 5,
+             "that your design answer is handed in and long enough to be an answer (your instructor reads it)"),
+    ItemSpec("evidence", "Evidence", 5,
+             "that your verification.json is intact and claims no more than grading observed"),
+)
+ITEM_ORDER: dict[str, int] = {spec.key: index for index, spec in enumerate(ITEMS)}
+SPEC: dict[str, ItemSpec] = {spec.key: spec for spec in ITEMS}
+
+# outcome of one item
+PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED = (
+    "passed", "partial", "failed", "timeout", "error", "missing", "not_graded")
+OUTCOMES = (PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED)
+REVIEW = "review"  # flag: an instructor should look at this item by hand
+
+
+@dataclass(frozen=True)
+class GradeItem:
+    """One gradebook row: a submission × a stage × an item. No timestamps, no durations."""
+
+    submission: str
+    stage: str
+    item: str
+    points: int
+    max_points: int
+    outcome: str
+    reason: str  # why points were lost (or what earned them), in plain words
+    flag: str = ""  # "" or "review"
+
+    def __post_init__(self) -> None:
+        if self.item not in ITEM_ORDER:
+            raise ValueError(f"unknown grade item {self.item!r}: expected one of {', '.join(ITEM_ORDER)}")
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}: expected one of {', '.join(OUTCOMES)}")
+        if not 0 <= self.points <= self.max_points:
+            raise ValueError(f"{self.item}: {self.points} points is outside 0..{self.max_points}")
+
+    @property
+    def sort_key(self) -> tuple[str, str, int]:
+        return (self.submission, self.stage, ITEM_ORDER[self.item])
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GradeItem":
+        return cls(**{key: data[key] for key in ("submission", "stage", "item", "points", "max_points",
+                                                 "outcome", "reason", "flag")})
+
+
+def proportional(max_points: int, passed: int, total: int) -> int:
+    """Whole points for ``passed`` of ``total``, rounded down; full points only when all pass."""
+    if total <= 0:
+        return 0
+    return max_points * passed // total
+
+
+def outcome_for(points: int, max_points: int) -> str:
+    if max_points == 0:
+        return NOT_GRADED
+    if points == max_points:
+        return PASSED
+    return PARTIAL if points > 0 else FAILED
+
+
+def parse_stages(course: Course, text: str | None) -> list[Stage]:
+    """``01-07``, ``1,3,5``, ``02`` or ``all`` (default) → stages in course order.
+
+    Each number named (both ends of a range) must be a stage of the course.
+    """
+    if text is None or text.strip().lower() in ("", "all"):
+        return list(course.stages)
+    valid = ", ".join(stage.number for stage in course.stages)
+    chosen: set[str] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        ends = part.split("-")
+        if len(ends) > 2 or not all(end.strip().isdigit() for end in ends):
+            raise RegistryError(f"unknown stage range {part!r}: write stages like 01-07, 01,03 or 02 (stages: {valid})")
+        numbers = [end.strip().zfill(2) for end in ends]
+        for number in numbers:
+            if number not in course.by_number:
+                raise RegistryError(f"unknown stage {number} in {text!r}: the course has stages {valid}")
+        low, high = numbers[0], numbers[-1]
+        if low > high:
+            raise RegistryError(f"stage range {part!r} runs backwards: write {high}-{low}")
+        chosen.update(stage.number for stage in course.stages if low <= stage.number <= high)
+    if not chosen:
+        raise RegistryError(f"no stages selected by {text!r}: the course has stages {valid}")
+    return [stage for stage in course.stages if stage.number in chosen]

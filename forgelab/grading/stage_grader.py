@@ -1,0 +1,290 @@
+"""Grade one stage of one submission: seven items, each from a real run.
+
+Runs inside the grading worker (its own process, environment and scratch copy). The stage
+tests, the fault lab, the transfer test and the design answer are judged by the same code as
+``forgelab check`` (:func:`forgelab.checker.run_check`), with the course's tests; the instructor
+checks and the reference notebook are run next to it; the submission's own evidence is then
+compared with what was observed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forgelab.checker import CheckOutcome, Part, run_check
+from forgelab.grading import consistency
+from forgelab.grading.isolation import Limits
+from forgelab.grading.notebooks import NotebookRun, run_notebook
+from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REVIEW, SPEC, TIMEOUT, GradeItem,
+                                     outcome_for, proportional)
+from forgelab.paths import Workbook
+from forgelab.registry import Course, Stage
+from forgelab.runner import ImportProblem, RunResult, TestResult, probe_import, run_pytest
+from forgelab.targets import Target
+
+CHECKS_DIR = Path("instructor") / "checks"
+MAX_LISTED = 4
+CAUSE_CHARS = 180
+
+
+@dataclass(frozen=True)
+class Context:
+    course: Course
+    workbook: Workbook  # the course (root) with a scratch workspace
+    target: Target  # the submission's forge/ (import dir) and its home (transfer, labs, evidence)
+    submission: str
+    scratch: Path
+    env: dict[str, str]
+    limits: Limits
+    notebooks: dict[str, Path]  # stage number → reduced reference notebook
+
+
+@dataclass
+class StageResult:
+    items: list[GradeItem]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- wording
+
+
+def clean(text: str, ctx: Context) -> str:
+    """One deterministic line: no scratch or course paths, no memory addresses."""
+    for path, shown in ((ctx.scratch / "home", ""), (ctx.scratch / "import", ""), (ctx.scratch, "<scratch>"),
+                        (ctx.workbook.root, "<course>")):
+        text = text.replace(str(path) + "/", shown).replace(str(path), shown or ".")
+    text = re.sub(r"/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", text)
+    text = re.sub(r"\bnot[_ ]run: not run: ", "not run: ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= 900 else text[:899] + "…"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CAUSE_CHARS else text[: CAUSE_CHARS - 1] + "…"
+
+
+def _listed(items: list[str]) -> str:
+    shown = "; ".join(items[:MAX_LISTED])
+    return shown + (f"; and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def _item(ctx: Context, stage: Stage, key: str, points: int, outcome: str, reason: str, flag: str = "",
+          max_points: int | None = None) -> GradeItem:
+    top = SPEC[key].max_points if max_points is None else max_points
+    return GradeItem(ctx.submission, stage.number, key, points, top, outcome, clean(reason, ctx), flag)
+
+
+def _problem_outcome(problem: ImportProblem) -> str:
+    return {"timeout": TIMEOUT, "missing": MISSING}.get(problem.kind, ERROR)
+
+
+# ---------------------------------------------------------------- stage tests
+
+
+def _cause(row: TestResult) -> str:
+    words = row.outcome.replace("_", " ")
+    text = _short(row.cause)
+    return text if text.lower().startswith(words) else f"{words}: {text}"
+
+
+def _by_name(names: tuple[str, ...] | list[str], rows: tuple[TestResult, ...]) -> dict[str, list[TestResult]]:
+    return {name: [r for r in rows if r.name == name] for name in names}
+
+
+def grade_tests(ctx: Context, stage: Stage, outcome: CheckOutcome, problem: ImportProblem | None) -> GradeItem:
+    total = len(stage.required_tests)
+    if problem is not None:
+        return _item(ctx, stage, "stage_tests", 0, _problem_outcome(problem),
+                     f"0 of {total} required tests could run: {problem.cause}")
+    grouped = _by_name(stage.required_tests, outcome.tests)
+    failing: list[str] = []
+    timed_out = False
+    for name, rows in grouped.items():
+        bad = [r for r in rows if r.outcome != "passed"]
+        if not rows or bad:
+            first = bad[0] if bad else None
+            timed_out = timed_out or any(r.outcome == "timeout" for r in bad)
+            cause = _cause(first) if first else "not found"
+            failing.append(f"{name} ({cause})")
+    passed = total - len(failing)
+    points = proportional(SPEC["stage_tests"].max_points, passed, total)
+    if not failing:
+        return _item(ctx, stage, "stage_tests", points, PASSED, f"all {total} required tests pass")
+    result = TIMEOUT if timed_out else outcome_for(points, SPEC["stage_tests"].max_points)
+    return _item(ctx, stage, "stage_tests", points, result,
+                 f"{passed} of {total} required tests pass; failing: {_listed(failing)}")
+
+
+# ---------------------------------------------------------------- instructor checks
+
+
+def check_files(course_root: Path, stage: Stage) -> list[Path]:
+    return sorted((course_root / CHECKS_DIR).glob(f"test_{stage.number}_*.py"))
+
+
+def grade_instructor_checks(ctx: Context, stage: Stage, import_dir: Path, problem: ImportProblem | None) -> GradeItem:
+    """By name and outcome only: the checks' code and assertion messages never reach a reason."""
+    files = check_files(ctx.workbook.root, stage)
+    if not files:
+        return _item(ctx, stage, "instructor_checks", 0, NOT_GRADED,
+                     "the course has no instructor checks for this stage", max_points=0)
+    if problem is not None:
+        return _item(ctx, stage, "instructor_checks", 0, _problem_outcome(problem),
+                     "not run: the stage module does not import (see the stage tests)")
+    run: RunResult = run_pytest(import_dir, ctx.workbook.root, [str(f) for f in files], expected=8)
+    if not run.tests:
+        why = "they could not be loaded against this forge/" if run.collect_errors else "they did not run"
+        return _item(ctx, stage, "instructor_checks", 0, ERROR, f"0 instructor checks ran: {why}")
+    names = sorted({r.name for r in run.tests})
+    grouped = _by_name(names, run.tests)
+    failing = []
+    for name in names:
+        bad = [r for r in grouped[name] if r.outcome != "passed"]
+        if bad:
+            failing.append((name, bad[0].outcome))
+    passed = len(names) - len(failing)
+    top = SPEC["instructor_checks"].max_points
+    points = proportional(top, passed, len(names))
+    if not failing:
+        return _item(ctx, stage, "instructor_checks", points, PASSED, f"all {len(names)} instructor checks pass")
+    listed = [f"{name} ({result.replace('_', ' ')})" for name, result in failing]
+    result = TIMEOUT if any(o == "timeout" for _, o in failing) else outcome_for(points, top)
+    return _item(ctx, stage, "instructor_checks", points, result,
+                 f"{passed} of {len(names)} instructor checks pass; not passing: {_listed(listed)}")
+
+
+# ---------------------------------------------------------------- reference notebook
+
+CELL_WORDS = {"differs": "output differs from the reference", "exception": "raised an exception",
+              "timeout": "timed out", "not_run": "not run", "error": "could not run"}
+
+
+def grade_notebook(ctx: Context, stage: Stage, import_dir: Path, problem: ImportProblem | None,
+                   timings: dict[str, float]) -> GradeItem:
+    notebook = ctx.notebooks.get(stage.number)
+    if notebook is None:
+        return _item(ctx, stage, "notebook", 0, NOT_GRADED,
+                     f"the course has no reference notebook {stage.notebook} yet", max_points=0)
+    from forgelab.grading.notebooks import graded_cells
+
+    total = sum(1 for cell in graded_cells(notebook) if cell.get("graded"))
+    if problem is not None:
+        return _item(ctx, stage, "notebook", 0, _problem_outcome(problem),
+                     f"0 of {total} graded cells could run: {problem.cause}")
+    run: NotebookRun = run_notebook(notebook, import_dir, ctx.env, ctx.scratch, ctx.limits)
+    timings["kernel_start_s"] = round(run.kernel_start_s, 3)
+    timings["notebook_execution_s"] = round(run.execution_s, 3)
+    timings["notebook_total_s"] = round(run.total_s, 3)
+    failing = [cell for cell in run.cells if cell.outcome != "passed"]
+    passed = len(run.cells) - len(failing)
+    top = SPEC["notebook"].max_points
+    points = proportional(top, passed, total)
+    if not failing and run.problem is None and passed == total:
+        return _item(ctx, stage, "notebook", points, PASSED,
+                     f"all {total} graded cells of {stage.notebook} reproduce the reference output")
+    listed = [f"cell {c.number} of {total} (`{c.label}`): {CELL_WORDS.get(c.outcome, c.outcome)}"
+              + (f" — {_short(c.detail)}" if c.detail and c.detail != "not run" else "") for c in failing]
+    timed_out = run.problem is not None and "stopped after" in run.problem or any(c.outcome == "timeout" for c in failing)
+    result = TIMEOUT if timed_out else outcome_for(points, top)
+    head = f"{passed} of {total} graded cells of {stage.notebook} reproduce the reference output"
+    return _item(ctx, stage, "notebook", points, result, f"{head}; {_listed(listed)}")
+
+
+# ---------------------------------------------------------------- parts judged by the checker
+
+
+def _timeout_in(text: str) -> bool:
+    lowered = text.lower()
+    return "timeout" in lowered or "timed out" in lowered or "did not finish within" in lowered
+
+
+def grade_fault_lab(ctx: Context, stage: Stage, part: Part) -> GradeItem:
+    top = SPEC["fault_lab"].max_points
+    where = f"labs/{stage.key}/{stage.fault.fault_file}"
+    if part.status == "fixed":
+        return _item(ctx, stage, "fault_lab", top, PASSED,
+                     f"{where}: the target test and every stage test pass in the lab workspace")
+    if part.status == "not_started":
+        return _item(ctx, stage, "fault_lab", 0, MISSING,
+                     f"no fault lab handed in ({where} is missing): run `forgelab fault start {stage.number}`, fix it, "
+                     "and hand in labs/")
+    result = TIMEOUT if _timeout_in(part.detail) else (ERROR if part.status == "error" else FAILED)
+    return _item(ctx, stage, "fault_lab", 0, result, f"{where} is not fixed: {part.detail}")
+
+
+def grade_transfer(ctx: Context, stage: Stage, part: Part) -> GradeItem:
+    top = SPEC["transfer"].max_points
+    if part.status == "passed":
+        return _item(ctx, stage, "transfer", top, PASSED, f"{stage.transfer_file}: {part.detail}")
+    if part.status in ("missing", "not_written"):
+        return _item(ctx, stage, "transfer", 0, MISSING, f"{stage.transfer_file}: {part.detail}")
+    result = TIMEOUT if _timeout_in(part.detail) else (ERROR if part.status == "error" else FAILED)
+    return _item(ctx, stage, "transfer", 0, result, f"{stage.transfer_file} does not pass: {part.detail}")
+
+
+def grade_design(ctx: Context, stage: Stage, part: Part) -> GradeItem:
+    top = SPEC["design_answer"].max_points
+    if part.status == "present":
+        return _item(ctx, stage, "design_answer", top, PASSED,
+                     f"{stage.design_answer_file}: handed in ({part.detail}); its content is read against the rubric "
+                     "by the instructor")
+    if part.status == "missing":
+        return _item(ctx, stage, "design_answer", 0, MISSING, f"no design answer handed in ({stage.design_answer_file})")
+    return _item(ctx, stage, "design_answer", 0, FAILED, f"{stage.design_answer_file}: {part.detail}")
+
+
+def grade_evidence(ctx: Context, stage: Stage, observed: CheckOutcome) -> GradeItem:
+    module_file = ctx.target.module_path(stage.module)
+    finding = consistency.check(stage, ctx.workbook.root, ctx.target.home, module_file, observed)
+    top = SPEC["evidence"].max_points
+    return _item(ctx, stage, "evidence", top if finding.outcome == PASSED else 0, finding.outcome, finding.reason,
+                 finding.flag)
+
+
+# ---------------------------------------------------------------- one stage
+
+
+def grade_stage(ctx: Context, stage: Stage) -> StageResult:
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    import_dir = ctx.target.in_place
+    assert import_dir is not None
+    problem = probe_import(import_dir, stage.module)
+    observed = run_check(ctx.course, ctx.workbook, stage, ctx.target, write=False)
+    checks = grade_instructor_checks(ctx, stage, import_dir, problem)
+    timings["tests_s"] = round(time.monotonic() - started, 3)
+    items = [
+        grade_tests(ctx, stage, observed, problem),
+        checks,
+        grade_notebook(ctx, stage, import_dir, problem, timings),
+        grade_fault_lab(ctx, stage, observed.fault_lab),
+        grade_transfer(ctx, stage, observed.transfer),
+        grade_design(ctx, stage, observed.design),
+        grade_evidence(ctx, stage, observed),
+    ]
+    timings["stage_total_s"] = round(time.monotonic() - started, 3)
+    return StageResult(items, timings)
+
+
+def gradeable(course_root: Path, stage: Stage, notebooks: dict[str, Path]) -> dict[str, bool]:
+    """Which items the course can grade for this stage (the others are worth 0 of 0)."""
+    return {key: (key != "instructor_checks" or bool(check_files(course_root, stage)))
+            and (key != "notebook" or stage.number in notebooks) for key in SPEC}
+
+
+def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, course_root: Path,
+                 notebooks: dict[str, Path]) -> list[GradeItem]:
+    """Every item of a stage lost for one cause (a grader crash, the submission's time limit)."""
+    rows = []
+    for key, can in gradeable(course_root, stage, notebooks).items():
+        if can:
+            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, reason, REVIEW))
+        else:
+            rows.append(GradeItem(submission, stage.number, key, 0, 0, NOT_GRADED,
+                                  "not graded: the course has nothing to grade this item with for this stage"))
+    return rows

@@ -1,0 +1,113 @@
+"""Start-up rules for graded code: installed as ``sitecustomize.py`` in a folder on PYTHONPATH.
+
+:func:`forgelab.grading.isolation.write_startup_rules` copies this file, so Python runs it at the
+start of every graded process (pytest, the import probe, the notebook kernel).
+
+1. Network guard. With ``FORGELAB_NO_NETWORK=1`` every Python process of a grading run — pytest, the notebook kernel,
+anything they start with the same environment — refuses to resolve or connect to any address
+except loopback and Unix sockets. Loopback stays open because the notebook kernel talks to nbval
+over 127.0.0.1. The refusal is an ``OSError`` whose message says why, so a learner's test that
+tries the network fails with a readable cause instead of hanging on a timeout.
+
+This guards Python code only; a program written in C or started as another executable is not
+covered. ``forgelab grade`` adds a separate network namespace where the system allows one.
+
+2. Deterministic Hypothesis. With ``FORGELAB_HYPOTHESIS_DERANDOMIZE=1``, as soon as a test imports
+``hypothesis`` a profile is loaded that derandomizes it and turns its example database off, so a
+property test fails (or passes) with the same falsifying example on every grading run.
+"""
+
+from __future__ import annotations
+
+import os
+
+if os.environ.get("FORGELAB_NO_NETWORK") == "1":
+    import ipaddress
+    import socket
+
+    _MESSAGE = "network access is disabled while grading (only loopback is allowed)"
+    _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", ""}
+
+    def _is_local_host(host: object) -> bool:
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "replace")
+        if not isinstance(host, str):
+            return False
+        if host.lower() in _LOCAL_NAMES:
+            return True
+        try:
+            return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+        except ValueError:
+            return False
+
+    def _allowed(sock: socket.socket, address: object) -> bool:
+        if getattr(socket, "AF_UNIX", None) is not None and sock.family == socket.AF_UNIX:
+            return True
+        if isinstance(address, tuple) and address:
+            return _is_local_host(address[0])
+        return False
+
+    _connect = socket.socket.connect
+    _connect_ex = socket.socket.connect_ex
+    _sendto = socket.socket.sendto
+    _getaddrinfo = socket.getaddrinfo
+
+    def connect(self: socket.socket, address: object) -> None:  # type: ignore[override]
+        if not _allowed(self, address):
+            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
+        return _connect(self, address)  # type: ignore[arg-type]
+
+    def connect_ex(self: socket.socket, address: object) -> int:  # type: ignore[override]
+        if not _allowed(self, address):
+            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
+        return _connect_ex(self, address)  # type: ignore[arg-type]
+
+    def sendto(self: socket.socket, data: bytes, *args: object) -> int:  # type: ignore[override]
+        address = args[-1] if args else None
+        if not _allowed(self, address):
+            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
+        return _sendto(self, data, *args)  # type: ignore[arg-type]
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+        if host is not None and not _is_local_host(host):
+            raise socket.gaierror(socket.EAI_NONAME, f"{_MESSAGE}: will not resolve {host!r}")
+        return _getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    socket.socket.sendto = sendto  # type: ignore[method-assign,assignment]
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+
+
+if os.environ.get("FORGELAB_HYPOTHESIS_DERANDOMIZE") == "1":
+    import importlib.abc
+    import importlib.machinery
+    import sys
+
+    def _load_profile(module: object) -> None:
+        settings = getattr(module, "settings", None)
+        if settings is None:
+            return
+        settings.register_profile("forgelab-grading", derandomize=True, database=None, print_blob=False)
+        settings.load_profile("forgelab-grading")
+
+    class _AfterHypothesis(importlib.abc.MetaPathFinder):
+        """Wrap the loader of ``hypothesis`` so that the profile is loaded right after it."""
+
+        def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+            if name != "hypothesis":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+            if spec is None or spec.loader is None:
+                return spec
+            original = spec.loader.exec_module  # type: ignore[union-attr]
+
+            def exec_module(module: object) -> None:
+                original(module)  # type: ignore[arg-type]
+                _load_profile(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[union-attr,method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _AfterHypothesis())

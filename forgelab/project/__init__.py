@@ -1,0 +1,9 @@
+"""Tooling for the chapter project: ``forgelab extract`` and ``forgelab regress``.
+
+``driver``   runs inside a subprocess whose ``PYTHONPATH`` starts with the target's ``forge``;
+             it is the only module here that imports ``forge``.
+``launch``   starts the driver for a target and reads its one JSON answer.
+``history``  the regression history: a versioned SQLite file under the workspace.
+``regress``  runs the fixed cases for a prompt version, stores the run, compares with a baseline.
+``report``   plain-text rendering of specs, audit trails and regression tables.
+"""

@@ -330,6 +330,7 @@ def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evi
         try:
             tab.open("index.html")
             tab.page.click(f'a[href="{STAGE_01}.html"]')
+            tab.page.wait_for_url(f"**/{STAGE_01}.html")  # loaded, so the pick below talks to the stage page
             tab.pick_document(evidence.passing)
             assert tab.state() == "self-check-passed"
             assert all(u.startswith(url.removesuffix("index.html")) for u in tab.requests), tab.requests

@@ -33,6 +33,9 @@ lab: $(STAMP)
 	 $(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
 
 test: $(STAMP)
+	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \
+	  echo "== learner bundle: checking every stage of your workbook (forgelab check all)"; \
+	  $(BIN)/forgelab check all; exit $$?; fi
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
@@ -45,7 +48,8 @@ nbval: $(STAMP)
 	$(BIN)/forgelab nbval
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	@test -d benchmarks || { echo "the benchmarks are part of the course repository, not of the learner bundle"; exit 2; }
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit $$?; echo; done
 
 clean:
 	rm -rf build .forgelab labs test-artifacts

@@ -27,8 +27,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     from forgelab.targets import resolve_target
 
     workbook, course = _context()
-    stage = course.stage(args.stage)
     target = resolve_target(args.target, workbook, course)
+    if args.stage == "all":
+        if args.out:
+            return fail("--out names one file: use it with a single stage", "drop --out, or give a stage number")
+        accepted = 0
+        for stage in course.stages:
+            outcome = run_check(course, workbook, stage, target)
+            summary = outcome.document["summary"]
+            verdict = "ACCEPTED" if outcome.accepted else "not accepted: " + "; ".join(outcome.document["problems"])
+            print(f"{stage.number} {stage.text().title:<32} tests {summary['required_passed']:>2}/{summary['required_total']:<2} "
+                  f"{verdict}", flush=True)
+            accepted += outcome.accepted
+        print(f"{accepted}/{len(course.stages)} stages accepted; details: forgelab check NN")
+        return 0 if accepted == len(course.stages) else 1
+    stage = course.stage(args.stage)
     outcome = run_check(course, workbook, stage, target, out=Path(args.out) if args.out else None)
     shown = workbook.relative(outcome.path) if outcome.path else None
     print(format_check(outcome, shown))
@@ -64,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="run a stage's tests, print a result table and write verification.json")
-    check.add_argument("stage", help="stage number, e.g. 01")
+    check.add_argument("stage", help="stage number, e.g. 01, or `all` for a one-line summary of every stage")
     check.add_argument("--target", default="learner", help="learner (default), solution, fault:NN or a workbook path")
     check.add_argument("--out", help="write verification.json here instead of the evidence folder")
     check.set_defaults(handler=cmd_check)

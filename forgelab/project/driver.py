@@ -1,0 +1,184 @@
+"""The extractor side of ``forgelab extract`` and ``forgelab regress``, run in a subprocess.
+
+    python -P -m forgelab.project.driver ANSWER_FILE IMPORT_DIR  < request.json
+
+``IMPORT_DIR`` is first on ``PYTHONPATH``, so ``import forge`` gets the chosen target. The driver reads
+one JSON request from stdin and writes one JSON answer to ``ANSWER_FILE`` (never to stdout, which the
+learner's code may print to):
+
+    {"ok": true, "result": {...}}
+    {"ok": false, "error": {"kind": ..., "message": ..., "next": ..., ...}, "audit": {...} | null}
+
+Error kinds: ``usage`` (unknown scenario, fault, template), ``invalid`` (the pipeline refused its input),
+``model`` (the model could not answer), ``rejected`` (the model's answer was refused: ``step`` and
+``caught_by`` say by whom), ``not_implemented`` and ``crash`` (a problem in the target's code: ``where``
+names its file and line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+class Failure(Exception):
+    def __init__(self, error: dict[str, Any], audit: dict[str, Any] | None = None, output: str | None = None) -> None:
+        super().__init__(error.get("message", ""))
+        self.error, self.audit, self.output = error, audit, output
+
+
+def _usage(message: str, next_step: str = "") -> Failure:
+    return Failure({"kind": "usage", "message": message, "next": next_step})
+
+
+def _template(request: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from forge.project.prompts import PromptTemplate, load_template
+
+    try:
+        if request.get("template_text") is None:
+            return load_template()
+        template = PromptTemplate(str(request.get("template_name") or "custom"), str(request["template_text"]))
+        template.placeholders()
+        return template
+    except ValueError as error:
+        raise _usage(str(error), "fix the template, or leave --prompt out to use the shipped one") from None
+
+
+def _settings(request: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from forge.extractor import RECOVERY, STANDARD
+
+    return RECOVERY if request.get("recovery") else STANDARD
+
+
+def _model(request: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from forge.project.models import MockModel, ModelError, OpenAIChatModel, RecordingModel, ReplayModel
+
+    kind = request.get("model", "mock")
+    try:
+        if kind == "mock":
+            model = MockModel(request.get("fault"))
+        elif kind == "replay":
+            model = ReplayModel(request["replay"])
+        elif kind == "openai":
+            model = OpenAIChatModel.from_env()
+        else:
+            raise _usage(f"unknown model {kind!r}: expected one of mock, replay, openai")
+    except ValueError as error:
+        raise _usage(str(error)) from None
+    except ModelError as error:
+        raise Failure({"kind": "model", "message": str(error), "next": error.next_step}) from None
+    if request.get("record"):
+        model = RecordingModel(model, Path(request["record"]))
+    return model
+
+
+class _Remembering:
+    """Passes prompts through to a model and keeps its last answer, to show it when it is rejected."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.last: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return str(self.inner.model_id)
+
+    def complete(self, prompt: str) -> str:
+        self.last = self.inner.complete(prompt)
+        return self.last
+
+
+def extract(request: dict[str, Any]) -> dict[str, Any]:
+    from forge.extractor import CAUGHT_BY, ExtractionError
+    from forge.extractor import extract as run_extraction
+    from forge.project.models import ModelError
+    from forge.project.scenarios import load_scenario
+
+    try:
+        pack = load_scenario(str(request["scenario"]))
+    except ValueError as error:
+        raise _usage(str(error)) from None
+    template, settings, model = _template(request), _settings(request), _Remembering(_model(request))
+    try:
+        result = run_extraction(pack, str(request["request"]), model, template, settings)
+    except ExtractionError as error:
+        raise Failure({"kind": "rejected", "step": error.step, "caught_by": CAUGHT_BY.get(error.step, error.step),
+                       "message": error.reason}, error.audit.to_dict(), model.last) from None
+    except ModelError as error:
+        raise Failure({"kind": "model", "message": str(error), "next": error.next_step}) from None
+    except ValueError as error:
+        if type(error) is not ValueError:
+            raise
+        raise Failure({"kind": "invalid", "message": str(error)}) from None
+    return {"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict(),
+            "prompt": result.prompt, "output": result.output}
+
+
+def regress(request: dict[str, Any]) -> dict[str, Any]:
+    from forge.extractor import regression_cases, regression_invoke
+    from forge.project.models import MockModel
+    from forge.prompt_regression import run_suite
+
+    template, settings = _template(request), _settings(request)
+    cases = regression_cases(settings)
+    failures = run_suite(cases, regression_invoke(template, MockModel(), settings))
+    if not isinstance(failures, dict):
+        raise Failure({"kind": "crash", "message": f"run_suite returned {type(failures).__name__}, expected a dict",
+                       "where": "forge/prompt_regression.py"})
+    known = {case.id for case in cases}
+    unknown = sorted(str(key) for key in failures if key not in known)
+    if unknown:
+        raise Failure({"kind": "crash", "message": f"run_suite reported unknown case ids: {', '.join(unknown)}",
+                       "where": "forge/prompt_regression.py"})
+    return {"cases": [{"id": case.id, "scenario": str(case.payload["scenario"]),
+                       "problems": [str(problem) for problem in failures.get(case.id, [])]} for case in cases]}
+
+
+ACTIONS = {"extract": extract, "regress": regress}
+
+
+def _where(error: BaseException, base: str) -> str:
+    """``forge/x.py, line N``: the deepest place in the target's forge package that the error passed."""
+    package = os.path.join(base, "forge") + os.sep
+    if isinstance(error, SyntaxError) and error.filename and os.path.realpath(error.filename).startswith(package):
+        return f"{Path(os.path.realpath(error.filename)).relative_to(base).as_posix()}, line {error.lineno}"
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if os.path.realpath(frame.filename).startswith(package)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"{Path(os.path.realpath(frame.filename)).relative_to(base).as_posix()}, line {frame.lineno}"
+
+
+def answer_for(request: dict[str, Any], base: str) -> dict[str, Any]:
+    try:
+        action = ACTIONS[request["action"]]
+        return {"ok": True, "result": action(request)}
+    except Failure as failure:
+        answer: dict[str, Any] = {"ok": False, "error": failure.error, "audit": failure.audit}
+        if failure.output is not None:
+            answer["output"] = failure.output
+        return answer
+    except NotImplementedError as error:
+        return {"ok": False, "error": {"kind": "not_implemented", "message": str(error) or "not implemented yet",
+                                       "where": _where(error, base)}}
+    except Exception as error:  # the target's code failed: report it in one line
+        message = str(error).splitlines()[0] if str(error) else ""
+        return {"ok": False, "error": {"kind": "crash", "message": f"{type(error).__name__}: {message}".rstrip(": "),
+                                       "where": _where(error, base)}}
+
+
+def main(argv: list[str]) -> int:
+    answer_file, base = Path(argv[1]), os.path.realpath(argv[2])
+    request = json.loads(sys.stdin.read())
+    answer = answer_for(request, base)
+    answer_file.write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

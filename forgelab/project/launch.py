@@ -1,0 +1,55 @@
+"""Start the project driver against a target and read its answer (the parent side of the subprocess).
+
+The target's ``forge`` goes first on ``PYTHONPATH`` (``forgelab.runner.base_env``), bytecode is not
+written into it, and the run has a wall-clock limit, so a learner's infinite loop is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from forgelab.paths import Workbook
+from forgelab.runner import base_env
+from forgelab.targets import Target
+
+MOCK_TIMEOUT_S = int(os.environ.get("FORGELAB_PROJECT_TIMEOUT", "60"))
+
+
+class LaunchError(RuntimeError):
+    def __init__(self, message: str, next_step: str) -> None:
+        super().__init__(message)
+        self.next_step = next_step
+
+
+def timeout_for(request: dict[str, Any]) -> int:
+    if request.get("model") == "openai":
+        try:
+            return int(float(os.environ.get("FORGE_OPENAI_TIMEOUT", "60"))) + MOCK_TIMEOUT_S
+        except ValueError:
+            return 2 * MOCK_TIMEOUT_S
+    return MOCK_TIMEOUT_S
+
+
+def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> dict[str, Any]:
+    """Run one request through the driver in a subprocess; returns its JSON answer."""
+    limit = timeout_for(request)
+    with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-project-") as scratch:
+        answer_file = Path(scratch) / "answer.json"
+        command = [sys.executable, "-P", "-m", "forgelab.project.driver", str(answer_file), str(import_dir)]
+        try:
+            done = subprocess.run(command, input=json.dumps(request, ensure_ascii=False), env=base_env(import_dir),
+                                  cwd=workbook.root, capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise LaunchError(f"the extractor did not finish within {limit} s",
+                              "look for a loop that never ends in forge/extractor.py, or a model that does not answer") from None
+        if not answer_file.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise LaunchError(f"the extractor stopped without an answer: {tail[0]}",
+                              f"check that forge/ imports cleanly (forgelab check 08 --target {target.name})")
+        return json.loads(answer_file.read_text(encoding="utf-8"))

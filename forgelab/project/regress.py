@@ -1,0 +1,179 @@
+"""``forgelab regress``: run the fixed regression cases for one prompt version and keep the history.
+
+1. choose the prompt version (``--prompt``: a template file, a shipped template name, or a stored
+   version id or label) and the baseline run (``--baseline``: the same kinds of reference; by default
+   the latest run of this target in which every case passed);
+2. run every scenario pack's regression cases through the target's extractor on the mock model
+   (stage 07's ``run_suite`` judges them);
+3. store the run and its case results in one transaction;
+4. print each case against the baseline and how the prompt text changed; a case that fails now and
+   did not fail in the baseline is a NEW regression, and makes the command exit 1.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from forgelab.display import table
+from forgelab.paths import Workbook
+from forgelab.project.history import CaseOutcome, History, StoredRun, text_sha256, version_id
+from forgelab.targets import Target
+
+SHIPPED_DEFAULT = "extractor"
+DIFF_LINES = 12
+
+
+class RegressError(RuntimeError):
+    def __init__(self, message: str, next_step: str) -> None:
+        super().__init__(message)
+        self.next_step = next_step
+
+
+@dataclass(frozen=True)
+class PromptChoice:
+    text: str
+    label: str
+
+    @property
+    def version_id(self) -> str:
+        return version_id(self.text)
+
+
+def shipped_templates(target: Target) -> list[str]:
+    names = set()
+    for layer in target.layers:
+        names.update(path.stem for path in (layer / "project" / "prompts").glob("*.txt"))
+    return sorted(names)
+
+
+def resolve_prompt(reference: str | None, target: Target, history: History) -> PromptChoice:
+    reference = reference or SHIPPED_DEFAULT
+    path = Path(reference).expanduser()
+    if path.is_file():
+        try:
+            return PromptChoice(path.read_text(encoding="utf-8"), path.stem)
+        except (OSError, UnicodeDecodeError) as error:
+            raise RegressError(f"cannot read prompt template {reference}: {error}", "give a UTF-8 text file") from None
+    if reference.replace("-", "").replace("_", "").isalnum():
+        shipped = target.module_path(f"forge/project/prompts/{reference}.txt")
+        if shipped is not None:
+            return PromptChoice(shipped.read_text(encoding="utf-8"), reference)
+    stored = history.find_versions(reference)
+    if len(stored) == 1:
+        return PromptChoice(stored[0].text, stored[0].label)
+    if len(stored) > 1:
+        ids = ", ".join(sorted(version.version_id for version in stored))
+        raise RegressError(f"prompt version {reference!r} is ambiguous: it matches {ids}", "give more digits of the id")
+    names = ", ".join(shipped_templates(target)) or "none"
+    raise RegressError(f"unknown prompt version {reference!r}: expected a template file, a shipped template "
+                       f"({names}) or a stored version id", "list the stored versions with `forgelab regress --list`")
+
+
+def resolve_baseline(reference: str | None, target: Target, history: History) -> StoredRun | None:
+    if reference is None:
+        return history.latest_run(target.name, passing_only=True)
+    choice = resolve_prompt(reference, target, history)
+    run = history.latest_run(target.name, text_sha256(choice.text))
+    if run is None:
+        raise RegressError(f"no stored run of prompt {choice.version_id} ({choice.label}) for target {target.name}",
+                           f"run `forgelab regress --prompt {reference} --target {target.name}` first")
+    return run
+
+
+def prompt_diff(before: str, after: str) -> list[str]:
+    lines = [line.rstrip("\n") for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+             if not line.startswith(("---", "+++", "@@"))]
+    if len(lines) > DIFF_LINES:
+        lines = lines[:DIFF_LINES] + [f"… {len(lines) - DIFF_LINES} more changed line(s)"]
+    return lines
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rows: list[list[str]]
+    new: list[str]
+    fixed: list[str]
+    still: list[str]
+
+
+def compare(outcomes: list[CaseOutcome], baseline: dict[str, CaseOutcome] | None) -> Comparison:
+    rows, new, fixed, still = [], [], [], []
+    for outcome in outcomes:
+        before = (baseline or {}).get(outcome.case_id)
+        was = "-" if before is None else ("passed" if before.passed else "failed")
+        if outcome.passed:
+            now = "passed" if before is None or before.passed else "passed (fixed)"
+            if before is not None and not before.passed:
+                fixed.append(outcome.case_id)
+        elif before is None or before.passed:
+            now = "FAILED (new)"
+            new.append(outcome.case_id)
+        else:
+            now = "failed (still)"
+            still.append(outcome.case_id)
+        rows.append([outcome.case_id, outcome.scenario, now, was, "; ".join(outcome.problems)])
+    return Comparison(rows, new, fixed, still)
+
+
+def run_regress(workbook: Workbook, target: Target, *, prompt: str | None, baseline: str | None, recovery: bool,
+                run_cases: Callable[[PromptChoice], list[CaseOutcome]], out: Callable[[str], None] = print) -> int:
+    """The whole command after argument parsing; ``run_cases`` runs the suite in the target's driver."""
+    with History.open(workbook.state_dir) as history:
+        choice = resolve_prompt(prompt, target, history)
+        base_run = resolve_baseline(baseline, target, history)
+        outcomes = run_cases(choice)
+        settings = {"model": "mock", "mode": "recovery" if recovery else "standard"}
+        run = history.record_run(text=choice.text, label=choice.label, target=target.name, model="mock",
+                                 settings=settings, outcomes=outcomes)
+        base_results = history.results(base_run.id) if base_run else None
+        base_text = history.version(base_run.sha256).text if base_run else None  # type: ignore[union-attr]
+    scenarios = ", ".join(dict.fromkeys(outcome.scenario for outcome in outcomes))
+    out(f"regress: prompt {choice.version_id} ({choice.label}) · target {target.name} · {settings['mode']} mode · "
+        f"{len(outcomes)} cases from {scenarios}")
+    if base_run is None:
+        out("baseline: none yet — no earlier run of this target passed every case, so every failure counts as new")
+    else:
+        out(f"baseline: run #{base_run.id}, prompt {base_run.version_id} ({base_run.label})")
+    comparison = compare(outcomes, base_results)
+    out("")
+    out(table(["case", "scenario", "now", "baseline", "problems"], comparison.rows))
+    failing = [outcome for outcome in outcomes if not outcome.passed]
+    if failing:
+        out("\nproblems in full:")
+        for outcome in failing:
+            out(f"  {outcome.case_id}: {'; '.join(outcome.problems)}")
+    out("")
+    if base_run is not None:
+        out(f"against the baseline: {len(comparison.new)} new failure(s), {len(comparison.fixed)} fixed, "
+            f"{len(comparison.still)} still failing")
+        if base_text == choice.text:
+            out("prompt text: the same as the baseline's")
+        else:
+            diff = prompt_diff(base_text or "", choice.text)
+            added = sum(line.startswith("+") for line in diff)
+            removed = sum(line.startswith("-") for line in diff)
+            out(f"prompt text: changed against the baseline ({added} line(s) added, {removed} removed):")
+            out("\n".join(f"  {line}" for line in diff))
+    out(f"stored as run #{run.id} in {workbook.relative(history.path)}")
+    passed = sum(outcome.passed for outcome in outcomes)
+    if comparison.new:
+        out(f"NEW REGRESSION in {len(comparison.new)} case(s): {', '.join(comparison.new)}")
+        return 1
+    out(f"no new regression: {passed}/{len(outcomes)} cases pass")
+    return 0
+
+
+def list_runs(workbook: Workbook, out: Callable[[str], None] = print) -> int:
+    path = workbook.state_dir / "regressions.sqlite3"
+    if not path.is_file():
+        out("no regression history yet: run `forgelab regress` to start one")
+        return 0
+    with History(path) as history:
+        runs = history.runs(limit=20)
+    rows = [[f"#{run.id}", run.started_at, run.target, run.version_id, run.label,
+             f"{run.cases - run.failures}/{run.cases} passed"] for run in runs]
+    out(table(["run", "started (UTC)", "target", "prompt", "label", "result"], rows))
+    return 0

@@ -73,7 +73,7 @@ def test_same_input_gives_the_same_prompt_spec_and_audit() -> None:
     assert json.dumps(first.audit.to_dict(), ensure_ascii=False) == json.dumps(second.audit.to_dict(), ensure_ascii=False)
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", ["office", "music", "software"])
 def test_injected_retrieved_text_never_changes_write_allowed(scenario: str) -> None:
     pack = load_scenario(scenario)
     for request in pack.requests:

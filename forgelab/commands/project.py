@@ -85,6 +85,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
     workbook, course = _context()
     target = resolve_target(args.target, workbook, course)
     known = _scenarios(target)
+    if not known:
+        return fail(f"no scenario packs in forge/project/scenarios/ of target {target.name}",
+                    "put them back from the workbook (e.g. git checkout forge/project)")
     if not args.scenario:
         return fail(f"--scenario is required: one of {', '.join(known)}",
                     'e.g. forgelab extract --scenario software "add a search box to the product list"')

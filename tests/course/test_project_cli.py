@@ -198,6 +198,14 @@ def test_a_crash_in_the_learners_extractor_names_the_file_and_line(workbook) -> 
     assert_one_line_error(result, f"(forge/extractor.py, line {line}): ZeroDivisionError: division by zero")
 
 
+def test_missing_scenario_packs_are_named(workbook) -> None:
+    import shutil
+
+    shutil.rmtree(workbook.root / "forge" / "project" / "scenarios")
+    result = workbook.run("extract", "--scenario", "software", ZH)
+    assert_one_line_error(result, "no scenario packs in forge/project/scenarios/", "git checkout forge/project")
+
+
 def test_an_extractor_that_never_finishes_is_stopped(workbook) -> None:
     starter = (workbook.root / "forge" / "extractor.py").read_text(encoding="utf-8")
     stuck = starter.replace('    raise NotImplementedError("build_prompt() is not implemented yet',

@@ -138,9 +138,13 @@ def cmd_extract(args: argparse.Namespace) -> int:
     if args.recovery and error.get("step") == "repair" and "repair is off" in str(error.get("message")):
         next_step = "recovery mode repairs nothing on purpose; without --recovery, stage 05 may remove a fence or a trailing comma"
     if args.json:
-        print(json.dumps({"error": error, "audit": answer.get("audit"), "output": answer.get("output")},
-                         ensure_ascii=False, indent=2))
+        document = {"error": error, "audit": answer.get("audit"), "output": answer.get("output")}
+        if args.show_prompt:
+            document["prompt"] = answer.get("prompt")
+        print(json.dumps(document, ensure_ascii=False, indent=2))
     elif answer.get("audit"):
+        if args.show_prompt and answer.get("prompt"):
+            print(f"prompt sent to the model\n{'-' * 24}\n{answer['prompt'].rstrip()}\n{'-' * 24}\n")
         print(format_audit(answer["audit"]))
         if answer.get("output") is not None:
             lines = str(answer["output"]).splitlines()

@@ -26,9 +26,10 @@ from typing import Any
 
 
 class Failure(Exception):
-    def __init__(self, error: dict[str, Any], audit: dict[str, Any] | None = None, output: str | None = None) -> None:
+    def __init__(self, error: dict[str, Any], audit: dict[str, Any] | None = None, output: str | None = None,
+                 prompt: str | None = None) -> None:
         super().__init__(error.get("message", ""))
-        self.error, self.audit, self.output = error, audit, output
+        self.error, self.audit, self.output, self.prompt = error, audit, output, prompt
 
 
 def _usage(message: str, next_step: str = "") -> Failure:
@@ -77,10 +78,11 @@ def _model(request: dict[str, Any]):  # type: ignore[no-untyped-def]
 
 
 class _Remembering:
-    """Passes prompts through to a model and keeps its last answer, to show it when it is rejected."""
+    """Passes prompts through to a model and keeps the last prompt and answer, to show them on a rejection."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self.prompt: str | None = None
         self.last: str | None = None
 
     @property
@@ -88,6 +90,7 @@ class _Remembering:
         return str(self.inner.model_id)
 
     def complete(self, prompt: str) -> str:
+        self.prompt = prompt
         self.last = self.inner.complete(prompt)
         return self.last
 
@@ -107,7 +110,7 @@ def extract(request: dict[str, Any]) -> dict[str, Any]:
         result = run_extraction(pack, str(request["request"]), model, template, settings)
     except ExtractionError as error:
         raise Failure({"kind": "rejected", "step": error.step, "caught_by": CAUGHT_BY.get(error.step, error.step),
-                       "message": error.reason}, error.audit.to_dict(), model.last) from None
+                       "message": error.reason}, error.audit.to_dict(), model.last, model.prompt) from None
     except ModelError as error:
         raise Failure({"kind": "model", "message": str(error), "next": error.next_step}) from None
     except ValueError as error:
@@ -162,6 +165,8 @@ def answer_for(request: dict[str, Any], base: str) -> dict[str, Any]:
         answer: dict[str, Any] = {"ok": False, "error": failure.error, "audit": failure.audit}
         if failure.output is not None:
             answer["output"] = failure.output
+        if failure.prompt is not None:
+            answer["prompt"] = failure.prompt
         return answer
     except NotImplementedError as error:
         return {"ok": False, "error": {"kind": "not_implemented", "message": str(error) or "not implemented yet",

@@ -180,6 +180,14 @@ def test_show_prompt_prints_the_data_blocks(shared) -> None:
     assert result.stdout.count("BEGIN RETRIEVED DATA ") == 2 and "## Request\ncompare" in result.stdout
 
 
+def test_show_prompt_also_works_when_the_answer_is_rejected(shared) -> None:
+    result = shared.run("extract", "--scenario", "office", "compare", "--fault", "unknown_field", "--show-prompt",
+                        "--target", "solution")
+    assert result.returncode == 1
+    assert "prompt sent to the model" in result.stdout and "## Output schema v2" in result.stdout
+    assert_one_line_error(result, "unknown fields: priority")
+
+
 def test_the_shipped_starter_says_what_is_not_implemented(shared) -> None:
     result = shared.run("extract", "--scenario", "software", ZH)
     assert_one_line_error(result, "forge/extractor.py: build_prompt() is not implemented yet", "forgelab restore 08")

@@ -9,7 +9,8 @@ What is enforced for every submission (and documented in the README):
 * no network: proxy variables removed, a ``sitecustomize`` socket guard in every Python process,
   and — where the system allows unprivileged user namespaces and ``ip`` exists — a separate
   network namespace that only has loopback (``--network auto``, the default, uses it if it works);
-* wall-clock limits: per test (pytest-timeout), per import probe, per notebook cell, per notebook
+* wall-clock limits: per test (pytest-timeout), per import probe (at least 15 s: a fresh interpreter
+  on a busy machine), per notebook cell, per notebook
   (the whole nbval run, killed with its kernel) and per submission (the whole worker tree);
 * its own process group: when a submission is done or over its limit, the group is killed.
 """
@@ -32,15 +33,20 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_pr
 
 @dataclass(frozen=True)
 class Limits:
-    test_s: int = 10  # one test (pytest-timeout) and one import probe
+    test_s: int = 10  # one test (pytest-timeout)
     cell_s: int = 60  # one notebook cell
     notebook_s: int = 240  # one nbval run: kernel start and every graded cell of one notebook
     submission_s: int = 0  # the whole worker; 0 = derived from the others and the stage count
 
+    @property
+    def import_s(self) -> int:
+        """One import probe: a fresh interpreter, so never less than 15 s on a busy machine."""
+        return max(self.test_s, 15)
+
     def for_submission(self, stages: int) -> int:
         if self.submission_s:
             return self.submission_s
-        per_stage = self.notebook_s + 8 * self.test_s + 60
+        per_stage = self.notebook_s + 8 * self.test_s + 3 * self.import_s + 60
         return 60 + stages * per_stage
 
 
@@ -65,7 +71,7 @@ def grading_env(scratch: Path, course_root: Path, limits: Limits, startup_dir: P
         "MPLCONFIGDIR": str(home / "matplotlib"), "JUPYTER_PLATFORM_DIRS": "1",
         "FORGELAB_ROOT": str(course_root), "FORGELAB_WORKSPACE": str(scratch / "workspace"),
         "FORGELAB_EXTRA_PATH": str(startup_dir), "FORGELAB_NO_NETWORK": "1",
-        "FORGELAB_TEST_TIMEOUT": str(limits.test_s), "FORGELAB_PROBE_TIMEOUT": str(limits.test_s),
+        "FORGELAB_TEST_TIMEOUT": str(limits.test_s), "FORGELAB_PROBE_TIMEOUT": str(limits.import_s),
         "FORGELAB_WIDTH": "110", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
         "PYTHONIOENCODING": "utf-8", "PIP_NO_INDEX": "1", "NO_PROXY": "*", "no_proxy": "*",
         "FORGELAB_HYPOTHESIS_DERANDOMIZE": "1", "HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis"),

@@ -120,7 +120,7 @@ def run_notebook(notebook: Path, import_dir: Path, env: dict[str, str], scratch:
     run_env = dict(env)
     run_env.update(PYTHONPATH=f"{import_dir}{':' + env['FORGELAB_EXTRA_PATH'] if env.get('FORGELAB_EXTRA_PATH') else ''}",
                    FORGELAB_TARGET=str(import_dir), FORGELAB_NBVAL_REPORT=str(report),
-                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", FORGELAB_SKIP_IMPORTS="rfc3987_syntax")
     started = time.monotonic()
     finished = run_limited(nbval_command(notebook, limits), cwd=notebook.parent, env=run_env, limit_s=limits.notebook_s)
     rows: dict[int, dict[str, Any]] = {}

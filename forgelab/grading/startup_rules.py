@@ -15,6 +15,11 @@ covered. ``forgelab grade`` adds a separate network namespace where the system a
 2. Deterministic Hypothesis. With ``FORGELAB_HYPOTHESIS_DERANDOMIZE=1``, as soon as a test imports
 ``hypothesis`` a profile is loaded that derandomizes it and turns its example database off, so a
 property test fails (or passes) with the same falsifying example on every grading run.
+
+3. Optional imports skipped. ``FORGELAB_SKIP_IMPORTS`` names modules (comma-separated) whose import
+fails at once with ``ModuleNotFoundError``. The grader's nbval run sets it to ``rfc3987_syntax``:
+jsonschema imports it only for its optional ``iri`` format check, nbformat (which imports
+jsonschema) never uses that check, and importing it builds a parser that costs seconds per run.
 """
 
 from __future__ import annotations
@@ -111,3 +116,17 @@ if os.environ.get("FORGELAB_HYPOTHESIS_DERANDOMIZE") == "1":
             return spec
 
     sys.meta_path.insert(0, _AfterHypothesis())
+
+
+_SKIPPED = {name.strip() for name in os.environ.get("FORGELAB_SKIP_IMPORTS", "").split(",") if name.strip()}
+if _SKIPPED:
+    import importlib.abc
+    import sys
+
+    class _SkipImports(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+            if name.split(".", 1)[0] in _SKIPPED:
+                raise ModuleNotFoundError(f"{name} is skipped while grading (optional, slow to import)", name=name)
+            return None
+
+    sys.meta_path.insert(0, _SkipImports())

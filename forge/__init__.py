@@ -9,6 +9,10 @@ This is the learner's package. Each stage of the workbook adds one module:
     05 output_repair       repair only provably safe JSON wrapping
     06 injection           treat retrieved text as untrusted data
     07 prompt_regression   check versioned prompts by structure and invariants
+    08 extractor           the chapter project: one pipeline from a vague request to a strict spec
+
+``forge.project`` is finished infrastructure for the chapter project (scenario packs, prompt
+template, token estimates, models); you use it, you do not need to change it.
 
 Nothing is imported here on purpose: a mistake in one module must not break the others.
 """

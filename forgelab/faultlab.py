@@ -45,8 +45,12 @@ def broken_file(workbook: Workbook, stage: Stage) -> Path:
     return workbook.root / stage.failure_lab / stage.fault.fault_file
 
 
-def start(workbook: Workbook, stage: Stage) -> tuple[Path, bool]:
-    """Create the lab; returns (module path, created). An existing lab is kept as it is."""
+def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> tuple[Path, bool]:
+    """Create the lab; returns (module path, created). An existing lab is kept as it is.
+
+    The other modules come from ``base_forge`` (default: the learner's ``forge/``); the course
+    builder passes the reference target's, so reference notebooks show the real symptom.
+    """
     lab = lab_path(workbook, stage)
     module = lab / stage.fault.fault_file
     if module.is_file():
@@ -56,8 +60,9 @@ def start(workbook: Workbook, stage: Stage) -> tuple[Path, bool]:
         raise FaultLabError(f"the broken variant {workbook.relative(source)} is missing: restore it from the workbook")
     # the lab holds a copy of the learner's other modules (a later stage may build on them), a bare
     # package marker, and the broken module under repair
-    if workbook.forge.is_dir():
-        shutil.copytree(workbook.forge, lab / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    base = base_forge or workbook.forge
+    if base.is_dir():
+        shutil.copytree(base, lab / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
                         dirs_exist_ok=True)
     module.parent.mkdir(parents=True, exist_ok=True)
     (lab / "forge" / "__init__.py").write_text(LAB_INIT, encoding="utf-8")

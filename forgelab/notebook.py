@@ -147,7 +147,10 @@ class StageTools:
     def fault_start(self) -> None:
         from forgelab import faultlab
 
-        module, created = faultlab.start(self.workbook, self.stage)
+        target = self._target()
+        with target.importable() as import_dir:
+            base = import_dir / "forge" if target.kind != "learner" else None
+            module, created = faultlab.start(self.workbook, self.stage, base)
         shown = self.workbook.relative(module)
         if created:
             print(f"fault lab started: the broken module is {shown}")

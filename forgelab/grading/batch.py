@@ -75,16 +75,36 @@ def _read_results(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def grade_one(course: Course, stages: list[Stage], sub: Submission, reduced: dict[str, Path], work: Path,
-              limits: Limits, network: str) -> Graded:
+COURSE_MATERIAL = ("course", "tests/stages", "instructor/checks", "pyproject.toml")
+
+
+def course_template(course: Course, into: Path) -> Path:
+    """The course material grading reads, copied once per batch (each worker copies it again).
+
+    Graded code runs with its working directory inside the worker's own copy, so a learner's
+    module that writes a relative path can never change the course or another submission's grading.
+    """
+    for entry in COURSE_MATERIAL:
+        source = course.root / entry
+        if source.is_dir():
+            shutil.copytree(source, into / entry, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif source.is_file():
+            (into / entry).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, into / entry)
+    return into
+
+
+def grade_one(course: Course, stages: list[Stage], sub: Submission, reduced: dict[str, Path], template: Path,
+              work: Path, limits: Limits, network: str) -> Graded:
     scratch = work / "scratch"
     scratch.mkdir(parents=True)
     result, job_file = work / "result.jsonl", work / "job.json"
-    job = {"id": sub.id, "path": str(sub.path), "kind": sub.kind, "prefix": sub.prefix, "course_root": str(course.root),
-           "stages": [s.number for s in stages], "notebooks": {k: str(v) for k, v in reduced.items()},
+    job = {"id": sub.id, "path": str(sub.path), "kind": sub.kind, "prefix": sub.prefix,
+           "course_template": str(template), "stages": [s.number for s in stages],
+           "notebooks": {k: str(v) for k, v in reduced.items()},
            "limits": asdict(limits), "scratch": str(scratch), "result": str(result)}
     job_file.write_text(json.dumps(job), encoding="utf-8")
-    env = grading_env(scratch, course.root, limits, work.parent / "startup")
+    env = grading_env(scratch, scratch / "course", limits, work.parent / "startup")
     prefix = namespace_prefix() if network == "namespace" else None
     command = [*(prefix or []), sys.executable, "-P", "-m", "forgelab.grading.worker", str(job_file)]
     limit = limits.for_submission(len(stages))
@@ -139,10 +159,11 @@ def grade_batch(course: Course, stages: list[Stage], subs: list[Submission], out
         batch_dir = Path(tempfile.mkdtemp(prefix="forgelab-grade-"))
         try:
             reduced = notebooks.prepare(course, stages, batch_dir / "reference-notebooks")
+            template = course_template(course, batch_dir / "course")
             write_startup_rules(batch_dir / "startup")
             graded: list[Graded] = []
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                futures = {pool.submit(grade_one, course, stages, sub, reduced, batch_dir / f"{index:04d}",
+                futures = {pool.submit(grade_one, course, stages, sub, reduced, template, batch_dir / f"{index:04d}",
                                        limits, network): sub for index, sub in enumerate(subs)}
                 for done, future in enumerate(as_completed(futures), 1):
                     result = future.result()

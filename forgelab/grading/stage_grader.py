@@ -36,7 +36,7 @@ class Context:
     workbook: Workbook  # the course (root) with a scratch workspace
     target: Target  # the submission's forge/ (import dir) and its home (transfer, labs, evidence)
     submission: str
-    scratch: Path
+    scratch: Path  # the worker's scratch folder (holds the copies; never shown in a reason)
     env: dict[str, str]
     limits: Limits
     notebooks: dict[str, Path]  # stage number → reduced reference notebook
@@ -53,8 +53,10 @@ class StageResult:
 
 def clean(text: str, ctx: Context) -> str:
     """One deterministic line: no scratch or course paths, no memory addresses."""
-    for path, shown in ((ctx.scratch / "home", ""), (ctx.scratch / "import", ""), (ctx.scratch, "<scratch>"),
-                        (ctx.workbook.root, "<course>")):
+    for path, shown in ((ctx.target.home, ""), (ctx.target.in_place, ""), (ctx.workbook.root, "<course>"),
+                        (ctx.scratch, "<scratch>")):
+        if path is None:
+            continue
         text = text.replace(str(path) + "/", shown).replace(str(path), shown or ".")
     text = re.sub(r"/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
     text = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", text)
@@ -194,8 +196,12 @@ def grade_notebook(ctx: Context, stage: Stage, import_dir: Path, problem: Import
     if not failing and run.problem is None and passed == total:
         return _item(ctx, stage, "notebook", points, PASSED,
                      f"all {total} graded cells of {stage.notebook} reproduce the reference output")
-    listed = [f"cell {c.number} of {total} (`{c.label}`): {CELL_WORDS.get(c.outcome, c.outcome)}"
-              + (f" — {_short(c.detail)}" if c.detail and c.detail != "not run" else "") for c in failing]
+    listed = []
+    for cell in failing:
+        words = CELL_WORDS.get(cell.outcome, cell.outcome)
+        detail = cell.detail.removeprefix(f"{words}: ") if cell.detail.startswith(words) else cell.detail
+        listed.append(f"cell {cell.number} of {total} (`{cell.label}`): {words}"
+                      + (f" — {_short(detail)}" if detail and detail != words else ""))
     timed_out = run.problem is not None and "stopped after" in run.problem or any(c.outcome == "timeout" for c in failing)
     result = TIMEOUT if timed_out else outcome_for(points, top)
     head = f"{passed} of {total} graded cells of {stage.notebook} reproduce the reference output"

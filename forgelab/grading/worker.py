@@ -2,7 +2,8 @@
 
 The batch starts one worker per submission, each in its own process group (and network
 namespace where available) with the grading environment of :mod:`forgelab.grading.isolation`.
-The worker copies what grading needs out of the submission into its scratch folder, grades the
+The worker copies the course material (tests, instructor checks, stage sources, the reduced
+reference notebooks) and what grading needs out of the submission into its scratch folder, grades the
 stages one by one and appends each stage's rows to the result file (JSON lines) as soon as the
 stage is done — so if the worker is stopped at the submission's time limit, the stages it
 finished still count, and only the rest are reported as stopped.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -37,13 +39,19 @@ def run(job: dict[str, Any]) -> int:
     started = time.monotonic()
     result = Path(job["result"])
     scratch = Path(job["scratch"])
-    course_root = Path(job["course_root"])
+    copied = time.monotonic()
+    # this worker's own copy of the course material and of the reduced reference notebooks
+    course_root = Path(os.environ["FORGELAB_ROOT"])
+    shutil.copytree(job["course_template"], course_root)
+    notebooks: dict[str, Path] = {}
+    for number, path in sorted(job["notebooks"].items()):
+        notebooks[number] = scratch / "notebooks" / Path(path).name
+        notebooks[number].parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, notebooks[number])
     course = load_course(course_root)
     stages = [course.stage(number) for number in job["stages"]]
-    notebooks = {number: Path(path) for number, path in job["notebooks"].items()}
     sub = submissions.Submission(job["id"], Path(job["path"]), job["kind"], job["prefix"])
 
-    copied = time.monotonic()
     files = submissions.read_files(sub)
     import_dir, home = submissions.lay_out(files, scratch / "submission")
     _append(result, {"kind": "submission", "content_sha256": submissions.content_digest(files), "files": len(files),
@@ -53,7 +61,7 @@ def run(job: dict[str, Any]) -> int:
     target = Target(name=f"submission {sub.id}", kind="path", layers=(import_dir / "forge",), home=home,
                     in_place=import_dir)
     context = Context(course=course, workbook=workbook, target=target, submission=sub.id,
-                      scratch=scratch / "submission", env=dict(os.environ), limits=Limits(**job["limits"]),
+                      scratch=scratch, env=dict(os.environ), limits=Limits(**job["limits"]),
                       notebooks=notebooks)
     for stage in stages:
         try:

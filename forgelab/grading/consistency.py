@@ -88,7 +88,8 @@ def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None,
     problems: list[str] = []
     tests_edited = edited_tests(stage, course_root, home)
     if tests_edited:
-        problems.append(f"the submission's {stage.test_file} differs from the course's (the stage tests were edited)")
+        problems.append(f"the submission's {stage.test_file} differs from the course's "
+                        "(the stage tests were edited, or come from an older version of the course)")
     path = home / stage.evidence_dir / evidence.FILENAME
     shown = f"{stage.evidence_dir}/{evidence.FILENAME}"
     if not path.is_file():

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import evidence
-from forgelab.checker import CheckOutcome
 from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
 from forgelab.registry import Stage
+from forgelab.runner import TestResult
 
 ACCEPTANCE_LABELS = {
     "required_tests_passed": "all required tests passed",
@@ -47,9 +47,9 @@ def _listed(items: list[str]) -> str:
     return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
 
 
-def _observed_passed(stage: Stage, observed: CheckOutcome) -> set[str]:
+def _observed_passed(stage: Stage, observed: tuple[TestResult, ...]) -> set[str]:
     return {name for name in stage.required_tests
-            if (rows := [r for r in observed.tests if r.name == name]) and all(r.outcome == "passed" for r in rows)}
+            if (rows := [r for r in observed if r.name == name]) and all(r.outcome == "passed" for r in rows)}
 
 
 def _claimed_passed(document: dict[str, Any]) -> set[str]:
@@ -60,7 +60,8 @@ def _claimed_passed(document: dict[str, Any]) -> set[str]:
     return {name for name, outcomes in rows.items() if outcomes and all(o == "passed" for o in outcomes)}
 
 
-def over_claims(stage: Stage, document: dict[str, Any], observed: CheckOutcome) -> list[str]:
+def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestResult, ...],
+                acceptance_seen: dict[str, bool]) -> list[str]:
     """Everything the document claims that grading did not observe, in a stable order."""
     claims: list[str] = []
     seen = _observed_passed(stage, observed)
@@ -69,13 +70,33 @@ def over_claims(stage: Stage, document: dict[str, Any], observed: CheckOutcome) 
         claims.append(f"tests passing that grading saw fail ({_listed(tests)})")
     acceptance = document.get("acceptance") if isinstance(document.get("acceptance"), dict) else {}
     for key, label in ACCEPTANCE_LABELS.items():
-        if acceptance.get(key) is True and observed.document["acceptance"].get(key) is not True:
+        if acceptance.get(key) is True and acceptance_seen.get(key) is not True:
             if key == "required_tests_passed" and tests:
                 continue
             claims.append(f"{label} (grading did not see that)")
-    if document.get("accepted") is True and not observed.accepted:
+    if document.get("accepted") is True and not all(acceptance_seen.get(key) is True for key in ACCEPTANCE_LABELS):
         claims.append("the stage accepted (grading does not accept it)")
     return claims
+
+
+def _digest_at(document: dict[str, Any], *keys: str) -> object:
+    value: object = document
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def changed_since(stage: Stage, document: dict[str, Any], home: Path, module_file: Path | None) -> list[str]:
+    """The handed-in files whose digest differs from the one the evidence recorded."""
+    pairs = [
+        (stage.module, _digest_at(document, "digests", "module", "sha256"), module_file),
+        (stage.transfer_file, _digest_at(document, "transfer", "sha256"), home / stage.transfer_file),
+        (stage.design_answer_file, _digest_at(document, "design_answer", "sha256"), home / stage.design_answer_file),
+        (f"labs/{stage.key}/{stage.fault.fault_file}", _digest_at(document, "fault_lab", "fixed_file_sha256"),
+         home / "labs" / stage.key / stage.fault.fault_file),
+    ]
+    return [shown for shown, recorded, path in pairs
+            if recorded is not None and recorded != evidence.sha256_file(path)]
 
 
 def edited_tests(stage: Stage, course_root: Path, home: Path) -> bool:
@@ -83,8 +104,11 @@ def edited_tests(stage: Stage, course_root: Path, home: Path) -> bool:
     return handed_in.is_file() and evidence.sha256_file(handed_in) != evidence.sha256_file(course_root / stage.test_file)
 
 
-def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: CheckOutcome) -> Finding:
-    """Judge ``home/<evidence dir>/verification.json`` against the grading run ``observed``."""
+def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: tuple[TestResult, ...],
+          acceptance_seen: dict[str, bool]) -> Finding:
+    """Judge ``home/<evidence dir>/verification.json`` against what grading observed: the stage test
+    rows and the four acceptance conditions (``required_tests_passed``, ``fault_lab_fixed``,
+    ``transfer_passed``, ``design_answer_present``)."""
     problems: list[str] = []
     tests_edited = edited_tests(stage, course_root, home)
     if tests_edited:
@@ -117,17 +141,16 @@ def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None,
     course_digest = evidence.sha256_file(course_root / stage.test_file)
     if test_digests and any(digest != course_digest for digest in test_digests):
         problems.append("it was produced with stage tests whose digest differs from the course's (edited tests)")
-    module_digest = (digests.get("module") or {}).get("sha256") if isinstance(digests.get("module"), dict) else None
-    stale = module_digest != evidence.sha256_file(module_file)
-    claims = over_claims(stage, document, observed)
+    changed = changed_since(stage, document, home, module_file)
+    claims = over_claims(stage, document, observed, acceptance_seen)
     if claims:
-        lead = ("it was produced for another version of " + stage.module + " and claims" if stale
+        lead = (f"it was produced for other versions of {', '.join(changed)} and claims" if changed
                 else "it claims more than grading saw:")
         problems.append(f"{lead} {'; '.join(claims)}")
 
     if problems:
         return Finding(FAILED, f"{shown}: " + "; ".join(problems), REVIEW)
-    note = (f"; it was produced for an earlier version of {stage.module}, and claims nothing the handed-in code "
-            "does not achieve" if stale else "")
+    note = (f"; it was produced for earlier versions of {', '.join(changed)}, and claims nothing the handed-in "
+            "work does not achieve" if changed else "")
     return Finding(PASSED, f"{shown} is intact, was produced with the course's tests and claims nothing grading "
                            f"did not see{note}", "")

@@ -1,10 +1,11 @@
 """Grade one stage of one submission: seven items, each from a real run.
 
 Runs inside the grading worker (its own process, environment and scratch copy). The stage
-tests, the fault lab, the transfer test and the design answer are judged by the same code as
-``forgelab check`` (:func:`forgelab.checker.run_check`), with the course's tests; the instructor
-checks and the reference notebook are run next to it; the submission's own evidence is then
-compared with what was observed.
+tests, the fault lab and the design answer are judged by the same code as ``forgelab check``
+(:func:`forgelab.checker.run_check`), with the course's tests — given a home without
+``transfer/``, so the learner's own tests never share the stage tests' process. The transfer
+test, the instructor checks and the reference notebook each run in their own process next to
+it; the submission's own evidence is then compared with what was observed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ CAUSE_CHARS = 180
 class Context:
     course: Course
     workbook: Workbook  # the course (root) with a scratch workspace
-    target: Target  # the submission's forge/ (import dir) and its home (transfer, labs, evidence)
+    target: Target  # the submission's forge/ (import dir) and its home without transfer/ (labs, evidence)
+    home: Path  # the submission's home with transfer/
     submission: str
     scratch: Path  # the worker's scratch folder (holds the copies; never shown in a reason)
     env: dict[str, str]
@@ -53,8 +55,8 @@ class StageResult:
 
 def clean(text: str, ctx: Context) -> str:
     """One deterministic line: no scratch or course paths, no memory addresses."""
-    for path, shown in ((ctx.target.home, ""), (ctx.target.in_place, ""), (ctx.workbook.root, "<course>"),
-                        (ctx.scratch, "<scratch>")):
+    for path, shown in ((ctx.home, ""), (ctx.target.home, ""), (ctx.target.in_place, ""),
+                        (ctx.workbook.root, "<course>"), (ctx.scratch, "<scratch>")):
         if path is None:
             continue
         text = text.replace(str(path) + "/", shown).replace(str(path), shown or ".")
@@ -230,6 +232,34 @@ def grade_fault_lab(ctx: Context, stage: Stage, part: Part) -> GradeItem:
     return _item(ctx, stage, "fault_lab", 0, result, f"{where} is not fixed: {part.detail}")
 
 
+def judge_transfer(ctx: Context, stage: Stage, import_dir: Path, problem: ImportProblem | None) -> Part:
+    """Run the learner's transfer test on its own, in a process without the stage tests.
+
+    A transfer test that does not even collect (a typo), crashes or hangs costs the transfer item
+    only; and nothing it does at import time can reach the stage tests' process.
+    """
+    path = ctx.home / stage.transfer_file
+    shown = stage.transfer_file
+    if not path.is_file():
+        return Part("missing", f"{shown} was not handed in")
+    if problem is not None:
+        return Part("error", f"not run: {problem.cause}")
+    run = run_pytest(import_dir, ctx.workbook.root, [str(path)], expected=4)
+    results = run.tests
+    if run.problem and not results:
+        return Part("error", run.problem)
+    if not results:
+        return Part("error", f"no test function found in {shown}: a transfer test is named test_...")
+    if all(r.outcome == "skipped" for r in results):
+        return Part("not_written", f"still the starter: the pytest.skip line in {shown} was not replaced")
+    bad = [r for r in results if r.outcome != "passed"]
+    if bad:
+        first = bad[0]
+        status = "error" if first.outcome in ("error", "not_run") else "failed"
+        return Part(status, f"{first.name}: {_cause(first)}")
+    return Part("passed", f"{len(results)} transfer test(s) pass")
+
+
 def grade_transfer(ctx: Context, stage: Stage, part: Part) -> GradeItem:
     top = SPEC["transfer"].max_points
     if part.status == "passed":
@@ -251,9 +281,10 @@ def grade_design(ctx: Context, stage: Stage, part: Part) -> GradeItem:
     return _item(ctx, stage, "design_answer", 0, FAILED, f"{stage.design_answer_file}: {part.detail}")
 
 
-def grade_evidence(ctx: Context, stage: Stage, observed: CheckOutcome) -> GradeItem:
+def grade_evidence(ctx: Context, stage: Stage, observed: CheckOutcome, transfer: Part) -> GradeItem:
     module_file = ctx.target.module_path(stage.module)
-    finding = consistency.check(stage, ctx.workbook.root, ctx.target.home, module_file, observed)
+    acceptance = {**observed.document["acceptance"], "transfer_passed": transfer.status == "passed"}
+    finding = consistency.check(stage, ctx.workbook.root, ctx.home, module_file, observed.tests, acceptance)
     top = SPEC["evidence"].max_points
     return _item(ctx, stage, "evidence", top if finding.outcome == PASSED else 0, finding.outcome, finding.reason,
                  finding.flag)
@@ -270,6 +301,7 @@ def grade_stage(ctx: Context, stage: Stage) -> StageResult:
     problem = probe_import(import_dir, stage.module)
     observed = run_check(ctx.course, ctx.workbook, stage, ctx.target, write=False)
     checks = grade_instructor_checks(ctx, stage, import_dir, problem)
+    transfer = judge_transfer(ctx, stage, import_dir, problem)
     timings["tests_s"] = round(time.monotonic() - started, 3)
     items = [
         grade_tests(ctx, stage, observed, problem),
@@ -277,9 +309,9 @@ def grade_stage(ctx: Context, stage: Stage) -> StageResult:
         grade_notebook(ctx, stage, import_dir, problem, timings,
                        tests_timed_out=any(row.outcome == "timeout" for row in observed.tests)),
         grade_fault_lab(ctx, stage, observed.fault_lab),
-        grade_transfer(ctx, stage, observed.transfer),
+        grade_transfer(ctx, stage, transfer),
         grade_design(ctx, stage, observed.design),
-        grade_evidence(ctx, stage, observed),
+        grade_evidence(ctx, stage, observed, transfer),
     ]
     timings["stage_total_s"] = round(time.monotonic() - started, 3)
     return StageResult(items, timings)

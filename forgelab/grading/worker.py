@@ -53,14 +53,14 @@ def run(job: dict[str, Any]) -> int:
     sub = submissions.Submission(job["id"], Path(job["path"]), job["kind"], job["prefix"])
 
     files = submissions.read_files(sub)
-    import_dir, home = submissions.lay_out(files, scratch / "submission")
+    import_dir, home, checker_home = submissions.lay_out(files, scratch / "submission")
     _append(result, {"kind": "submission", "content_sha256": submissions.content_digest(files), "files": len(files),
                      "copy_s": round(time.monotonic() - copied, 3)})
 
     workbook = Workbook(root=course_root, workspace=scratch / "workspace")
-    target = Target(name=f"submission {sub.id}", kind="path", layers=(import_dir / "forge",), home=home,
+    target = Target(name=f"submission {sub.id}", kind="path", layers=(import_dir / "forge",), home=checker_home,
                     in_place=import_dir)
-    context = Context(course=course, workbook=workbook, target=target, submission=sub.id,
+    context = Context(course=course, workbook=workbook, target=target, home=home, submission=sub.id,
                       scratch=scratch, env=dict(os.environ), limits=Limits(**job["limits"]),
                       notebooks=notebooks)
     for stage in stages:

@@ -14,6 +14,7 @@ edited-tests   the wrong solution, with the stage test that catches it weakened,
                those edited tests
 forged         the wrong solution; verification.json edited to claim every pass, then resealed
 hand-edited    the same claims without resealing (broken integrity digest); handed in as a zip
+transfer-typo  the correct submission whose transfer test got a syntax error after its last check
 =============  =====================================================================================
 """
 
@@ -24,7 +25,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from conftest import ROOT, WorkbookCopy, copy_workbook
+from conftest import WorkbookCopy, copy_workbook
 
 from forgelab import evidence
 
@@ -181,6 +182,13 @@ def make_hand_edited_zip(base: WorkbookCopy, destination: Path) -> Path:
     return archive
 
 
+def make_transfer_typo(base: WorkbookCopy, destination: Path) -> Path:
+    copy = derive(base, destination)
+    test = copy.root / "transfer" / "test_01_instruction_hierarchy.py"
+    test.write_text(test.read_text(encoding="utf-8") + "\ndef test_more(:\n    pass\n", encoding="utf-8")
+    return hand_in(copy)  # no new check: the evidence still says the transfer test passed
+
+
 def snapshot(path: Path) -> dict[str, bytes]:
     """Every file under a folder (or the zip itself), for byte-for-byte comparison."""
     if path.is_file():
@@ -197,9 +205,10 @@ def build_all(folder: Path, stages: tuple[str, ...] = (STAGE,)) -> dict[str, Pat
         "edited-tests": make_edited_tests(base, folder / "edited-tests"),
         "forged": make_forged(base, folder / "forged"),
         "hand-edited": make_hand_edited_zip(base, folder / "zips"),
+        "transfer-typo": make_transfer_typo(base, folder / "transfer-typo"),
     }
     shutil.move(str(hand_in(base)), folder / "correct")
     return {"correct": folder / "correct", **made}
 
 
-__all__ = ["ROOT", "build_all", "snapshot"]
+__all__ = ["build_all", "snapshot"]

@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT, run_cli
 from grading_fixtures import build_all, snapshot
 
-NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited")
+NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo")
 GRADE_ARGS = ("--stages", "01", "--jobs", "2", "--test-timeout", "2", "--cell-timeout", "20")
 
 
@@ -108,7 +108,7 @@ def test_the_batch_finishes_with_a_row_for_every_item(first: dict[str, Any]) -> 
     for name in NAMES:
         assert len(items(first, name)) == 7, name
         assert f"] {name}: " in first["stdout"]  # a progress line per submission
-    assert "[7/7]" in first["stdout"]
+    assert f"[{len(NAMES)}/{len(NAMES)}]" in first["stdout"]
     assert "no network" in first["stdout"]
 
 
@@ -176,6 +176,18 @@ def test_evidence_that_claims_passes_it_does_not_have_is_flagged(first: dict[str
     # everything else is graded from the code, as for the honest wrong submission
     for key in ("stage_tests", "notebook", "instructor_checks"):
         assert items(first, "forged")[key]["points"] == items(first, "wrong")[key]["points"]
+
+
+def test_a_broken_transfer_test_costs_the_transfer_item_only(first: dict[str, Any]) -> None:
+    rows = items(first, "transfer-typo")
+    assert rows["transfer"]["outcome"] == "error" and rows["transfer"]["points"] == 0
+    assert "could not collect" in rows["transfer"]["reason"]
+    for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "design_answer"):
+        assert rows[key]["outcome"] == "passed", (key, rows[key]["reason"])
+    # its evidence still claims the transfer test passed: produced for another version of that file
+    evidence = rows["evidence"]
+    assert evidence["flag"] == "review"
+    assert "produced for other versions of transfer/test_01_instruction_hierarchy.py" in evidence["reason"]
 
 
 def test_instructor_checks_appear_by_name_and_outcome_only(first: dict[str, Any]) -> None:

@@ -107,8 +107,10 @@ def test_only_what_grading_needs_is_copied_and_a_zip_reads_like_its_folder(tmp_p
     assert sorted(files) == [("home", "labs/01-x/forge/instructions.py"), ("home", "transfer/test_01_x.py"),
                              ("import", "forge/__init__.py"), ("import", "forge/instructions.py")]
     assert submission.content_digest(files) == submission.content_digest(submission.read_files(from_zip))
-    import_dir, home = submission.lay_out(files, tmp_path / "scratch")
+    import_dir, home, checker_home = submission.lay_out(files, tmp_path / "scratch")
     assert sorted(p.name for p in import_dir.iterdir()) == ["forge"]  # no learner forgelab/ on the path
+    assert (home / "transfer").is_dir() and not (checker_home / "transfer").exists()
+    assert (checker_home / "labs" / "01-x" / "forge" / "instructions.py").is_file()
 
 
 def test_the_same_path_twice_is_refused(tmp_path: Path) -> None:

@@ -94,8 +94,29 @@ def course_template(course: Course, into: Path) -> Path:
     return into
 
 
+def _wait(process: subprocess.Popen, limit: float, result: Path,  # type: ignore[type-arg]
+          on_stage: Callable[[dict[str, Any]], None]) -> bool:
+    """Wait for the worker up to ``limit`` seconds, reporting each stage as it lands; True if it finished."""
+    deadline = time.monotonic() + limit
+    reported = 0
+    finished = False
+    while not finished:
+        try:
+            process.wait(timeout=min(1.0, max(deadline - time.monotonic(), 0.01)))
+            finished = True
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return False
+        stages = [row for row in _read_results(result) if row.get("kind") == "stage"]
+        for row in stages[reported:]:
+            on_stage(row)
+        reported = len(stages)
+    return True
+
+
 def grade_one(course: Course, stages: list[Stage], sub: Submission, reduced: dict[str, Path], template: Path,
-              work: Path, limits: Limits, network: str) -> Graded:
+              work: Path, limits: Limits, network: str,
+              progress: Callable[[str], None] = lambda line: None) -> Graded:
     scratch = work / "scratch"
     scratch.mkdir(parents=True)
     result, job_file = work / "result.jsonl", work / "job.json"
@@ -112,11 +133,12 @@ def grade_one(course: Course, stages: list[Stage], sub: Submission, reduced: dic
     with (work / "worker.out").open("w") as stdout, (work / "worker.err").open("w") as stderr:
         process = subprocess.Popen(command, cwd=scratch, env=env, stdout=stdout, stderr=stderr,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        try:
-            process.wait(timeout=limit)
-            stopped = False
-        except subprocess.TimeoutExpired:
-            stopped = True
+        def on_stage(row: dict[str, Any]) -> None:
+            points = sum(int(item["points"]) for item in row["items"])
+            top = sum(int(item["max_points"]) for item in row["items"])
+            progress(f"      {sub.id}: stage {row['stage']} graded, {points}/{top}")
+
+        stopped = not _wait(process, limit, result, on_stage)
         kill_group(process)  # also whatever the submission's code left running
     wall = time.monotonic() - started
 
@@ -164,7 +186,8 @@ def grade_batch(course: Course, stages: list[Stage], subs: list[Submission], out
             graded: list[Graded] = []
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 futures = {pool.submit(grade_one, course, stages, sub, reduced, template, batch_dir / f"{index:04d}",
-                                       limits, network): sub for index, sub in enumerate(subs)}
+                                       limits, network, progress if len(stages) > 1 else (lambda line: None)): sub
+                           for index, sub in enumerate(subs)}
                 for done, future in enumerate(as_completed(futures), 1):
                     result = future.result()
                     graded.append(result)

@@ -146,13 +146,20 @@ def rows(connection: sqlite3.Connection, submissions: list[str] | None = None) -
     return [row for row in found if submissions is None or row.submission in submissions]
 
 
+def _cell(value: object) -> object:
+    """A text cell that a spreadsheet will not run as a formula (learners control some of the text)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def csv_text(items: list[GradeItem]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for item in items:
-        writer.writerow([item.submission, item.stage, item.item, item.points, item.max_points, item.outcome,
-                         item.flag, item.reason])
+        writer.writerow([_cell(item.submission), item.stage, item.item, item.points, item.max_points, item.outcome,
+                         item.flag, _cell(item.reason)])
     return buffer.getvalue()
 
 
@@ -171,7 +178,7 @@ def totals_text(items: list[GradeItem]) -> str:
         for stage in stages:
             rows_ = [i for i in mine if i.stage == stage]
             per_stage.append(f"{sum(i.points for i in rows_)}/{sum(i.max_points for i in rows_)}" if rows_ else "")
-        writer.writerow([sub, *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
+        writer.writerow([_cell(sub), *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
                          sum(1 for i in mine if i.flag)])
     return buffer.getvalue()
 

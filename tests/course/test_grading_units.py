@@ -225,5 +225,11 @@ def test_feedback_escapes_everything_a_learner_controls(course) -> None:  # type
     assert "<b>alice</b>" not in page and "&lt;b&gt;alice&lt;/b&gt;" in page
 
 
+def test_csv_cells_a_learner_controls_are_never_formulas() -> None:
+    text = gradebook.csv_text([GradeItem("=cmd|'/c calc'!A1", "01", "stage_tests", 0, 40, "failed", "+1 -1 @x")])
+    row = text.splitlines()[1]
+    assert row.startswith("'=cmd") and ",'+1 -1 @x" in row
+
+
 def test_socket_module_is_untouched_in_the_test_process() -> None:
     assert socket.socket.connect.__qualname__ == "socket.connect"  # the guard lives only in graded processes

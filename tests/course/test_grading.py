@@ -24,6 +24,9 @@ import pytest
 from conftest import ROOT, run_cli
 from grading_fixtures import build_all, snapshot
 
+# the first test that needs a grading waits for the fixtures to be built and graded (about a minute)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
 NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo")
 GRADE_ARGS = ("--stages", "01", "--jobs", "2", "--test-timeout", "2", "--cell-timeout", "20")
 

@@ -148,6 +148,18 @@ def test_graded_processes_have_no_network_but_keep_loopback(tmp_path: Path) -> N
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+def test_the_network_namespace_has_no_route_out() -> None:
+    if not isolation.namespace_works():
+        pytest.skip("no unprivileged network namespace on this machine: grading uses the socket guard alone")
+    import errno
+
+    done = subprocess.run([*(isolation.namespace_prefix() or []), sys.executable, "-c",
+                           "import socket; s = socket.socket(); s.settimeout(3); print(s.connect_ex(('192.0.2.1', 80)))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip()) in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EACCES, errno.EPERM)
+
+
 def test_graded_processes_run_hypothesis_derandomized_and_skip_slow_optional_imports(tmp_path: Path) -> None:
     startup = isolation.write_startup_rules(tmp_path / "startup")
     env = isolation.grading_env(tmp_path / "scratch", ROOT, isolation.Limits(), startup)

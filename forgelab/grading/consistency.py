@@ -68,7 +68,7 @@ def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestResu
     tests = sorted(name for name in _claimed_passed(document) & set(stage.required_tests) if name not in seen)
     if tests:
         claims.append(f"tests passing that grading saw fail ({_listed(tests)})")
-    acceptance = document.get("acceptance") if isinstance(document.get("acceptance"), dict) else {}
+    acceptance = _table(document, "acceptance")
     for key, label in ACCEPTANCE_LABELS.items():
         if acceptance.get(key) is True and acceptance_seen.get(key) is not True:
             if key == "required_tests_passed" and tests:
@@ -77,6 +77,11 @@ def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestResu
     if document.get("accepted") is True and not all(acceptance_seen.get(key) is True for key in ACCEPTANCE_LABELS):
         claims.append("the stage accepted (grading does not accept it)")
     return claims
+
+
+def _table(document: dict[str, Any], key: str) -> dict[str, Any]:
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _digest_at(document: dict[str, Any], *keys: str) -> object:
@@ -133,10 +138,10 @@ def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None,
         problems.append("its integrity digest does not match its content (it was edited after `forgelab check` wrote it)")
     if document.get("experiment_id") != stage.experiment_id:
         problems.append(f"it is the evidence of {str(document.get('experiment_id'))[:80]!r}, not of this stage")
-    target = document.get("target") if isinstance(document.get("target"), dict) else {}
+    target = _table(document, "target")
     if target.get("kind") != "learner":
         problems.append(f"it was produced for target {str(target.get('name'))[:40]!r}, not for the learner's own forge/")
-    digests = document.get("digests") if isinstance(document.get("digests"), dict) else {}
+    digests = _table(document, "digests")
     test_digests = [row.get("sha256") for row in digests.get("tests", []) or [] if isinstance(row, dict)]
     course_digest = evidence.sha256_file(course_root / stage.test_file)
     if test_digests and any(digest != course_digest for digest in test_digests):

@@ -24,7 +24,13 @@ jsonschema) never uses that check, and importing it builds a parser that costs s
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
 if os.environ.get("FORGELAB_NO_NETWORK") == "1":
     import ipaddress
@@ -52,44 +58,44 @@ if os.environ.get("FORGELAB_NO_NETWORK") == "1":
             return _is_local_host(address[0])
         return False
 
-    _connect = socket.socket.connect
-    _connect_ex = socket.socket.connect_ex
-    _sendto = socket.socket.sendto
-    _getaddrinfo = socket.getaddrinfo
+    _connect: Any = socket.socket.connect
+    _connect_ex: Any = socket.socket.connect_ex
+    _sendto: Any = socket.socket.sendto
+    _getaddrinfo: Any = socket.getaddrinfo
 
-    def connect(self: socket.socket, address: object) -> None:  # type: ignore[override]
+    def _refuse(address: object) -> ConnectionRefusedError:
+        return ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
+
+    def _guarded_connect(self: socket.socket, address: Any) -> None:
         if not _allowed(self, address):
-            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
-        return _connect(self, address)  # type: ignore[arg-type]
+            raise _refuse(address)
+        _connect(self, address)
 
-    def connect_ex(self: socket.socket, address: object) -> int:  # type: ignore[override]
+    def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
         if not _allowed(self, address):
-            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
-        return _connect_ex(self, address)  # type: ignore[arg-type]
+            raise _refuse(address)
+        return int(_connect_ex(self, address))
 
-    def sendto(self: socket.socket, data: bytes, *args: object) -> int:  # type: ignore[override]
+    def _guarded_sendto(self: socket.socket, data: bytes, *args: Any) -> int:
         address = args[-1] if args else None
         if not _allowed(self, address):
-            raise ConnectionRefusedError(f"{_MESSAGE}: refused {address!r}")
-        return _sendto(self, data, *args)  # type: ignore[arg-type]
+            raise _refuse(address)
+        return int(_sendto(self, data, *args))
 
-    def getaddrinfo(host: object, *args: object, **kwargs: object) -> list:  # type: ignore[type-arg]
+    def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         if host is not None and not _is_local_host(host):
             raise socket.gaierror(socket.EAI_NONAME, f"{_MESSAGE}: will not resolve {host!r}")
-        return _getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+        return _getaddrinfo(host, *args, **kwargs)
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-    socket.socket.sendto = sendto  # type: ignore[method-assign,assignment]
-    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    setattr(socket.socket, "connect", _guarded_connect)
+    setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    setattr(socket.socket, "sendto", _guarded_sendto)
+    setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
 
 
 if os.environ.get("FORGELAB_HYPOTHESIS_DERANDOMIZE") == "1":
-    import importlib.abc
-    import importlib.machinery
-    import sys
 
-    def _load_profile(module: object) -> None:
+    def _load_profile(module: ModuleType) -> None:
         settings = getattr(module, "settings", None)
         if settings is None:
             return
@@ -99,20 +105,22 @@ if os.environ.get("FORGELAB_HYPOTHESIS_DERANDOMIZE") == "1":
     class _AfterHypothesis(importlib.abc.MetaPathFinder):
         """Wrap the loader of ``hypothesis`` so that the profile is loaded right after it."""
 
-        def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        def find_spec(self, name: str, path: Sequence[str] | None = None,
+                      target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
             if name != "hypothesis":
                 return None
             sys.meta_path.remove(self)
-            spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
             if spec is None or spec.loader is None:
                 return spec
-            original = spec.loader.exec_module  # type: ignore[union-attr]
+            loader: Any = spec.loader
+            original = loader.exec_module
 
-            def exec_module(module: object) -> None:
-                original(module)  # type: ignore[arg-type]
+            def exec_module(module: ModuleType) -> None:
+                original(module)
                 _load_profile(module)
 
-            spec.loader.exec_module = exec_module  # type: ignore[union-attr,method-assign]
+            loader.exec_module = exec_module
             return spec
 
     sys.meta_path.insert(0, _AfterHypothesis())
@@ -120,11 +128,10 @@ if os.environ.get("FORGELAB_HYPOTHESIS_DERANDOMIZE") == "1":
 
 _SKIPPED = {name.strip() for name in os.environ.get("FORGELAB_SKIP_IMPORTS", "").split(",") if name.strip()}
 if _SKIPPED:
-    import importlib.abc
-    import sys
 
     class _SkipImports(importlib.abc.MetaPathFinder):
-        def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        def find_spec(self, name: str, path: Sequence[str] | None = None,
+                      target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
             if name.split(".", 1)[0] in _SKIPPED:
                 raise ModuleNotFoundError(f"{name} is skipped while grading (optional, slow to import)", name=name)
             return None

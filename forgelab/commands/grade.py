@@ -36,7 +36,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if not workbook.has_solutions and not (workbook.root / "instructor").is_dir():
         print("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
               "without the instructor checks")
-    stages = parse_stages(course, args.stages)
+    from forgelab.registry import RegistryError
+
+    try:
+        stages = parse_stages(course, args.stages)
+    except RegistryError as error:
+        return fail(str(error), "give --stages as a range or a list of the course's stages, e.g. --stages 01-03")
     try:
         subs = discover(args.submissions)
     except SubmissionError as error:
@@ -95,7 +100,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     grade.add_argument("--stages", help="stages to grade: 01-07, 01,03 or 02 (default: all)")
     grade.add_argument("--network", choices=("auto", "namespace", "guard"), default="auto",
                        help="how network access is blocked (default auto: a network namespace when available)")
-    grade.add_argument("--test-timeout", type=_positive, default=10, help="seconds per test and import (default 10)")
+    grade.add_argument("--test-timeout", type=_positive, default=10, help="seconds per test (default 10); an import gets at least 15")
     grade.add_argument("--cell-timeout", type=_positive, default=60, help="seconds per notebook cell (default 60)")
     grade.add_argument("--notebook-timeout", type=_positive, default=240, help="seconds per notebook (default 240)")
     grade.add_argument("--submission-timeout", type=_positive, default=None,

@@ -245,3 +245,10 @@ def test_csv_cells_a_learner_controls_are_never_formulas() -> None:
 
 def test_socket_module_is_untouched_in_the_test_process() -> None:
     assert socket.socket.connect.__qualname__ == "socket.connect"  # the guard lives only in graded processes
+
+
+def test_instructor_checks_never_reach_the_learner_bundle() -> None:
+    from forgelab.site.release import select_files
+
+    assert list((ROOT / "instructor" / "checks").glob("test_*.py"))
+    assert not [path for path in select_files(ROOT) if path.startswith("instructor/")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,22 @@ def base_env(import_dir: Path) -> dict[str, str]:
     return env
 
 
+def run_bounded(command: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a command in its own process group; on timeout the whole group is killed, not just its leader."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def _display(path: str, import_dir: Path, shown_as: str) -> str:
     try:
         return f"{shown_as}/{Path(path).resolve().relative_to(import_dir.resolve()).as_posix()}"
@@ -100,10 +117,8 @@ def probe_import(import_dir: Path, module: str, shown_as: str = ".") -> ImportPr
         return ImportProblem("missing", f"{module} does not exist: create it (the notebook and `forgelab hint` show how)")
     dotted = ".".join(relative.with_suffix("").parts)
     try:
-        done = subprocess.run(
-            [sys.executable, "-P", "-c", _PROBE, dotted, str(import_dir)],
-            env=base_env(import_dir), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, cwd=import_dir,
-        )
+        done = run_bounded([sys.executable, "-P", "-c", _PROBE, dotted, str(import_dir)],
+                           env=base_env(import_dir), timeout=PROBE_TIMEOUT_S, cwd=import_dir)
     except subprocess.TimeoutExpired:
         return ImportProblem("timeout", f"importing {module} did not finish within {PROBE_TIMEOUT_S} s: "
                                         "look for a loop that runs at module level")
@@ -137,11 +152,12 @@ def run_pytest(import_dir: Path, rootdir: Path, selection: list[str], *,
         env["FORGELAB_REPORT"] = str(report_path)
         command = [
             sys.executable, "-P", "-m", "pytest", "-c", str(ini), f"--rootdir={rootdir}", "--noconftest",
+            "--continue-on-collection-errors",
             "-p", "pytest_timeout", "-p", "forgelab.pytest_plugin", f"--timeout={per_test_timeout}",
             "-q", "--tb=short", "--color=no", *selection,
         ]
         try:
-            done = subprocess.run(command, cwd=rootdir, env=env, capture_output=True, text=True, timeout=wall_limit)
+            done = run_bounded(command, cwd=rootdir, env=env, timeout=wall_limit)
         except subprocess.TimeoutExpired:
             return RunResult((), f"the test run was stopped after {wall_limit} s — look for a loop that never ends")
         if not report_path.is_file():

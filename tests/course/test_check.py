@@ -132,3 +132,14 @@ def test_edited_stage_tests_change_the_recorded_digest(workbook) -> None:
     test_file.write_text(test_file.read_text() + "\n# edited\n")
     workbook.run("check", "01", "--target", "solution")
     assert workbook.evidence(KEY)["digests"]["tests"][0]["sha256"] != before
+
+
+def test_a_typo_in_the_transfer_test_costs_only_the_transfer_part(workbook) -> None:
+    workbook.write("forge/instructions.py", (workbook.root / "solutions/forge/instructions.py").read_text())
+    workbook.write("transfer/test_01_instruction_hierarchy.py", "def test_office(:\n    pass\n")
+    result = workbook.run("check", "01")
+    assert result.returncode == 1
+    document = workbook.evidence(KEY)
+    assert document["acceptance"]["required_tests_passed"] is True
+    assert document["transfer"]["status"] == "error"
+    assert "transfer/test_01_instruction_hierarchy.py" in document["transfer"]["detail"]

@@ -10,6 +10,8 @@ This is the learner's package. Each stage of the workbook adds one module:
     06 injection           treat retrieved text as untrusted data
     07 prompt_regression   check versioned prompts by structure and invariants
     08 extractor           the chapter project: one pipeline from a vague request to a strict spec
+    09 memory_selection    gate, rank, dedupe and pack remembered facts (extension)
+    10 prompt_assembly     assemble a prompt under a token budget; only memory may be dropped (extension)
 
 ``forge.project`` is finished infrastructure for the chapter project (scenario packs, prompt
 template, token estimates, models); you use it, you do not need to change it.

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import __version__
-from forgelab.grading import feedback, gradebook, notebooks
+from forgelab.grading import feedback, gradebook, known_wrong, notebooks
 from forgelab.grading.isolation import Limits, grading_env, kill_group, namespace_prefix, write_startup_rules
 from forgelab.grading.rubric import ERROR, TIMEOUT, GradeItem
 from forgelab.grading.stage_grader import failed_stage
@@ -182,6 +182,7 @@ def grade_batch(course: Course, stages: list[Stage], subs: list[Submission], out
         try:
             reduced = notebooks.prepare(course, stages, batch_dir / "reference-notebooks")
             template = course_template(course, batch_dir / "course")
+            known_wrong.prepare(course, stages, template)
             write_startup_rules(batch_dir / "startup")
             graded: list[Graded] = []
             with ThreadPoolExecutor(max_workers=jobs) as pool:

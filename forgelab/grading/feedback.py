@@ -33,7 +33,8 @@ NEXT_STEPS = {
     "notebook": "Run the worked demonstration (part 5) and the test table (part 6) of notebook {n} and compare your "
                 "output with the expected output described there.",
     "fault_lab": "Run `forgelab fault check {n}`, fix the file in labs/, and hand in the labs/ folder.",
-    "transfer": "Write your test in {transfer}, run `forgelab check {n}`, and make it pass.",
+    "transfer": "Write your test in {transfer} so that it asserts the exact results the transfer challenge asks for "
+                "(a test that only runs the code passes on wrong code too), run `forgelab check {n}`, and make it pass.",
     "design_answer": "Answer the design question in notebook part 9 (it is saved with your evidence).",
     "evidence": "Run `forgelab check {n}` on your final code and hand in the evidence/ folder as the checker wrote it.",
 }

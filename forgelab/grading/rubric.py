@@ -33,7 +33,9 @@ ITEMS: tuple[ItemSpec, ...] = (
     ItemSpec("fault_lab", "Fault lab", 10,
              "your repaired file in labs/, run against the course's stage tests"),
     ItemSpec("transfer", "Transfer test", 10,
-             "your own test in transfer/, run against your forge/"),
+             "your own test in transfer/, run against your forge/ (where it must pass) and against a known-wrong "
+             "implementation of the stage (where it must not: a test that passes there too cannot tell right "
+             "from wrong and earns no points)"),
     ItemSpec("design_answer", "Design answer", 5,
              "that your design answer is handed in and long enough to be an answer (your instructor reads it)"),
     ItemSpec("evidence", "Evidence", 5,

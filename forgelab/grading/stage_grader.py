@@ -5,7 +5,9 @@ tests, the fault lab and the design answer are judged by the same code as ``forg
 (:func:`forgelab.checker.run_check`), with the course's tests — given a home without
 ``transfer/``, so the learner's own tests never share the stage tests' process. The transfer
 test, the instructor checks and the reference notebook each run in their own process next to
-it; the submission's own evidence is then compared with what was observed.
+it; a transfer test that passes is run once more against the stage's known-wrong implementation
+(:mod:`forgelab.grading.known_wrong`), where it must not pass. The submission's own evidence is
+then compared with what was observed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from forgelab.checker import CheckOutcome, Part, run_check
-from forgelab.grading import consistency
+from forgelab.grading import consistency, known_wrong
 from forgelab.grading.isolation import Limits
 from forgelab.grading.notebooks import NotebookRun, run_notebook
 from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REVIEW, SPEC, TIMEOUT, GradeItem,
@@ -260,10 +262,45 @@ def judge_transfer(ctx: Context, stage: Stage, import_dir: Path, problem: Import
     return Part("passed", f"{len(results)} transfer test(s) pass")
 
 
-def grade_transfer(ctx: Context, stage: Stage, part: Part) -> GradeItem:
+def judge_transfer_on_known_wrong(ctx: Context, stage: Stage, part: Part) -> Part | None:
+    """Run a transfer test that passed once more, against the stage's known-wrong implementation.
+
+    ``passed`` there means the test cannot tell right from wrong; ``failed`` (any test that does not
+    pass: a failure, an error, a timeout) means it can. ``None`` when there is nothing to compare:
+    the test did not pass on the learner's forge/, or the course has no known-wrong variant here.
+    The run is the same kind of run as the learner's own (its own process, same environment,
+    network guard and per-test time limit); only its verdict is used, never its output.
+    """
+    if part.status != "passed":
+        return None
+    import_dir = known_wrong.variant(ctx.workbook.root, stage)
+    if import_dir is None:
+        return None
+    run = run_pytest(import_dir, ctx.workbook.root, [str(ctx.home / stage.transfer_file)], expected=4)
+    results = run.tests
+    if results and not run.problem and all(r.outcome in ("passed", "skipped") for r in results) \
+            and any(r.outcome == "passed" for r in results):
+        return Part("passed", f"{sum(r.outcome == 'passed' for r in results)} transfer test(s) pass there too")
+    return Part("failed", "it fails on a known-wrong implementation, as it should")
+
+
+KNOWN_WRONG_PASSES = ("your transfer test also passes on a known-wrong implementation of this stage, so it cannot "
+                      "tell right from wrong: assert the exact results the transfer challenge asks for")
+
+
+def grade_transfer(ctx: Context, stage: Stage, part: Part, on_wrong: Part | None = None) -> GradeItem:
+    """The transfer item. A test that passes on the learner's forge/ earns the points only if it does
+    not also pass on the known-wrong implementation (``on_wrong``); if it does, the item is worth 0
+    and flagged for review (the instructor may judge that the test checks something the fault
+    does not touch)."""
     top = SPEC["transfer"].max_points
     if part.status == "passed":
-        return _item(ctx, stage, "transfer", top, PASSED, f"{stage.transfer_file}: {part.detail}")
+        if on_wrong is not None and on_wrong.status == "passed":
+            return _item(ctx, stage, "transfer", 0, FAILED,
+                         f"{stage.transfer_file}: {part.detail} on your forge/, but {KNOWN_WRONG_PASSES}", REVIEW)
+        checked = ("; it fails on a known-wrong implementation, as it should" if on_wrong is not None
+                   else "; not checked against a known-wrong implementation (the course has none for this stage)")
+        return _item(ctx, stage, "transfer", top, PASSED, f"{stage.transfer_file}: {part.detail}{checked}")
     if part.status in ("missing", "not_written"):
         return _item(ctx, stage, "transfer", 0, MISSING, f"{stage.transfer_file}: {part.detail}")
     result = TIMEOUT if _timeout_in(part.detail) else (ERROR if part.status == "error" else FAILED)
@@ -302,6 +339,7 @@ def grade_stage(ctx: Context, stage: Stage) -> StageResult:
     observed = run_check(ctx.course, ctx.workbook, stage, ctx.target, write=False)
     checks = grade_instructor_checks(ctx, stage, import_dir, problem)
     transfer = judge_transfer(ctx, stage, import_dir, problem)
+    on_wrong = judge_transfer_on_known_wrong(ctx, stage, transfer)
     timings["tests_s"] = round(time.monotonic() - started, 3)
     items = [
         grade_tests(ctx, stage, observed, problem),
@@ -309,7 +347,7 @@ def grade_stage(ctx: Context, stage: Stage) -> StageResult:
         grade_notebook(ctx, stage, import_dir, problem, timings,
                        tests_timed_out=any(row.outcome == "timeout" for row in observed.tests)),
         grade_fault_lab(ctx, stage, observed.fault_lab),
-        grade_transfer(ctx, stage, transfer),
+        grade_transfer(ctx, stage, transfer, on_wrong),
         grade_design(ctx, stage, observed.design),
         grade_evidence(ctx, stage, observed, transfer),
     ]

@@ -15,6 +15,8 @@ edited-tests   the wrong solution, with the stage test that catches it weakened,
 forged         the wrong solution; verification.json edited to claim every pass, then resealed
 hand-edited    the same claims without resealing (broken integrity digest); handed in as a zip
 transfer-typo  the correct submission whose transfer test got a syntax error after its last check
+trivial        the correct submission with a transfer test that cannot fail (an import and
+               ``assert True``), checked again so that its evidence is honest
 =============  =====================================================================================
 """
 
@@ -189,6 +191,24 @@ def make_transfer_typo(base: WorkbookCopy, destination: Path) -> Path:
     return hand_in(copy)  # no new check: the evidence still says the transfer test passed
 
 
+TRIVIAL_TRANSFER = '''"""My transfer test (it runs the code but checks nothing)."""
+
+from forge.instructions import Instruction, resolve
+
+
+def test_office_brief_runs() -> None:
+    resolve([Instruction("user", "write", "allow")])
+    assert True
+'''
+
+
+def make_trivial_transfer(base: WorkbookCopy, destination: Path) -> Path:
+    copy = derive(base, destination)
+    (copy.root / "transfer" / "test_01_instruction_hierarchy.py").write_text(TRIVIAL_TRANSFER, encoding="utf-8")
+    _checked(copy, "check", STAGE)  # accepted: the checker only asks that the transfer test passes
+    return hand_in(copy)
+
+
 def snapshot(path: Path) -> dict[str, bytes]:
     """Every file under a folder (or the zip itself), for byte-for-byte comparison."""
     if path.is_file():
@@ -206,6 +226,7 @@ def build_all(folder: Path, stages: tuple[str, ...] = (STAGE,)) -> dict[str, Pat
         "forged": make_forged(base, folder / "forged"),
         "hand-edited": make_hand_edited_zip(base, folder / "zips"),
         "transfer-typo": make_transfer_typo(base, folder / "transfer-typo"),
+        "trivial": make_trivial_transfer(base, folder / "trivial"),
     }
     shutil.move(str(hand_in(base)), folder / "correct")
     return {"correct": folder / "correct", **made}

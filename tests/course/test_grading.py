@@ -27,7 +27,7 @@ from grading_fixtures import build_all, snapshot
 # the first test that needs a grading waits for the fixtures to be built and graded (about a minute)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo")
+NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo", "trivial")
 GRADE_ARGS = ("--stages", "01", "--jobs", "2", "--test-timeout", "2", "--cell-timeout", "20")
 
 
@@ -191,6 +191,24 @@ def test_a_broken_transfer_test_costs_the_transfer_item_only(first: dict[str, An
     evidence = rows["evidence"]
     assert evidence["flag"] == "review"
     assert "produced for other versions of transfer/test_01_instruction_hierarchy.py" in evidence["reason"]
+
+
+def test_a_transfer_test_that_cannot_fail_earns_nothing(first: dict[str, Any]) -> None:
+    rows = items(first, "trivial")
+    transfer = rows["transfer"]
+    assert (transfer["points"], transfer["outcome"], transfer["flag"]) == (0, "failed", "review")
+    assert "also passes on a known-wrong implementation" in transfer["reason"]
+    assert "cannot tell right from wrong" in transfer["reason"]
+    # it does pass on the learner's own forge/, and the evidence says so honestly
+    assert "1 transfer test(s) pass on your forge/" in transfer["reason"]
+    for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "design_answer", "evidence"):
+        assert rows[key]["outcome"] == "passed", (key, rows[key]["reason"])
+    assert total(first, "trivial") == 90
+    # the reference transfer test tells the known-wrong implementation from the right one
+    correct = items(first, "correct")["transfer"]
+    assert correct["points"] == 10 and "fails on a known-wrong implementation, as it should" in correct["reason"]
+    page = (Path(first["out"]) / "feedback" / "trivial.html").read_text(encoding="utf-8")
+    assert "cannot tell right from wrong" in page and "Your instructor will look at this item personally." in page
 
 
 def test_instructor_checks_appear_by_name_and_outcome_only(first: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from forgelab.grading import feedback, gradebook, isolation, notebooks, submission
+from forgelab.grading import feedback, gradebook, isolation, known_wrong, notebooks, submission
 from forgelab.grading.rubric import ITEMS, GradeItem, parse_stages
 from forgelab.registry import RegistryError, load_course
 
@@ -252,3 +252,33 @@ def test_instructor_checks_never_reach_the_learner_bundle() -> None:
 
     assert list((ROOT / "instructor" / "checks").glob("test_*.py"))
     assert not [path for path in select_files(ROOT) if path.startswith("instructor/")]
+
+
+# ---------------------------------------------------------------- the known-wrong variants
+
+
+def test_known_wrong_variants_are_the_course_fault_targets(course, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    stages = [course.stage("01"), course.stage("08")]
+    made = known_wrong.prepare(course, stages, tmp_path)
+    assert sorted(made) == ["01", "08"]
+    solutions = sorted((ROOT / "solutions" / "forge").glob("*.py"))
+    for stage in stages:
+        folder = known_wrong.variant(tmp_path, stage)
+        assert folder == made[stage.number] == tmp_path / "known-wrong" / stage.number
+        fault = stage.fault.fault_file
+        assert (folder / fault).read_bytes() == (ROOT / stage.failure_lab / fault).read_bytes()
+        for module in solutions:  # everything else is the reference solution
+            if f"forge/{module.name}" != fault:
+                assert (folder / "forge" / module.name).read_bytes() == module.read_bytes()
+        assert (folder / "forge" / "project" / "models.py").is_file()  # with the finished infrastructure
+    assert known_wrong.variant(tmp_path, course.stage("02")) is None  # not prepared: graded without the check
+
+
+def test_a_course_without_solutions_has_no_known_wrong_variants(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "course", tmp_path / "bundle" / "course")
+    shutil.copyfile(ROOT / "pyproject.toml", tmp_path / "bundle" / "pyproject.toml")
+    bundle = load_course(tmp_path / "bundle")
+    assert known_wrong.prepare(bundle, list(bundle.stages), tmp_path / "template") == {}
+    assert not (tmp_path / "template" / "known-wrong" / "01").exists()

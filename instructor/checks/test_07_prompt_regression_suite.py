@@ -1,0 +1,189 @@
+"""Instructor checks, stage 07 — kept out of the learner bundle (``instructor/`` is not shipped).
+
+Many random suites against an independent oracle of the contract (outputs with look-alike
+permissions, missing fields, broken calls of every exception type, outputs that are not dicts),
+payloads nested deeper than the stage tests go, strict case definitions with other containers,
+and version ids of Unicode prompt texts. Graded feedback shows their names and outcomes only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import OrderedDict
+
+import pytest
+
+from forge.prompt_regression import PromptVersion, RegressionCase, prompt_version_id, regression_report, run_suite
+
+FIELDS = ("goal", "inputs", "outputs", "acceptance", "write_allowed", "files", "owner")
+# values an output may carry for write_allowed; only the two booleans themselves are permissions
+PERMISSIONS = (True, False, "true", "false", "True", 0, 1, 0.0, None, [], "no")
+ERRORS = (ValueError, KeyError, RuntimeError, TypeError, ZeroDivisionError, LookupError)
+NOT_DICTS = ('{"goal": "g"}', ["goal"], None, ("goal", "g"), 0, b"{}")
+ABSENT = object()
+
+
+def oracle(cases: list[RegressionCase], outcomes: dict[str, object]) -> dict[str, list[str]]:
+    """The contract, written independently; an outcome is an output or an exception to raise."""
+    report: dict[str, list[str]] = {}
+    for case in cases:
+        outcome = outcomes[case.id]
+        if isinstance(outcome, BaseException):
+            report[case.id] = [f"error: {type(outcome).__name__}: {outcome}"]
+            continue
+        if not isinstance(outcome, dict):
+            report[case.id] = [f"error: output is {type(outcome).__name__}, expected a dict"]
+            continue
+        problems = []
+        missing = [name for name in sorted(case.required_fields) if name not in outcome]
+        if missing:
+            problems.append("missing:" + ",".join(missing))
+        value = outcome.get("write_allowed", ABSENT)
+        if not (value is True and case.write_allowed is True or value is False and case.write_allowed is False):
+            problems.append("write permission changed")
+        if problems:
+            report[case.id] = problems
+    return report
+
+
+def random_suite(rng: random.Random) -> tuple[list[RegressionCase], dict[str, object]]:
+    ids = rng.sample([f"case-{n:02d}" for n in range(30)], rng.randint(0, 7))
+    cases, outcomes = [], {}
+    for case_id in ids:
+        required = frozenset(rng.sample(FIELDS, rng.randint(0, 5)))
+        case = RegressionCase(case_id, {"request": case_id, "n": rng.randint(0, 9)}, required, rng.random() < 0.5)
+        cases.append(case)
+        roll = rng.random()
+        if roll < 0.12:
+            error = rng.choice(ERRORS)
+            outcomes[case_id] = error(f"model call {case_id} failed")
+        elif roll < 0.22:
+            outcomes[case_id] = rng.choice(NOT_DICTS)
+        else:
+            output: dict[str, object] = {name: rng.choice(["x", None, [], ""]) for name in
+                                         rng.sample(FIELDS, rng.randint(0, len(FIELDS)))}
+            output.pop("write_allowed", None)
+            if rng.random() < 0.8:
+                output["write_allowed"] = rng.choice(PERMISSIONS)
+            if rng.random() < 0.2:
+                output = OrderedDict(output)
+            outcomes[case_id] = output
+    return cases, outcomes
+
+
+def invoker(outcomes: dict[str, object], calls: list[str]):  # type: ignore[no-untyped-def]
+    def invoke(payload: dict[str, object]) -> object:
+        case_id = str(payload["request"])
+        calls.append(case_id)
+        outcome = outcomes[case_id]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return invoke
+
+
+def test_random_suites_match_the_contract_in_case_order() -> None:
+    rng = random.Random(7701)
+    for _ in range(400):
+        cases, outcomes = random_suite(rng)
+        calls: list[str] = []
+        report = run_suite(list(cases), invoker(outcomes, calls))
+        expected = oracle(cases, outcomes)
+        assert report == expected
+        assert list(report) == list(expected)
+        assert calls == [case.id for case in cases]
+
+
+def test_present_fields_count_even_when_their_value_is_empty() -> None:
+    case = RegressionCase("empty-values", {}, frozenset({"goal", "acceptance", "inputs"}), False)
+    output = {"goal": "", "acceptance": [], "inputs": None, "write_allowed": False}
+    assert run_suite([case], lambda payload: output) == {}
+    nothing_required = RegressionCase("nothing", {}, frozenset(), True)
+    assert run_suite([nothing_required], lambda payload: {"write_allowed": True}) == {}
+    assert run_suite([nothing_required], lambda payload: {}) == {"nothing": ["write permission changed"]}
+
+
+def test_nested_payloads_reach_every_run_unchanged() -> None:
+    payload = {"request": "inspect", "context": {"files": [{"path": "a.ts", "tags": ["ui"]}]}, "depth": [[1, [2]]]}
+    case = RegressionCase("deep", payload, frozenset({"goal"}), False)
+    seen: list[str] = []
+
+    def invoke(given: dict[str, object]) -> dict[str, object]:
+        seen.append(repr(given))
+        given["context"]["files"][0]["tags"].append("write")  # type: ignore[index]
+        given["context"]["files"].append({"path": "b.ts"})  # type: ignore[index]
+        given["depth"][0][1].append(3)  # type: ignore[index]
+        return {"goal": "g", "write_allowed": False}
+
+    for _ in range(3):
+        assert run_suite([case], invoke) == {}
+    assert seen == [repr(payload)] * 3
+    assert case.payload == {"request": "inspect", "context": {"files": [{"path": "a.ts", "tags": ["ui"]}]},
+                            "depth": [[1, [2]]]}
+
+
+def test_every_exception_type_is_reported_and_the_suite_goes_on() -> None:
+    cases = [RegressionCase(f"c{n}", {"n": n}, frozenset({"goal"}), False) for n in range(len(ERRORS) + 1)]
+
+    def invoke(payload: dict[str, object]) -> dict[str, object]:
+        n = int(payload["n"])  # type: ignore[call-overload]
+        if n < len(ERRORS):
+            raise ERRORS[n](f"broken call {n}")
+        return {"goal": "g", "write_allowed": True}
+
+    report = run_suite(cases, invoke)
+    expected = {f"c{n}": [f"error: {error.__name__}: {error(f'broken call {n}')}"] for n, error in enumerate(ERRORS)}
+    expected[f"c{len(ERRORS)}"] = ["write permission changed"]
+    assert report == expected
+
+
+@pytest.mark.parametrize("ids", [["a", "b", "a"], ["x", "x"], ["a", "b", "c", "b", "c"]])
+def test_any_repeated_id_fails_before_a_call(ids: list[str]) -> None:
+    cases = [RegressionCase(case_id, {"n": n}, frozenset(), False) for n, case_id in enumerate(ids)]
+    calls: list[object] = []
+    with pytest.raises(ValueError):
+        run_suite(cases, lambda payload: calls.append(payload))
+    assert calls == []
+
+
+@pytest.mark.parametrize(("fields", "write"), [
+    (set(), False), (["goal"], True), (("goal",), False), ({"goal": 1}, True), ("goal", False),
+    (frozenset({"goal"}), 1), (frozenset({"goal"}), None), (frozenset({"goal"}), "True"), (frozenset(), 0.0),
+])
+def test_case_definitions_refuse_look_alike_types(fields: object, write: object) -> None:
+    with pytest.raises(ValueError):
+        RegressionCase("bad", {}, fields, write)  # type: ignore[arg-type]
+
+
+def test_version_ids_are_sha256_prefixes_of_the_text_alone() -> None:
+    rng = random.Random(7702)
+    alphabet = "abc XYZ\n\t{}$é補測試🎵"
+    seen: dict[str, str] = {}
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        expected = "p-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+        assert prompt_version_id(text) == expected
+        assert PromptVersion(rng.choice(["v1", "v2", "", "draft"]), text).id == expected
+        assert seen.setdefault(text, expected) == expected
+
+
+def test_reports_of_random_versions_name_their_version_and_use_its_text() -> None:
+    rng = random.Random(7703)
+    for _ in range(60):
+        cases, outcomes = random_suite(rng)
+        version = PromptVersion(rng.choice(["v1", "v2", "next"]), f"prompt {rng.randint(0, 10**6)} ✓")
+        prompts: list[str] = []
+
+        def model(prompt: str, payload: dict[str, object]) -> object:
+            prompts.append(prompt)
+            outcome = outcomes[str(payload["request"])]
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+
+        report = regression_report(version, list(cases), model)
+        assert report == {"prompt_version": prompt_version_id(version.text), "label": version.label,
+                          "cases": len(cases), "failures": oracle(cases, outcomes)}
+        assert prompts == [version.text] * len(cases)

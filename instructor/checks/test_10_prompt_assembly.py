@@ -1,0 +1,146 @@
+"""Instructor checks, stage 10 — kept out of the learner bundle (``instructor/`` is not shipped).
+
+Many random segment sets and budgets (several evidence and dialogue segments, with and without
+memory, empty texts, exact fits) against an independent oracle of the contract, with the default
+estimate and with an injected tokenizer that also prices the notice; random reserves for
+``input_budget``; and validation that comes before any placing. Graded feedback shows their names
+and outcomes only.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from forge.prompt_assembly import MEMORY_NOTICE, PromptBudgetError, Segment, assemble, estimate_tokens, input_budget
+
+KINDS = ("system", "tools", "policy", "memory", "evidence", "dialogue", "user")
+MUST = {"system", "tools", "policy", "user"}
+WORDS = ("add", "search", "box", "，", "测试", "v2.1", "list", "—", "ProductList.tsx", "green")
+
+
+def oracle(segments: list[Segment], budget: int, count) -> tuple | None:  # type: ignore[no-untyped-def]
+    """The contract, written independently: (prompt, used, decisions), or None for PromptBudgetError."""
+    size = {s.name: count(s.text) for s in segments}
+    frame = sum(size[s.name] for s in segments if s.kind in MUST)
+    memory = [s for s in segments if s.kind == "memory"]
+    notice = count(MEMORY_NOTICE) if memory else 0
+    if frame + notice > budget:
+        return None
+    room = budget - frame - notice
+    taken = set()
+    for kind in ("evidence", "dialogue"):
+        for s in segments:
+            if s.kind == kind and size[s.name] <= room:
+                taken.add(s.name)
+                room -= size[s.name]
+    if memory and size[memory[0].name] <= room + notice:
+        taken.add(memory[0].name)
+    rows, texts = [], []
+    for kind in KINDS:
+        for s in segments:
+            if s.kind != kind:
+                continue
+            if kind in MUST or s.name in taken:
+                rows.append((s.name, kind, size[s.name], True, "required" if kind in MUST else "included"))
+                texts.append(s.text)
+            else:
+                rows.append((s.name, kind, size[s.name], False, "over_budget"))
+                if kind == "memory":
+                    rows.append(("memory-notice", "memory", notice, True, "notice"))
+                    texts.append(MEMORY_NOTICE)
+    used = sum(row[2] for row in rows if row[3])
+    return "\n\n".join(texts), used, rows
+
+
+def random_text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 9)))
+
+
+def random_segments(rng: random.Random) -> list[Segment]:
+    kinds = ["system", "user"]
+    kinds += [kind for kind in ("tools", "policy", "memory") if rng.random() < 0.7]
+    kinds += ["evidence"] * rng.randint(0, 3) + ["dialogue"] * rng.randint(0, 3)
+    rng.shuffle(kinds)
+    return [Segment(f"{kind}-{n}", kind, random_text(rng)) for n, kind in enumerate(kinds)]
+
+
+def as_tuple(assembly) -> tuple:  # type: ignore[no-untyped-def]
+    rows = [(d.name, d.kind, d.tokens, d.included, d.reason) for d in assembly.decisions]
+    return assembly.prompt, assembly.used_tokens, rows
+
+
+def check(segments: list[Segment], budget: int, count=None) -> None:  # type: ignore[no-untyped-def]
+    expected = oracle(segments, budget, count or estimate_tokens)
+    kwargs = {} if count is None else {"count_tokens": count}
+    if expected is None:
+        with pytest.raises(PromptBudgetError):
+            assemble(list(segments), budget, **kwargs)
+        return
+    assembly = assemble(list(segments), budget, **kwargs)
+    assert as_tuple(assembly) == expected
+    assert assembly.budget == budget and assembly.used_tokens <= budget
+
+
+def test_random_segment_sets_match_the_contract() -> None:
+    rng = random.Random(71001)
+    for _ in range(400):
+        segments = random_segments(rng)
+        frame = sum(estimate_tokens(s.text) for s in segments if s.kind in MUST)
+        check(segments, max(0, frame + rng.randint(-3, 45)))
+
+
+def test_random_segment_sets_with_an_injected_tokenizer() -> None:
+    rng = random.Random(71002)
+
+    def characters(text: str) -> int:  # prices the notice at 46, not at the estimate's 9
+        return len(text)
+
+    for _ in range(300):
+        segments = random_segments(rng)
+        frame = sum(len(s.text) for s in segments if s.kind in MUST)
+        check(segments, max(0, frame + rng.randint(-5, 120)), characters)
+
+
+def test_every_budget_around_the_frame_is_placed_exactly() -> None:
+    segments = [Segment("s", "system", "Be careful."), Segment("t", "tools", "read_file(path)"),
+                Segment("p", "policy", "Writes need approval."), Segment("m", "memory", "Ana likes Go."),
+                Segment("e1", "evidence", "a b c"), Segment("e2", "evidence", "d"), Segment("d1", "dialogue", "e f"),
+                Segment("u", "user", "Add a search box.")]
+    for budget in range(0, 60):
+        check(segments, budget)
+
+
+def test_empty_optional_texts_always_fit() -> None:
+    segments = [Segment("s", "system", "Rules."), Segment("e", "evidence", ""), Segment("d", "dialogue", " "),
+                Segment("u", "user", "Go.")]
+    assembly = assemble(segments, estimate_tokens("Rules.") + estimate_tokens("Go."))
+    assert [(d.name, d.reason) for d in assembly.decisions] == [("s", "required"), ("e", "included"),
+                                                                ("d", "included"), ("u", "required")]
+
+
+def test_random_reserves_match_the_budget_formula() -> None:
+    rng = random.Random(71003)
+    for _ in range(300):
+        window, output, reasoning, margin = (rng.randint(-5, 5000) for _ in range(4))
+        if min(window, output, reasoning, margin) < 0 or output + reasoning + margin > window:
+            with pytest.raises(ValueError):
+                input_budget(window, output, reasoning, margin)
+        else:
+            assert input_budget(window, output, reasoning, margin) == window - output - reasoning - margin
+
+
+@pytest.mark.parametrize("segments", [
+    [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("odd", "System", "z")],
+    [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("odd", "memory ", "z")],
+    [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("u", "evidence", "z")],
+    [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("u2", "user", "w")],
+    [Segment("u", "user", "y"), Segment("m", "memory", "a"), Segment("m2", "memory", "b"), Segment("s", "system", "x")],
+    [Segment("u", "user", "y"), Segment("t", "tools", "x")],
+])
+def test_invalid_segments_fail_before_anything_is_placed(segments: list[Segment]) -> None:
+    for budget in (0, 1000):  # too small or plenty: the segments are refused either way, not the budget
+        with pytest.raises(ValueError) as caught:
+            assemble(segments, budget)
+        assert not isinstance(caught.value, PromptBudgetError)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,9 @@ def _judge_design(path: Path, shown: str) -> Part:
     return Part("present", f"{words} words", extra)
 
 
-def _judge_transfer(results: tuple[TestResult, ...], problem: str | None, shown: str) -> Part:
+def judge_transfer(results: tuple[TestResult, ...], problem: str | None, shown: str,
+                   cause: Callable[[TestResult], str] = lambda row: row.cause) -> Part:
+    """The transfer part from its test rows: not written (still skipped), failed, error or passed."""
     if problem and not results:
         return Part("error", problem)
     if not results:
@@ -116,7 +119,7 @@ def _judge_transfer(results: tuple[TestResult, ...], problem: str | None, shown:
     if bad:
         first = bad[0]
         status = "error" if first.outcome in ("error", "not_run") else "failed"
-        return Part(status, f"{first.name} {first.outcome}: {first.cause}")
+        return Part(status, f"{first.name} {first.outcome}: {cause(first)}")
     return Part("passed", f"{len(results)} transfer test(s) passed")
 
 
@@ -171,7 +174,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         if not transfer_path.is_file():
             transfer_part = Part("missing", f"{transfer_shown} does not exist: restore it from the workbook")
         else:
-            transfer_part = _judge_transfer(transfer_rows, run.problem, transfer_shown)
+            transfer_part = judge_transfer(transfer_rows, run.problem, transfer_shown)
     lab_part = _judge_lab(stage, target, lab, lab_run, lab_problem, tests)
     design_path = design_answer_file(workbook, stage, target)
     design_part = _judge_design(design_path, stage.design_answer_file)

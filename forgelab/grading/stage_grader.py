@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from forgelab import checker
 from forgelab.checker import CheckOutcome, Part, run_check
 from forgelab.grading import consistency, known_wrong
 from forgelab.grading.isolation import Limits
@@ -247,19 +248,7 @@ def judge_transfer(ctx: Context, stage: Stage, import_dir: Path, problem: Import
     if problem is not None:
         return Part("error", f"not run: {problem.cause}")
     run = run_pytest(import_dir, ctx.workbook.root, [str(path)], expected=4)
-    results = run.tests
-    if run.problem and not results:
-        return Part("error", run.problem)
-    if not results:
-        return Part("error", f"no test function found in {shown}: a transfer test is named test_...")
-    if all(r.outcome == "skipped" for r in results):
-        return Part("not_written", f"still the starter: the pytest.skip line in {shown} was not replaced")
-    bad = [r for r in results if r.outcome != "passed"]
-    if bad:
-        first = bad[0]
-        status = "error" if first.outcome in ("error", "not_run") else "failed"
-        return Part(status, f"{first.name}: {_cause(first)}")
-    return Part("passed", f"{len(results)} transfer test(s) pass")
+    return checker.judge_transfer(run.tests, run.problem, shown, cause=_cause)
 
 
 def judge_transfer_on_known_wrong(ctx: Context, stage: Stage, part: Part) -> Part | None:

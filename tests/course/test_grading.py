@@ -200,7 +200,7 @@ def test_a_transfer_test_that_cannot_fail_earns_nothing(first: dict[str, Any]) -
     assert "also passes on a known-wrong implementation" in transfer["reason"]
     assert "cannot tell right from wrong" in transfer["reason"]
     # it does pass on the learner's own forge/, and the evidence says so honestly
-    assert "1 transfer test(s) pass on your forge/" in transfer["reason"]
+    assert "1 transfer test(s) passed on your forge/" in transfer["reason"]
     for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "design_answer", "evidence"):
         assert rows[key]["outcome"] == "passed", (key, rows[key]["reason"])
     assert total(first, "trivial") == 90

@@ -70,7 +70,10 @@ def cmd_fault(args: argparse.Namespace) -> int:
                 print(f"next: `forgelab fault check {stage.number}`, or `forgelab fault reset {stage.number}` to start over")
             return 0
         if args.action == "check":
-            return _print_lab_check(workbook, stage, faultlab.check(workbook, stage))
+            status = _print_lab_check(workbook, stage, faultlab.check(workbook, stage))
+            if status == 0:
+                _record_in_evidence(workbook, course, stage)
+            return status
         if args.action == "diff":
             text = faultlab.diff(workbook, stage)
             print(text if text else "no changes yet: the lab file is still the broken variant")
@@ -82,6 +85,17 @@ def cmd_fault(args: argparse.Namespace) -> int:
         return fail(str(error))
 
 
+def _record_in_evidence(workbook, course, stage) -> None:  # type: ignore[no-untyped-def]
+    """A fixed lab goes into the stage's verification.json at once (the whole stage is re-checked)."""
+    from forgelab.checker import run_check
+    from forgelab.targets import resolve_target
+
+    outcome = run_check(course, workbook, stage, resolve_target("learner", workbook, course))
+    verdict = "accepted" if outcome.accepted else "not accepted yet"
+    print(f"evidence updated: {workbook.relative(outcome.path)} — fault lab {outcome.fault_lab.status}, stage {verdict}"
+          if outcome.path else "")
+
+
 def _print_lab_check(workbook, stage, result) -> int:  # type: ignore[no-untyped-def]
     target = stage.fault.target_test
     if result.status == "error":
@@ -90,7 +104,6 @@ def _print_lab_check(workbook, stage, result) -> int:  # type: ignore[no-untyped
     if result.status == "fixed":
         print(f"fault lab {stage.number}: FIXED — {target} and every other stage {stage.number} test pass in the lab")
         print(f"fix principle: {stage.text().fault_fix_principle}")
-        print(f"next: `forgelab check {stage.number}` records it in your evidence")
         return 0
     row = result.target
     if row is not None and row.outcome != "passed":

@@ -27,10 +27,10 @@ def test_fault_lab_round_trip_never_touches_forge(workbook) -> None:
     lab_file.write_text((workbook.root / "solutions/forge/instructions.py").read_text())
     fixed = workbook.run("fault", "check", "01")
     assert fixed.returncode == 0 and "FIXED" in fixed.stdout
+    assert "evidence updated: evidence/prompt-context-output/01-instruction-hierarchy/verification.json" in fixed.stdout
+    assert workbook.evidence(KEY)["fault_lab"]["status"] == "fixed"
     diff = workbook.run("fault", "diff", "01").stdout
     assert diff.startswith("--- broken/forge/instructions.py") and "+    order = sorted(" in diff
-    workbook.run("check", "01")
-    assert workbook.evidence(KEY)["fault_lab"]["status"] == "fixed"
     reset = workbook.run("fault", "reset", "01")
     assert reset.returncode == 0 and "backup" in reset.stdout
     assert lab_file.read_text() == (workbook.root / f"failure_labs/{KEY}/forge/instructions.py").read_text()

@@ -185,13 +185,13 @@ class _Fields:
             raise RegistryError(f"{self.where}: {key!r} has the wrong type ({type(value).__name__})")
         return value
 
-    def str(self, key: str) -> str:
+    def text(self, key: str) -> str:
         return self._get(key, str).strip()
 
-    def int(self, key: str) -> int:
+    def integer(self, key: str) -> int:
         return self._get(key, int)
 
-    def strs(self, key: str) -> tuple[str, ...]:
+    def texts(self, key: str) -> tuple[str, ...]:
         items = self._get(key, list)
         if not all(isinstance(item, str) for item in items):
             raise RegistryError(f"{self.where}: {key!r} must be a list of strings")
@@ -206,35 +206,35 @@ def _stage_text(fields: _Fields) -> StageText:
     fault = fields.table("fault")
     transfer = fields.table("transfer")
     design = fields.table("design")
-    options = prediction.strs("options")
-    answer = prediction.int("answer")
+    options = prediction.texts("options")
+    answer = prediction.integer("answer")
     if not 0 <= answer < len(options):
         raise RegistryError(f"{prediction.where}: answer {answer} is not an index of options (0..{len(options) - 1})")
     return StageText(
-        title=fields.str("title"),
-        capability=fields.str("capability"),
-        problem_title=fields.str("problem_title"),
-        problem=fields.str("problem"),
-        what_it_is=fields.str("what_it_is"),
-        what_it_is_not=fields.str("what_it_is_not"),
-        relations=fields.str("relations"),
-        boundary_decision=fields.str("boundary_decision"),
-        demo_goal=fields.str("demo_goal"),
-        exercise=fields.str("exercise"),
-        steps=fields.strs("steps"),
-        hints=fields.strs("hints"),
-        done_when=fields.strs("done_when"),
-        mastery=fields.strs("mastery"),
-        prediction=Prediction(prediction.str("question"), options, answer, prediction.str("rationale")),
-        fault_story=fault.str("story"),
-        fault_diagnosis=fault.strs("diagnosis"),
-        fault_fix_principle=fault.str("fix_principle"),
-        transfer_scenario=transfer.str("scenario"),
-        transfer_changed_condition=transfer.str("changed_condition"),
-        transfer_task=transfer.str("task"),
-        transfer_criteria=transfer.strs("criteria"),
-        design_question=design.str("question"),
-        design_rubric=design.strs("rubric"),
+        title=fields.text("title"),
+        capability=fields.text("capability"),
+        problem_title=fields.text("problem_title"),
+        problem=fields.text("problem"),
+        what_it_is=fields.text("what_it_is"),
+        what_it_is_not=fields.text("what_it_is_not"),
+        relations=fields.text("relations"),
+        boundary_decision=fields.text("boundary_decision"),
+        demo_goal=fields.text("demo_goal"),
+        exercise=fields.text("exercise"),
+        steps=fields.texts("steps"),
+        hints=fields.texts("hints"),
+        done_when=fields.texts("done_when"),
+        mastery=fields.texts("mastery"),
+        prediction=Prediction(prediction.text("question"), options, answer, prediction.text("rationale")),
+        fault_story=fault.text("story"),
+        fault_diagnosis=fault.texts("diagnosis"),
+        fault_fix_principle=fault.text("fix_principle"),
+        transfer_scenario=transfer.text("scenario"),
+        transfer_changed_condition=transfer.text("changed_condition"),
+        transfer_task=transfer.text("task"),
+        transfer_criteria=transfer.texts("criteria"),
+        design_question=design.text("question"),
+        design_rubric=design.texts("rubric"),
     )
 
 
@@ -242,38 +242,38 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
     source = folder / "stage.toml"
     data = _read(source)
     top = _Fields(data, source.as_posix())
-    if top.int("schema") != SCHEMA:
+    if top.integer("schema") != SCHEMA:
         raise RegistryError(f"{source}: schema {data['schema']} is not supported (expected {SCHEMA})")
-    number, slug = top.str("number"), top.str("slug")
+    number, slug = top.text("number"), top.text("slug")
     if folder.name != f"{number}-{slug}":
         raise RegistryError(f"{source}: folder name {folder.name!r} must be '{number}-{slug}'")
     fault = top.table("fault")
     transfer = top.table("transfer")
-    scenario = top.str("scenario")
-    for name in (scenario, transfer.str("scenario")):
+    scenario = top.text("scenario")
+    for name in (scenario, transfer.text("scenario")):
         if name not in scenarios:
             raise RegistryError(f"{source}: unknown scenario {name!r}: expected one of {', '.join(sorted(scenarios))}")
     texts_table = top.table("text")
     texts = {lang: _stage_text(texts_table.table(lang)) for lang in texts_table.data}
     if "en" not in texts:
         raise RegistryError(f"{source}: [text.en] is required")
-    required = top.strs("required_tests")
+    required = top.texts("required_tests")
     if len(set(required)) != len(required) or not required:
         raise RegistryError(f"{source}: required_tests must be a non-empty list without duplicates")
-    contract = FaultContract(fault.str("fault_file"), fault.str("target_test"), fault.str("symptom"))
+    contract = FaultContract(fault.text("fault_file"), fault.text("target_test"), fault.text("symptom"))
     if contract.target_test not in required:
         raise RegistryError(f"{source}: fault target_test {contract.target_test!r} is not in required_tests")
     return Stage(
         number=number,
         slug=slug,
-        module=top.str("module"),
-        test_file=top.str("test_file"),
+        module=top.text("module"),
+        test_file=top.text("test_file"),
         scenario=scenario,
-        builds_on=top.strs("builds_on"),
+        builds_on=top.texts("builds_on"),
         required_tests=required,
         fault=contract,
-        transfer_file=transfer.str("test_file"),
-        transfer_scenario=transfer.str("scenario"),
+        transfer_file=transfer.text("test_file"),
+        transfer_scenario=transfer.text("scenario"),
         source_dir=folder,
         texts=texts,
         module_id=module_id,
@@ -284,7 +284,7 @@ def load_course(root: Path) -> Course:
     course_file = root / "course" / "course.toml"
     data = _read(course_file)
     top = _Fields(data, course_file.as_posix())
-    module_id = top.str("module_id")
+    module_id = top.text("module_id")
     scenarios: dict[str, dict[str, Scenario]] = {}
     for scenario_id, by_lang in top.table("scenarios").data.items():
         scenarios[scenario_id] = {
@@ -299,10 +299,10 @@ def load_course(root: Path) -> Course:
     texts = {lang: {k: str(v).strip() for k, v in table.items()} for lang, table in top.table("text").data.items()}
     return Course(
         root=root,
-        name=top.str("name"),
+        name=top.text("name"),
         module_id=module_id,
         version=version,
-        languages=top.strs("languages"),
+        languages=top.texts("languages"),
         texts=texts,
         scenarios=scenarios,
         stages=stages,

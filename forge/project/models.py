@@ -118,11 +118,12 @@ def mock_answer(prompt: str) -> dict[str, object] | None:
         write_allowed = match.group(1).lower() == "enable"
     shown = _examples(_section(sections, "Examples"))
     first = shown[0] if shown else {}
+    outputs, acceptance = first.get("outputs"), first.get("acceptance")
     values: dict[str, object] = {
         "goal": request,
         "inputs": re.findall(r"^### (.+?)\s*$", _section(sections, "Context") or "", re.M),
-        "outputs": list(first.get("outputs", [])) if isinstance(first.get("outputs"), list) else [],
-        "acceptance": list(first.get("acceptance", [])) if isinstance(first.get("acceptance"), list) else [],
+        "outputs": list(outputs) if isinstance(outputs, list) else [],
+        "acceptance": list(acceptance) if isinstance(acceptance, list) else [],
         "write_allowed": write_allowed,
     }
     return {name: values.get(name, "") for name in fields}

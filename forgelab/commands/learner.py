@@ -126,7 +126,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     workbook, course = _context()
     stage = course.stage(args.stage)
     laid, backup = restore_before(workbook, course, stage)
-    if not laid:
+    if not laid or backup is None:
         print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
         return 0
     print(f"backup of your forge/ saved as {backup.name}")

@@ -34,7 +34,7 @@ def _context():  # type: ignore[no-untyped-def]
 
 
 def _scenarios(target: Any) -> list[str]:
-    names = set()
+    names: set[str] = set()
     for layer in target.layers:
         names.update(path.stem for path in (layer / "project" / "scenarios").glob("*.json"))
     return sorted(names)
@@ -133,12 +133,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
                 print(f"prompt sent to the model\n{'-' * 24}\n{result['prompt'].rstrip()}\n{'-' * 24}\n")
             print(format_extraction(document))
         return 0
-    error = answer["error"]
-    cause, next_step = explain_failure(error, target.name)
-    if args.recovery and error.get("step") == "repair" and "repair is off" in str(error.get("message")):
+    failure = answer["error"]
+    cause, next_step = explain_failure(failure, target.name)
+    if args.recovery and failure.get("step") == "repair" and "repair is off" in str(failure.get("message")):
         next_step = "recovery mode repairs nothing on purpose; without --recovery, stage 05 may remove a fence or a trailing comma"
     if args.json:
-        document = {"error": error, "audit": answer.get("audit"), "output": answer.get("output")}
+        document = {"error": failure, "audit": answer.get("audit"), "output": answer.get("output")}
         if args.show_prompt:
             document["prompt"] = answer.get("prompt")
         print(json.dumps(document, ensure_ascii=False, indent=2))
@@ -152,7 +152,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
             print("\nmodel answer (rejected)\n" + "\n".join(f"  | {line}" for line in shown))
         sys.stdout.flush()
     status = fail(cause, next_step)
-    return 1 if error.get("kind") == "rejected" else status
+    return 1 if failure.get("kind") == "rejected" else status
 
 
 # ---------------------------------------------------------------- regress

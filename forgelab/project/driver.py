@@ -56,9 +56,10 @@ def _settings(request: dict[str, Any]):  # type: ignore[no-untyped-def]
 
 
 def _model(request: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from forge.project.models import MockModel, ModelError, OpenAIChatModel, RecordingModel, ReplayModel
+    from forge.project.models import MockModel, Model, ModelError, OpenAIChatModel, RecordingModel, ReplayModel
 
     kind = request.get("model", "mock")
+    model: Model
     try:
         if kind == "mock":
             model = MockModel(request.get("fault"))

@@ -43,7 +43,7 @@ class PromptChoice:
 
 
 def shipped_templates(target: Target) -> list[str]:
-    names = set()
+    names: set[str] = set()
     for layer in target.layers:
         names.update(path.stem for path in (layer / "project" / "prompts").glob("*.txt"))
     return sorted(names)
@@ -125,7 +125,7 @@ def run_regress(workbook: Workbook, target: Target, *, prompt: str | None, basel
         choice = resolve_prompt(prompt, target, history)
         base_run = resolve_baseline(baseline, target, history)
         outcomes = run_cases(choice)
-        settings = {"model": "mock", "mode": "recovery" if recovery else "standard"}
+        settings: dict[str, object] = {"model": "mock", "mode": "recovery" if recovery else "standard"}
         run = history.record_run(text=choice.text, label=choice.label, target=target.name, model="mock",
                                  settings=settings, outcomes=outcomes)
         base_results = history.results(base_run.id) if base_run else None

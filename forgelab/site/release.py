@@ -206,11 +206,11 @@ def reference_secrets(root: Path) -> list[Secret]:
                 if len(line) >= MIN_LINE_CHARS and line not in given_normalized:
                     secrets.append(Secret(f"{relative}: a line of {name}(): {line[:60]}", line, allowed))
     for path in sorted(solutions.rglob("*.md")):
-        relative = path.relative_to(root).as_posix()
+        answer_file = path.relative_to(root).as_posix()
         for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
             text = normalize(paragraph)
             if len(text) >= MIN_PARAGRAPH_CHARS:
-                secrets.append(Secret(f"{relative}: a paragraph of the reference answer", text))
+                secrets.append(Secret(f"{answer_file}: a paragraph of the reference answer", text))
     return secrets
 
 

@@ -114,3 +114,22 @@ def test_every_notebook_has_the_ten_parts_and_a_kernel(course, number: str) -> N
 def test_notebook_source_is_deterministic(course) -> None:
     stage = course.stages[0]
     assert nbformat.writes(notebook_source(course, stage)) == nbformat.writes(notebook_source(course, stage))
+
+
+def test_a_second_language_needs_no_code_changes(tmp_path, repo_root) -> None:
+    import shutil
+
+    shutil.copytree(repo_root / "course", tmp_path / "course")
+    source = tmp_path / "course/stages/01-instruction-hierarchy/stage.toml"
+    text = source.read_text(encoding="utf-8")
+    english = text[text.index("[text.en]"):]
+    chinese = english.replace("[text.en", "[text.zh").replace('title = "Instruction hierarchy"', 'title = "指令层级"', 1)
+    source.write_text(text + "\n" + chinese, encoding="utf-8")
+    course = load_course(tmp_path)
+    stage = course.stage("01")
+    assert stage.text("zh").title == "指令层级"
+    assert stage.text("en").title == "Instruction hierarchy"
+    assert stage.text("fr").title == "Instruction hierarchy"  # an edition that does not exist falls back to English
+    notebook = notebook_source(course, stage, "zh")
+    assert notebook.cells[0].source.startswith("# Stage 01 · 指令层级")
+    assert notebook.metadata["forgelab"]["language"] == "zh"

@@ -94,13 +94,18 @@ def run_bounded(command: list[str], *, cwd: Path, env: dict[str, str], timeout: 
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(process)
         process.communicate()
         raise
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def kill_group(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Kill the process group that ``process`` leads (it was started with a new session)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _display(path: str, import_dir: Path, shown_as: str) -> str:

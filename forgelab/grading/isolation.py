@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab import runner
+
 STARTUP_RULES = Path(__file__).resolve().parent / "startup_rules.py"
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "socks_proxy")
 
@@ -151,6 +153,13 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _reap(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def kill_tree(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
     """Kill a process and everything it started (children first are collected, then all killed)."""
     for pid in [*descendants(process.pid), process.pid]:
@@ -158,22 +167,13 @@ def kill_tree(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+    _reap(process)
 
 
 def kill_group(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
-    """Kill the process group that ``process`` leads (it was started with a new session)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+    """Kill the process group that ``process`` leads, then wait for it."""
+    runner.kill_group(process)
+    _reap(process)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-PER_TEST_TIMEOUT_S = int(os.environ.get("FORGELAB_TEST_TIMEOUT", "5"))
-PROBE_TIMEOUT_S = int(os.environ.get("FORGELAB_PROBE_TIMEOUT", "5"))
+PER_TEST_TIMEOUT_S = int(os.environ.get("FORGELAB_TEST_TIMEOUT", "30"))
+PROBE_TIMEOUT_S = int(os.environ.get("FORGELAB_PROBE_TIMEOUT", "20"))
 
 _PROBE = r"""
 import importlib, json, os, sys, traceback

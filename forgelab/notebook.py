@@ -59,27 +59,63 @@ class StageTools:
 
     # part 2 — predict first
     def predict(self) -> Any:
+        """The multiple-choice question's options (rendered Markdown), one letter button per option, and a
+        check button that records the choice and reveals the rationale. The question itself is the Markdown
+        cell above the widget, so it is not repeated here."""
         import ipywidgets as widgets
 
         from forgelab import state
 
         prediction = self.text.prediction
-        choices = widgets.RadioButtons(options=list(prediction.options), value=None,
-                                       description="", layout=widgets.Layout(width="auto"))
-        button = widgets.Button(description="Check my prediction", button_style="primary")
+        letters = [chr(ord("A") + index) for index in range(len(prediction.options))]
+        picks = [widgets.ToggleButton(value=False, description=letter, tooltip=f"choose option {letter}",
+                                      layout=widgets.Layout(width="2.6em", min_width="2.6em", flex="0 0 auto"))
+                 for letter in letters]
+        rows = [widgets.HBox([pick, widgets.HTML(value=_html(option),
+                                                 layout=widgets.Layout(flex="1 1 auto", margin="0 0 0 0.6em"))],
+                             layout=widgets.Layout(align_items="center", margin="0 0 0.2em 0"))
+                for pick, option in zip(picks, prediction.options)]
+        button = widgets.Button(description="Check my prediction", button_style="primary", icon="check",
+                                layout=widgets.Layout(width="max-content", min_width="max-content", margin="0.5em 0 0 0"))
         verdict = widgets.HTML(value="")
+        chosen: list[int | None] = [None]
+
+        def restyle() -> None:
+            for index, pick in enumerate(picks):
+                pick.button_style = "info" if index == chosen[0] else ""
+
+        def on_pick(change: dict[str, Any]) -> None:
+            index = picks.index(change["owner"])
+            if change["new"]:
+                chosen[0] = index
+                for other in picks:
+                    if other is not change["owner"]:
+                        other.value = False
+            elif chosen[0] == index:
+                chosen[0] = None
+            restyle()
+            verdict.value = ""  # a changed choice has not been checked yet
+
+        for pick in picks:
+            pick.observe(on_pick, names="value")
 
         def reveal(_: Any) -> None:
-            if choices.index is None:
-                verdict.value = "<p>Pick one option first.</p>"
+            choice = chosen[0]
+            if choice is None:
+                verdict.value = "<p>Pick one option first: press its letter.</p>"
                 return
-            correct = choices.index == prediction.answer
-            state.update(self.workbook, "predictions", self.stage.number, {"choice": choices.index, "correct": correct})
-            head = "Right." if correct else f"Not quite — the answer is: <b>{_html(prediction.options[prediction.answer])}</b>"
-            verdict.value = f"<p>{head}</p><p>{_html(prediction.rationale)}</p>"
+            correct = choice == prediction.answer
+            state.update(self.workbook, "predictions", self.stage.number, {"choice": choice, "correct": correct})
+            answer = f"<strong>{letters[prediction.answer]}</strong> — {_html(prediction.options[prediction.answer])}"
+            head = f"<strong>Right:</strong> {answer}" if correct else f"<strong>Not quite.</strong> The answer is {answer}"
+            restyle()
+            picks[prediction.answer].button_style = "success"
+            if not correct:
+                picks[choice].button_style = "danger"
+            verdict.value = f"<div><p>{head}</p>{_markdown(prediction.rationale)}</div>"
 
         button.on_click(reveal)
-        return widgets.VBox([widgets.HTML(f"<b>{_html(prediction.question)}</b>"), choices, button, verdict])
+        return widgets.VBox([*rows, button, verdict])
 
     # part 4 — experiment card
     def card(self) -> None:
@@ -110,7 +146,8 @@ class StageTools:
 
         hints = self.text.hints
         shown = widgets.HTML(value="")
-        button = widgets.Button(description="Show the next hint")
+        button = widgets.Button(description="Show the next hint", icon="lightbulb-o",
+                                layout=widgets.Layout(width="max-content", min_width="max-content"))
 
         def render() -> None:
             count = state.hints_shown(self.workbook, self.stage.number)
@@ -200,14 +237,16 @@ class StageTools:
 
         area = widgets.Textarea(value=load_answer(self.workbook, self.stage), placeholder="Your answer…",
                                 layout=widgets.Layout(width="100%", height="12em"))
-        button = widgets.Button(description="Save my answer", button_style="primary")
+        button = widgets.Button(description="Save my answer", button_style="primary", icon="save",
+                                layout=widgets.Layout(width="max-content", min_width="max-content"))
         feedback = widgets.HTML(value="")
 
         def save(_: Any) -> None:
             feedback.value = self._save(area.value)
 
         button.on_click(save)
-        return widgets.VBox([widgets.HTML(f"<b>{_html(self.text.design_question)}</b>"), area, button, feedback])
+        # The question is the Markdown cell above this widget; it is not repeated here.
+        return widgets.VBox([area, button, feedback])
 
     def save_answer(self, text: str) -> None:
         """The same as the Save button, for people who prefer typing the answer into a cell."""
@@ -244,6 +283,14 @@ def stage_tools(stage_number: str, target: str | None = None) -> StageTools:
 
 
 def _html(text: str) -> str:
-    import html
+    """One line of stage text as HTML: escaped, with `code`, *emphasis* and **bold** rendered."""
+    from forgelab.site.pages import inline
 
-    return html.escape(text).replace("`", "")
+    return inline(text)
+
+
+def _markdown(text: str) -> str:
+    """A block of stage text (paragraphs and lists) as HTML, escaped, with inline Markdown rendered."""
+    from forgelab.site.pages import md
+
+    return md(text)

@@ -7,11 +7,13 @@ Every value from the registry is escaped (``esc``) or rendered through the safe 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
 from forgelab.registry import Course, Stage
-from forgelab.site.markdown import inline, render
+from forgelab.site import markdown
 
 STATES = (
     ("not-started", "Not started"),
@@ -28,8 +30,37 @@ def esc(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+# A code span opens with a run of backticks and closes with a run of the same length (CommonMark), so
+# ```` ```json ```` shows a fence marker as code. A run that is never closed is a literal backtick.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_KEPT_SPAN = re.compile("\x00(\\d+)\x00")
+_LITERAL_BACKTICK = "\x01"
+
+
+def _with_code_spans(text: str, renderer: Callable[[str], str]) -> str:
+    spans: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        content = match.group(2).replace("\n", " ")
+        if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():
+            content = content[1:-1]
+        spans.append(content)
+        return f"\x00{len(spans) - 1}\x00"
+
+    protected = _CODE_SPAN.sub(keep, text.replace("\x00", "").replace(_LITERAL_BACKTICK, ""))
+    rendered = renderer(protected.replace("`", _LITERAL_BACKTICK))
+    rendered = rendered.replace(_LITERAL_BACKTICK, "`")
+    return _KEPT_SPAN.sub(lambda m: f"<code>{escape(spans[int(m.group(1))], quote=False)}</code>", rendered)
+
+
+def inline(text: str) -> str:
+    """One line of stage text as HTML: escaped; code spans (any backtick run), **bold** and *emphasis*."""
+    return _with_code_spans(text, markdown.inline)
+
+
 def md(text: str) -> str:
-    return render(text)
+    """A block of stage text (paragraphs, lists) as HTML, with the inline rules of :func:`inline`."""
+    return _with_code_spans(text, markdown.render)
 
 
 @dataclass(frozen=True)

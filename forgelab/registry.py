@@ -64,6 +64,18 @@ class FaultContract:
 
 
 @dataclass(frozen=True)
+class EquivalentMutant:
+    """A mutant of the reference module that no test can kill: no observable behaviour differs.
+
+    ``where`` is the mutation tool's name for it (``benchmarks/mutation.py`` explains the format),
+    ``why`` one line on why nothing observable changes. Listed in ``[mutation] equivalent``.
+    """
+
+    where: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Stage:
     number: str
     slug: str
@@ -78,6 +90,7 @@ class Stage:
     source_dir: Path
     texts: dict[str, StageText] = field(repr=False)
     module_id: str = "prompt-context-output"
+    equivalent_mutants: tuple[EquivalentMutant, ...] = ()
 
     @property
     def key(self) -> str:
@@ -238,6 +251,32 @@ def _stage_text(fields: _Fields) -> StageText:
     )
 
 
+def _equivalent_mutants(top: _Fields) -> tuple[EquivalentMutant, ...]:
+    """The optional ``[mutation]`` table: ``equivalent = [{ where = "...", why = "..." }, ...]``."""
+    if "mutation" not in top.data:
+        return ()
+    mutation = top.table("mutation")
+    unknown = sorted(set(mutation.data) - {"equivalent"})
+    if unknown:
+        raise RegistryError(f"{mutation.where}: unknown key {unknown[0]!r}: expected only 'equivalent'")
+    entries = mutation._get("equivalent", list)
+    result: list[EquivalentMutant] = []
+    for index, entry in enumerate(entries):
+        where = f"{mutation.where} equivalent[{index}]"
+        if not isinstance(entry, dict) or set(entry) != {"where", "why"}:
+            raise RegistryError(f"{where}: each entry must be a table with exactly the keys 'where' and 'why'")
+        fields = _Fields(entry, where)
+        item = EquivalentMutant(fields.text("where"), fields.text("why"))
+        if not item.where or not item.why:
+            raise RegistryError(f"{where}: 'where' and 'why' must not be empty")
+        result.append(item)
+    names = [item.where for item in result]
+    if len(set(names)) != len(names):
+        duplicate = sorted(name for name in names if names.count(name) > 1)[0]
+        raise RegistryError(f"{mutation.where}: {duplicate!r} is listed twice in equivalent: keep one entry")
+    return tuple(result)
+
+
 def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
     source = folder / "stage.toml"
     data = _read(source)
@@ -277,6 +316,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
         source_dir=folder,
         texts=texts,
         module_id=module_id,
+        equivalent_mutants=_equivalent_mutants(top),
     )
 
 

@@ -133,3 +133,45 @@ def test_a_second_language_needs_no_code_changes(tmp_path, repo_root) -> None:
     notebook = notebook_source(course, stage, "zh")
     assert notebook.cells[0].source.startswith("# Stage 01 · 指令层级")
     assert notebook.metadata["forgelab"]["language"] == "zh"
+
+
+def test_equivalent_mutants_are_read_from_the_mutation_table(tmp_path, repo_root) -> None:
+    import shutil
+
+    shutil.copytree(repo_root / "course", tmp_path / "course")
+    source = tmp_path / "course/stages/01-instruction-hierarchy/stage.toml"
+    text = source.read_text(encoding="utf-8")
+    without = text[: text.index("[mutation]")] if "[mutation]" in text else text
+    table = (
+        '[mutation]\nequivalent = [\n'
+        '    { where = "forge.instructions.x_explain__mutmut_1", why = "the two orders give the same winners" },\n'
+        '    { where = "forge.instructions.x_rank_of__mutmut_2", why = "never reached with a known source" },\n]\n\n'
+    )
+    head, tail = without.split("[text.en]", 1)
+    source.write_text(head + table + "[text.en]" + tail, encoding="utf-8")
+    stage = load_course(tmp_path).stage("01")
+    assert [(m.where, m.why) for m in stage.equivalent_mutants] == [
+        ("forge.instructions.x_explain__mutmut_1", "the two orders give the same winners"),
+        ("forge.instructions.x_rank_of__mutmut_2", "never reached with a known source"),
+    ]
+
+    source.write_text(head + "[text.en]" + tail, encoding="utf-8")
+    assert load_course(tmp_path).stage("01").equivalent_mutants == ()
+
+    for broken, message in [
+        (table.replace('why = "never reached with a known source"', 'why = ""'), "must not be empty"),
+        (table.replace(', why = "never reached with a known source"', ""), "exactly the keys 'where' and 'why'"),
+        (table.replace("x_rank_of__mutmut_2", "x_explain__mutmut_1"), "is listed twice"),
+        (table.replace("equivalent = [", "equivalents = ["), "unknown key 'equivalents'"),
+    ]:
+        source.write_text(head + broken + "[text.en]" + tail, encoding="utf-8")
+        with pytest.raises(RegistryError, match=re.escape(message)):
+            load_course(tmp_path)
+
+
+def test_listed_equivalent_mutants_belong_to_the_stage_module(course) -> None:
+    for stage in course.stages:
+        module = stage.module.removesuffix(".py").replace("/", ".")
+        for mutant in stage.equivalent_mutants:
+            assert mutant.where.startswith(f"{module}.x"), f"{stage.key}: {mutant.where} is not a mutant of {module}"
+            assert "__mutmut_" in mutant.where, f"{stage.key}: {mutant.where} is not a mutmut mutant name"

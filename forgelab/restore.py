@@ -1,8 +1,17 @@
-"""The recovery point: lay the reference modules of every stage before NN into ``forge/``."""
+"""The recovery point: lay the reference modules of every stage before NN into ``forge/``.
+
+:func:`plan_restore` says, before anything is written, which files would be overwritten and which
+of them hold the learner's own work (they differ from the pristine starter, see
+:func:`forgelab.starters.starter_source`); :func:`apply_restore` takes a timestamped backup of
+``forge/`` and then writes. In the learner bundle there are no reference modules: the error points
+at ``forgelab starter NN``, which brings back a wrecked starter.
+"""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 from forgelab import backups
 from forgelab.paths import Workbook
@@ -10,17 +19,91 @@ from forgelab.registry import Course, Stage
 from forgelab.targets import TargetError
 
 
-def restore_before(workbook: Workbook, course: Course, stage: Stage) -> tuple[list[str], backups.Backup | None]:
+@dataclass(frozen=True)
+class RestoreItem:
+    module: str  # forge/instructions.py
+    reference: Path
+    destination: Path
+    state: str  # "missing" | "reference" (already the reference) | "starter" (untouched starter) | "own work" | "changed"
+
+    @property
+    def overwrites(self) -> bool:
+        """Whether writing replaces an existing file with different content."""
+        return self.state in ("starter", "own work", "changed")
+
+    @property
+    def holds_own_work(self) -> bool:
+        return self.state == "own work"
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    stage: Stage
+    items: tuple[RestoreItem, ...]
+    starter_known: bool  # whether the pristine starters could be read to tell own work from the starter
+
+    @property
+    def to_write(self) -> tuple[RestoreItem, ...]:
+        return tuple(item for item in self.items if item.state != "reference")
+
+    @property
+    def overwritten(self) -> tuple[RestoreItem, ...]:
+        return tuple(item for item in self.items if item.overwrites)
+
+
+def _not_in_bundle(stage: Stage) -> TargetError:
+    return TargetError(
+        "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in here: "
+        "ask your instructor for the recovery pack, or keep working from your own forge/. "
+        f"To bring back a wrecked or deleted starter module, run `forgelab starter {stage.number}` "
+        "(it keeps a backup of what is there)")
+
+
+def plan_restore(workbook: Workbook, course: Course, stage: Stage) -> RestorePlan:
+    """Which reference modules ``forgelab restore NN`` would lay in, and what each would overwrite."""
+    from forgelab.starters import StarterError, starter_bytes
+
     earlier = [s for s in course.stages if s.number < stage.number]
     if not earlier:
-        return [], None
+        return RestorePlan(stage, (), True)
     if not workbook.has_solutions:
-        raise TargetError("the reference modules are not part of the learner bundle: "
-                          "ask your instructor for the recovery pack, or keep working from your own forge/")
-    backup = backups.take(workbook, f"restore-{stage.number}")
-    laid = []
+        raise _not_in_bundle(stage)
+    items = []
+    starter_known = True
     for item in earlier:
-        source = workbook.solutions / item.module
-        shutil.copyfile(source, workbook.root / item.module)
-        laid.append(item.module)
-    return laid, backup
+        reference = workbook.solutions / item.module
+        if not reference.is_file():
+            raise TargetError(f"the reference module {workbook.relative(reference)} is missing: "
+                              "the course repository is incomplete; restore it from git (`git checkout -- solutions/`)")
+        destination = workbook.root / item.module
+        if not destination.is_file():
+            state = "missing"
+        else:
+            current = destination.read_bytes()
+            if current == reference.read_bytes():
+                state = "reference"
+            else:
+                try:
+                    state = "starter" if current == starter_bytes(workbook.root, item.module) else "own work"
+                except StarterError:
+                    state, starter_known = "changed", False
+        items.append(RestoreItem(item.module, reference, destination, state))
+    return RestorePlan(stage, tuple(items), starter_known)
+
+
+def apply_restore(workbook: Workbook, chosen: RestorePlan) -> backups.Backup | None:
+    """Back up ``forge/`` and lay the reference modules in; None when there is nothing to write."""
+    if not chosen.to_write:
+        return None
+    backup = backups.take(workbook, f"restore-{chosen.stage.number}")
+    for item in chosen.to_write:
+        item.destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(item.reference, item.destination)
+    return backup
+
+
+def restore_before(workbook: Workbook, course: Course, stage: Stage) -> tuple[list[str], backups.Backup | None]:
+    """Plan and apply at once (no question asked); returns the modules laid in and the backup."""
+    chosen = plan_restore(workbook, course, stage)
+    backup = apply_restore(workbook, chosen)
+    return [item.module for item in chosen.to_write], backup

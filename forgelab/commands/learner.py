@@ -120,24 +120,59 @@ def _print_lab_check(workbook, stage, result) -> int:  # type: ignore[no-untyped
 
 
 # ---------------------------------------------------------------- restore and backups
+RESTORE_STATES = {
+    "missing": "missing now: it will be created",
+    "starter": "still the untouched starter: it will be replaced",
+    "own work": "holds your own work (differs from the starter): it will be replaced, a backup is kept",
+    "changed": "differs from the reference: it will be replaced, a backup is kept",
+    "reference": "already the reference: left as it is",
+}
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
-    from forgelab.restore import restore_before
+    from forgelab.commands.starters import confirm
+    from forgelab.restore import apply_restore, plan_restore
+    from forgelab.targets import TargetError
 
     workbook, course = _context()
     stage = course.stage(args.stage)
-    laid, backup = restore_before(workbook, course, stage)
-    if not laid or backup is None:
+    try:
+        chosen = plan_restore(workbook, course, stage)
+    except TargetError as error:
+        return fail(str(error), f"`forgelab starter {stage.number}` brings back the shipped starter of stage {stage.number}")
+    if not chosen.items:
         print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
         return 0
-    print(f"backup of your forge/ saved as {backup.name}")
-    for module in laid:
-        print(f"  laid reference {module}")
-    print(f"undo with: forgelab backup restore {backup.name}")
+    print(f"forgelab restore {stage.number} lays the reference modules of the stages before {stage.number} into forge/:")
+    for item in chosen.items:
+        print(f"  {item.module}: {RESTORE_STATES[item.state]}")
+    if not chosen.to_write:
+        print("nothing to do: every module already is the reference")
+        return 0
+    own = [item.module for item in chosen.items if item.holds_own_work]
+    if own:
+        print(f"your own work in {', '.join(own)} is replaced; the backup keeps it")
+    elif not chosen.starter_known:
+        print("(the shipped starters could not be read, so own work cannot be told from the starter)")
+    count = len(chosen.overwritten)
+    question = (f"overwrite {count} file{'s' if count != 1 else ''} in forge/ (a timestamped backup is taken first)?"
+                if count else "write the reference modules into forge/?")
+    stop = confirm(question, yes=args.yes, command=f"forgelab restore {stage.number}")
+    if stop is not None:
+        return stop
+    backup = apply_restore(workbook, chosen)
+    if backup is not None:
+        print(f"backup of your forge/ saved as {backup.name}")
+    for item in chosen.to_write:
+        print(f"  laid reference {item.module}")
+    if backup is not None:
+        print(f"undo with: forgelab backup restore {backup.name}")
     return 0
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
     from forgelab import backups
+    from forgelab.starters import restore_transfer_files
 
     workbook, _ = _context()
     try:
@@ -150,8 +185,15 @@ def cmd_backup(args: argparse.Namespace) -> int:
             return 0
         if not args.name:
             return fail("backup restore needs a name", "see `forgelab backup list`")
-        restored, safety = backups.restore(workbook, args.name)
-        print(f"forge/ restored from {restored.name}; what was there before is kept as {safety.name}")
+        chosen = backups.find(workbook, args.name)
+        if (chosen.path / "forge").is_dir():
+            restored, safety = backups.restore(workbook, args.name)
+            print(f"forge/ restored from {restored.name}; what was there before is kept as {safety.name}")
+        transfer, transfer_safety = restore_transfer_files(workbook, chosen)
+        if transfer and transfer_safety is not None:
+            print(f"{', '.join(transfer)} restored from {chosen.name}; what was there before is kept as {transfer_safety.name}")
+        if not (chosen.path / "forge").is_dir() and not transfer:
+            backups.restore(workbook, args.name)  # explains what kind of backup this is
         return 0
     except backups.BackupError as error:
         return fail(str(error))
@@ -159,15 +201,25 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- design answer
 def cmd_answer(args: argparse.Namespace) -> int:
-    from forgelab.answers import save_answer
+    from forgelab.answers import length_warning, save_answer
 
     workbook, course = _context()
     stage = course.stage(args.stage)
-    text = Path(args.file).read_text(encoding="utf-8") if args.file else sys.stdin.read()
+    if args.file:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            return fail(f"cannot read {args.file} ({getattr(error, 'strerror', None) or error})",
+                        f"save the answer as a UTF-8 text file and run `forgelab answer {stage.number} --file FILE`")
+    else:
+        text = sys.stdin.read()
     if not text.strip():
         return fail("the answer is empty", f"write it in a file and run `forgelab answer {stage.number} --file FILE`")
     path, words = save_answer(workbook, stage, text)
     print(f"design answer for stage {stage.number} saved to {workbook.relative(path)} ({words} words)")
+    warning = length_warning(stage, words)
+    if warning:
+        print(f"warning: {warning}")
     print("rubric — a strong answer covers:")
     for point in stage.text().design_rubric:
         print(f"  - {point}")
@@ -188,11 +240,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     fault.add_argument("stage")
     fault.set_defaults(handler=cmd_fault)
 
-    restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ (backup first)")
+    restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ "
+                                                "(lists what it overwrites, asks, backs up first)")
     restore.add_argument("stage")
+    restore.add_argument("--yes", action="store_true", help="do not ask before overwriting (for scripts)")
     restore.set_defaults(handler=cmd_restore)
 
-    backup = sub.add_parser("backup", help="list or restore backups of forge/")
+    backup = sub.add_parser("backup", help="list or restore backups of forge/ (and of transfer tests replaced by `starter`)")
     backup.add_argument("action", choices=["list", "restore"])
     backup.add_argument("name", nargs="?")
     backup.set_defaults(handler=cmd_backup)

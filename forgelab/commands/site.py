@@ -83,13 +83,24 @@ def cmd_release(args: argparse.Namespace) -> int:
     try:
         bundle = build_bundle(workbook.root, out)
     except ReleaseError as error:
+        if "would reveal a reference solution" in str(error):
+            return fail(str(error), "take the reference code out of the named files (a starter function's body goes back "
+                                    "to `raise NotImplementedError(...)`), commit, and run `forgelab release` again — "
+                                    "release reads the committed files (git HEAD), not the folder")
         return fail(str(error), "fix that, then run `forgelab release` again")
     except OSError as error:
         return fail(f"cannot write the bundle into {_shown(out)} ({error.strerror or error})",
                     "choose a writable folder with --out")
     print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB)")
+    print(f"built from: commit {bundle.commit[:12]} (git HEAD) — the committed course, not the files on disk")
     print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
-    print("checked: no file of solutions/, no reference function body, no reference answer inside")
+    print(f"pristine starters: {len(bundle.starters)} files under course/starters/ (for `forgelab starter NN`)")
+    print("checked against solutions/: no file of solutions/, no reference function body, "
+          "no reference transfer test, no reference answer inside")
+    if bundle.left_out:
+        shown = ", ".join(bundle.left_out[:8]) + (f" and {len(bundle.left_out) - 8} more" if len(bundle.left_out) > 8 else "")
+        print(f"not in the bundle (working-tree changes, not committed): {shown}")
+        print("  commit them and release again if they belong in the bundle")
     print(f"a learner unzips it, runs `make lab` in {bundle.path.stem}/ (see its README), then `forgelab check 01`")
     return 0
 
@@ -107,6 +118,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
     serve.set_defaults(handler=cmd_site_serve)
 
-    release = sub.add_parser("release", help="build the learner bundle (a zip without the reference solutions)")
+    release = sub.add_parser("release", help="build the learner bundle from the committed course (git HEAD), "
+                                                "without the reference solutions")
     release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip")
     release.set_defaults(handler=cmd_release)

@@ -1,15 +1,35 @@
 """The learner bundle: one zip with everything a learner receives and none of the reference solutions.
 
+**From the committed course, never from the working tree.** Every file is read from git ``HEAD``
+(``git ls-tree`` + ``git cat-file``), so whatever sits in the folder right now — reference modules
+laid into ``forge/`` by ``forgelab restore``, a finished transfer test, an uncommitted edit — is not
+shipped; such working-tree changes are only listed (:attr:`Bundle.left_out`). A folder that is not
+a git repository, a repository without a commit, or a course whose needed files are not committed
+is refused with the file names and the ``git`` command to run.
+
 What goes in is an allow-list (:data:`INCLUDE`); what never goes in is ``solutions/`` and the
 instructor's material (:data:`EXCLUDED_FILES`). Notebooks are shipped with every code-cell output
-cleared, because the committed notebooks carry the outputs of the reference solution.
+cleared, because the committed notebooks carry the outputs of the reference solution. A pristine copy
+of every starter is shipped as course data under ``course/starters/`` (:data:`STARTERS`): all of
+``forge/`` and ``transfer/`` as committed, read by ``forgelab starter`` and the grader.
 
-Before the zip is written, :func:`reference_leaks` looks for the reference solutions inside the
-files about to be shipped — any file of ``solutions/``, the body of any reference function that the
-learner has to write, any long line of such a body, any paragraph of a reference design answer — and
-the release refuses to build if it finds one.
+**The leak check compares the bundle against ``solutions/`` itself** (:func:`reference_leaks`), never
+against the current ``forge/``:
 
-The zip is deterministic: entries sorted, fixed timestamps and permissions, fixed compression.
+* a file of ``solutions/``, or a copy of one under another name;
+* the body of a reference function the learner has to write — by the AST: its starter body is
+  ``raise NotImplementedError`` (at ``HEAD`` *or in any committed version of that starter*, so that
+  committing the reference body into the starter does not turn it into "given" code), or the starter
+  has no such function at all — matched as normalized text, as an AST dump (formatting does not
+  hide it), and line by line for long lines;
+* the body of every reference transfer test (``solutions/transfer/*.py``);
+* every paragraph of a reference design answer (``solutions/answers/*.md``).
+
+One exception, by the fault contract: a stage's fault variant is its reference module with one
+planted defect, so it ships the functions it leaves intact — in ``failure_labs/<its stage>/`` only.
+
+The zip is deterministic: entries sorted, fixed timestamps and permissions, fixed compression; the
+same commit gives the same bytes.
 """
 
 from __future__ import annotations
@@ -18,15 +38,20 @@ import ast
 import fnmatch
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 BUNDLE_NAME = "forge-workbook-lab"
 ZIP_NAME = f"{BUNDLE_NAME}.zip"
 
-# What a learner receives, relative to the workbook root. Missing entries are skipped.
+# What a learner receives, relative to the workbook root. Entries not committed are skipped.
 INCLUDE: tuple[str, ...] = (
     "forge",
     "tests/stages",
@@ -49,11 +74,18 @@ EXCLUDED_FILES: tuple[str, ...] = (
 )
 EXCLUDED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", ".DS_Store"})
 EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+# Without these a bundle cannot run `forgelab check`.
+NEEDED: tuple[str, ...] = ("forge", "tests/stages", "course/course.toml", "forgelab", "pyproject.toml")
+
+# Pristine starters, shipped as course data: learner folder -> folder inside the bundle.
+STARTERS_DIR = "course/starters"
+STARTERS: tuple[tuple[str, str], ...] = (("forge", f"{STARTERS_DIR}/forge"), ("transfer", f"{STARTERS_DIR}/transfer"))
 
 FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
 MIN_BODY_CHARS = 20  # shorter function bodies (e.g. ``return x``) are too generic to count as a leak
 MIN_LINE_CHARS = 40
 MIN_PARAGRAPH_CHARS = 60
+GIT_TIMEOUT = 300  # seconds; generous, the machine may be busy
 
 
 class ReleaseError(RuntimeError):
@@ -66,6 +98,171 @@ class Bundle:
     files: tuple[str, ...]  # paths inside the bundle folder, sorted
     size: int
     cleared_notebooks: tuple[str, ...]
+    commit: str = ""  # the commit the bundle was built from
+    left_out: tuple[str, ...] = ()  # working-tree changes under the shipped folders that are not in the bundle
+    starters: tuple[str, ...] = ()  # the pristine starter copies under course/starters/
+
+
+# ---------------------------------------------------------------- reading the committed course
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The course as committed at one commit: the files a release may read, and the starters' history."""
+
+    root: Path
+    commit: str
+    files: Mapping[str, bytes]  # path relative to root -> content (regular files only)
+    written_by_learner: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # starter path -> qualified names of functions whose body was ``raise NotImplementedError`` in some
+    # committed version of that starter (HEAD included)
+    history_commits: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # (starter path, function) -> a short commit id where that starter body raised NotImplementedError
+    left_out: tuple[str, ...] = ()
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE")}
+    env["LC_ALL"] = "C"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    try:
+        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=root, input=stdin, capture_output=True,
+                              env=_git_env(), timeout=GIT_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise ReleaseError("git is not installed: `forgelab release` builds the bundle from the committed course "
+                           "(git HEAD); install git and run it in the course repository") from None
+    except subprocess.TimeoutExpired:
+        raise ReleaseError(f"`git {' '.join(args[:2])}` did not finish within {GIT_TIMEOUT} s in {root}: "
+                           "check the repository with `git status`") from None
+    if check and done.returncode != 0:
+        message = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit status {done.returncode}"
+        raise ReleaseError(f"`git {' '.join(args)}` failed in {root}: {message}")
+    return done
+
+
+def _read_blobs(root: Path, object_ids: Iterable[str]) -> dict[str, bytes]:
+    """Object id -> content, with one ``git cat-file --batch``."""
+    wanted = sorted(set(object_ids))
+    if not wanted:
+        return {}
+    out = _git(root, "cat-file", "--batch", stdin=("\n".join(wanted) + "\n").encode("ascii")).stdout
+    blobs: dict[str, bytes] = {}
+    position = 0
+    for object_id in wanted:
+        end = out.index(b"\n", position)
+        header = out[position:end].decode("ascii").split()
+        if len(header) != 3:
+            raise ReleaseError(f"git could not read object {object_id} ({' '.join(header)}): run `git fsck` in {root}")
+        size = int(header[2])
+        blobs[header[0]] = out[end + 1:end + 1 + size]
+        position = end + 1 + size + 1
+    return blobs
+
+
+def _wanted(relative: str) -> bool:
+    """Whether a committed file may be read by a release (shipped, or compared against)."""
+    return relative.startswith("solutions/") or _included(relative)
+
+
+def _included(relative: str) -> bool:
+    return any(relative == entry or relative.startswith(entry + "/") for entry in INCLUDE)
+
+
+def _not_a_repository(root: Path) -> ReleaseError:
+    return ReleaseError(
+        f"{root} is not a git repository: `forgelab release` builds the bundle from the committed course "
+        "(git HEAD), never from the files on disk. Run it in a clone of the course repository, or commit this "
+        "folder first (`git init && git add -A && git commit -m 'course'`)")
+
+
+def read_committed(root: Path, *, with_history: bool = True) -> Committed:
+    """The files of the workbook at ``root`` as committed at ``HEAD`` (see the module docstring)."""
+    inside = _git(root, "rev-parse", "--is-inside-work-tree", check=False)
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        raise _not_a_repository(root)
+    prefix = _git(root, "rev-parse", "--show-prefix").stdout.decode("utf-8").strip()
+    head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    if head.returncode != 0:
+        raise ReleaseError(f"the git repository at {root} has no commit yet: commit the course "
+                           "(`git add -A && git commit -m 'course'`), then run `forgelab release` again")
+    commit = head.stdout.decode("ascii").strip()
+    listing = _git(root, "ls-tree", "-r", "-z", "--full-tree", f"{commit}:{prefix}").stdout
+    ids: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, object_id = meta.decode("ascii").split()
+        relative = name.decode("utf-8")
+        if kind == "blob" and mode in ("100644", "100755") and _wanted(relative):  # no symlinks, no submodules
+            ids[relative] = object_id
+    blobs = _read_blobs(root, ids.values())
+    files = {relative: blobs[object_id] for relative, object_id in sorted(ids.items())}
+    written: dict[str, frozenset[str]] = {}
+    where: dict[tuple[str, str], str] = {}
+    if with_history:
+        written, where = _learner_functions_in_history(root, commit, files)
+    return Committed(root, commit, files, written, where, _left_out(root, prefix))
+
+
+def _learner_functions_in_history(root: Path, commit: str, files: Mapping[str, bytes]
+                                  ) -> tuple[dict[str, frozenset[str]], dict[tuple[str, str], str]]:
+    """Per starter module: functions whose starter body raised NotImplementedError at HEAD or in any earlier commit."""
+    versions: dict[str, list[tuple[str, str]]] = {}  # path -> [(commit, blob)]
+    log = _git(root, "log", "--root", "--format=commit %H", "--raw", "--no-abbrev", "--no-renames", "--relative",
+               commit, "--", "forge").stdout.decode("utf-8", "replace")
+    current = ""
+    for line in log.splitlines():
+        if line.startswith("commit "):
+            current = line.split()[1]
+        elif line.startswith(":") and "\t" in line:
+            meta, path = line.split("\t", 1)
+            blob = meta.split()[3]
+            if path.endswith(".py") and set(blob) != {"0"}:
+                versions.setdefault(path, []).append((current, blob))
+    blobs = _read_blobs(root, (blob for pairs in versions.values() for _, blob in pairs))
+    written: dict[str, set[str]] = {}
+    where: dict[tuple[str, str], str] = {}
+    for path, pairs in sorted(versions.items()):
+        for version_commit, blob in pairs:  # newest first
+            for name in _unwritten_functions(blobs.get(blob, b"")):
+                written.setdefault(path, set()).add(name)
+                where.setdefault((path, name), version_commit[:12])
+    for path, data in files.items():  # HEAD itself, also when the history is shallow
+        if path.startswith("forge/") and path.endswith(".py"):
+            for name in _unwritten_functions(data):
+                written.setdefault(path, set()).add(name)
+                where[(path, name)] = commit[:12]
+    return {path: frozenset(names) for path, names in written.items()}, where
+
+
+def _left_out(root: Path, prefix: str) -> tuple[str, ...]:
+    """Working-tree changes under the shipped folders: they are not in the bundle, and the instructor is told."""
+    done = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *INCLUDE, check=False)
+    if done.returncode != 0:
+        return ()
+    entries = done.stdout.split(b"\0")
+    found: list[str] = []
+    index = 0
+    while index < len(entries):
+        entry = entries[index].decode("utf-8", "replace")
+        index += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if code[0] in "RC":
+            index += 1  # the rename's source path follows
+        relative = path[len(prefix):] if prefix and path.startswith(prefix) else path
+        if _excluded(PurePosixPath(relative)):
+            continue
+        what = {"??": "untracked", " D": "deleted on disk", "D ": "deleted on disk"}.get(code, "modified")
+        found.append(f"{relative} ({what})")
+    return tuple(sorted(found))
 
 
 # ---------------------------------------------------------------- choosing the files
@@ -78,19 +275,13 @@ def _excluded(relative: PurePosixPath) -> bool:
     return any(fnmatch.fnmatch(text, pattern) for pattern in EXCLUDED_FILES)
 
 
+def _shipped(committed: Committed) -> list[str]:
+    return sorted(path for path in committed.files if _included(path) and not _excluded(PurePosixPath(path)))
+
+
 def select_files(root: Path) -> list[str]:
-    """Every file to ship, as sorted posix paths relative to ``root``."""
-    chosen: set[str] = set()
-    for entry in INCLUDE:
-        path = root / entry
-        candidates = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
-        for candidate in candidates:
-            if not candidate.is_file() or candidate.is_symlink():
-                continue
-            relative = PurePosixPath(candidate.relative_to(root).as_posix())
-            if not _excluded(relative):
-                chosen.add(relative.as_posix())
-    return sorted(chosen)
+    """Every committed file to ship from the workbook at ``root`` (starter copies aside), as sorted posix paths."""
+    return _shipped(read_committed(root, with_history=False))
 
 
 def clear_notebook(raw: bytes) -> bytes:
@@ -105,12 +296,26 @@ def clear_notebook(raw: bytes) -> bytes:
     return (json.dumps(notebook, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
 
-def bundle_contents(root: Path) -> tuple[dict[str, bytes], list[str]]:
+def starter_copies(committed: Committed) -> dict[str, bytes]:
+    """``course/starters/forge/...`` and ``course/starters/transfer/...``: every committed starter file, untouched."""
+    copies: dict[str, bytes] = {}
+    for source, destination in STARTERS:
+        for path in _shipped(committed):
+            if path.startswith(source + "/"):
+                copies[f"{destination}/{path.removeprefix(source + '/')}"] = committed.files[path]
+    return copies
+
+
+def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
     """The bundle's files (path → bytes) and the notebooks whose outputs were cleared."""
     contents: dict[str, bytes] = {}
     cleared: list[str] = []
-    for relative in select_files(root):
-        data = (root / relative).read_bytes()
+    generated = [path for path in committed.files if path.startswith(STARTERS_DIR + "/")]
+    if generated:
+        raise ReleaseError(f"{STARTERS_DIR}/ is committed ({generated[0]}…), but release writes it itself from forge/ "
+                           f"and transfer/: remove it (`git rm -r {STARTERS_DIR}` and commit)")
+    for relative in _shipped(committed):
+        data = committed.files[relative]
         if relative.endswith(".ipynb"):
             try:
                 data = clear_notebook(data)
@@ -118,7 +323,40 @@ def bundle_contents(root: Path) -> tuple[dict[str, bytes], list[str]]:
                 raise ReleaseError(f"{relative} is not a readable notebook ({error}): rebuild it with `forgelab build`") from None
             cleared.append(relative)
         contents[relative] = data
+    contents.update(starter_copies(committed))
     return contents, cleared
+
+
+# ---------------------------------------------------------------- what the bundle needs, committed
+
+
+def _committed_course(committed: Committed):  # type: ignore[no-untyped-def]
+    """The stage registry as committed (read from a scratch copy of ``course/`` and ``pyproject.toml``)."""
+    from forgelab.registry import RegistryError, load_course
+
+    with tempfile.TemporaryDirectory(prefix="forgelab-release-") as scratch:
+        base = Path(scratch)
+        for path, data in committed.files.items():
+            if path.startswith("course/") or path == "pyproject.toml":
+                (base / path).parent.mkdir(parents=True, exist_ok=True)
+                (base / path).write_bytes(data)
+        try:
+            return load_course(base)
+        except (RegistryError, OSError, ValueError) as error:
+            raise ReleaseError(f"the committed stage registry cannot be read ({error}): fix course/ and commit it") from None
+
+
+def _missing_needed(committed: Committed, course) -> list[str]:  # type: ignore[no-untyped-def]
+    needed = list(NEEDED)
+    for stage in course.stages:
+        needed += [stage.module, stage.test_file, stage.transfer_file, stage.notebook,
+                   f"{stage.failure_lab}/{stage.fault.fault_file}", f"{stage.failure_lab}/fixtures/failure.json"]
+    missing = []
+    for entry in needed:
+        if not any(path == entry or path.startswith(entry + "/") for path in committed.files):
+            on_disk = (committed.root / entry).exists()
+            missing.append(f"{entry} ({'on disk, not committed' if on_disk else 'missing'})")
+    return sorted(set(missing))
 
 
 # ---------------------------------------------------------------- finding reference solutions
@@ -128,16 +366,35 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def _is_not_implemented(statement: ast.stmt) -> bool:
+    if not isinstance(statement, ast.Raise) or statement.exc is None:
+        return False
+    raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
 @dataclass(frozen=True)
 class FunctionBody:
     text: str  # the body's source (docstring left out), whitespace normalized
     lines: tuple[str, ...]  # each source line of the body, whitespace normalized
+    dump: str  # ast.dump of the body: the same code in any formatting
+    not_implemented: bool  # the body is (or contains, at its top level) ``raise NotImplementedError``
 
 
 def _function_bodies(source: str) -> dict[str, FunctionBody]:
     """Qualified function name → its body (methods and nested functions included)."""
     tree = ast.parse(source)
     source_lines = source.splitlines()
+    encoded = [line.encode("utf-8") for line in source.splitlines(keepends=True)]  # ast offsets count UTF-8 bytes
+
+    def segment(node: ast.stmt) -> str:  # ast.get_source_segment, without re-splitting the source each time
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start, end = node.col_offset, node.end_col_offset if node.end_col_offset is not None else len(encoded[last])
+        if first == last:
+            return encoded[first][start:end].decode("utf-8", "replace")
+        pieces = [encoded[first][start:], *encoded[first + 1:last], encoded[last][:end]]
+        return b"".join(pieces).decode("utf-8", "replace")
+
     bodies: dict[str, FunctionBody] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -148,16 +405,52 @@ def _function_bodies(source: str) -> dict[str, FunctionBody]:
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                     statements = statements[1:]
                 if statements:
-                    segments = [ast.get_source_segment(source, statement) or "" for statement in statements]
+                    segments = [segment(statement) for statement in statements]
                     end = statements[-1].end_lineno or statements[-1].lineno
                     lines = tuple(normalize(line) for line in source_lines[statements[0].lineno - 1:end])
-                    bodies[prefix + child.name] = FunctionBody(normalize("\n".join(segments)), lines)
+                    dump = ast.dump(ast.Module(body=list(statements), type_ignores=[]))
+                    bodies[prefix + child.name] = FunctionBody(normalize("\n".join(segments)), lines, dump,
+                                                               any(_is_not_implemented(s) for s in statements))
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)  # functions defined inside if/with/try/for blocks count too
 
     visit(tree, "")
     return bodies
+
+
+def _unwritten_functions(data: bytes) -> set[str]:
+    try:
+        return {name for name, body in _function_bodies(data.decode("utf-8")).items() if body.not_implemented}
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return set()
+
+
+def _given_text(source: str, learner_writes: Iterable[str]) -> str:
+    """The starter's text without the bodies of the functions the learner writes (what it really gives away)."""
+    names = set(learner_writes)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return normalize(source)
+    lines = source.splitlines()
+    dropped: set[int] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if prefix + child.name in names:
+                    dropped.update(range(child.body[0].lineno, (child.end_lineno or child.lineno) + 1))
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return normalize("\n".join(line for number, line in enumerate(lines, 1) if number not in dropped))
 
 
 @dataclass(frozen=True)
@@ -167,50 +460,55 @@ class Secret:
     origin: str  # e.g. "solutions/forge/instructions.py: body of explain()"
     text: str  # normalized
     allowed_in: tuple[str, ...] = ()  # globs of bundle paths that legitimately contain it
+    dump: str = ""  # ast.dump of a function body, matched against every function in the bundle
+    group: str = ""  # the secret this one is part of (a line of a body): reported only when the body is not
 
 
-def _learner_counterpart(root: Path, relative: PurePosixPath) -> Path:
-    """solutions/forge/x.py → forge/x.py; solutions/transfer/t.py → transfer/t.py."""
-    return root.joinpath(*relative.parts[1:])
+def _fault_labs_of(course, relative: PurePosixPath) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """solutions/forge/x.py → the fault variant of the stage whose module is forge/x.py (its own stage only)."""
+    learner_path = PurePosixPath(*relative.parts[1:]).as_posix()
+    return tuple(f"{stage.failure_lab}/{learner_path}" for stage in course.stages if stage.module == learner_path)
 
 
-def reference_secrets(root: Path) -> list[Secret]:
-    """What of ``solutions/`` must never appear in the bundle."""
-    solutions = root / "solutions"
+def reference_secrets(committed: Committed, course=None) -> list[Secret]:  # type: ignore[no-untyped-def]
+    """What of ``solutions/`` (as committed) must never appear in the bundle."""
+    course = course if course is not None else _committed_course(committed)
     secrets: list[Secret] = []
-    if not solutions.is_dir():
-        return secrets
-    for path in sorted(solutions.rglob("*.py")):
-        if "__pycache__" in path.parts:
+    for path, data in sorted(committed.files.items()):
+        if not path.startswith("solutions/") or not path.endswith(".py"):
             continue
-        relative = PurePosixPath(path.relative_to(root).as_posix())
-        counterpart = _learner_counterpart(root, relative)
-        given_text = counterpart.read_text(encoding="utf-8") if counterpart.is_file() else ""
+        relative = PurePosixPath(path)
+        kind = relative.parts[1] if len(relative.parts) > 2 else ""
+        counterpart = PurePosixPath(*relative.parts[1:]).as_posix()  # solutions/forge/x.py -> forge/x.py
+        starter_data = committed.files.get(counterpart, b"")
         try:
-            given = _function_bodies(given_text) if given_text else {}
-            reference = _function_bodies(path.read_text(encoding="utf-8"))
-        except SyntaxError as error:
-            raise ReleaseError(f"cannot read {relative} or its starter ({error}): fix the syntax error first") from None
-        given_normalized = normalize(given_text)
-        # A stage's fault lab is, by its contract, the reference module with one planted defect:
-        # the functions it leaves intact are shipped there on purpose.
-        allowed = (f"failure_labs/*/{PurePosixPath(*relative.parts[1:]).as_posix()}",) if relative.parts[1] == "forge" else ()
+            reference = _function_bodies(data.decode("utf-8"))
+            given = _function_bodies(starter_data.decode("utf-8")) if starter_data else {}
+        except (SyntaxError, UnicodeDecodeError) as error:
+            raise ReleaseError(f"cannot read {path} or its starter {counterpart} ({error}): fix it and commit") from None
+        learner_writes = committed.written_by_learner.get(counterpart, frozenset())
+        given_normalized = _given_text(starter_data.decode("utf-8", "replace"),
+                                       learner_writes | {n for n, b in given.items() if b.not_implemented})
+        allowed = _fault_labs_of(course, relative) if kind == "forge" else ()
         for name, body in sorted(reference.items()):
+            if len(body.text) < MIN_BODY_CHARS or body.not_implemented:
+                continue  # too generic to count, or not a real body
             starter = given.get(name)
-            if len(body.text) < MIN_BODY_CHARS or (starter is not None and starter.text == body.text):
-                continue  # too generic, or code the starter already gives the learner
-            secrets.append(Secret(f"{relative}: body of {name}()", body.text, allowed))
-            if relative.parts[1] != "forge":
+            if kind != "transfer" and name not in learner_writes and starter is not None and starter.dump == body.dump:
+                continue  # code the starter gives the learner (and never asked them to write)
+            origin = f"{path}: body of {name}()"
+            secrets.append(Secret(origin, body.text, allowed, body.dump))
+            if kind == "transfer":
                 continue  # a test shares many lines with the stage tests and demos; only its whole body is secret
             for line in sorted(set(body.lines)):
                 if len(line) >= MIN_LINE_CHARS and line not in given_normalized:
-                    secrets.append(Secret(f"{relative}: a line of {name}(): {line[:60]}", line, allowed))
-    for path in sorted(solutions.rglob("*.md")):
-        answer_file = path.relative_to(root).as_posix()
-        for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-            text = normalize(paragraph)
-            if len(text) >= MIN_PARAGRAPH_CHARS:
-                secrets.append(Secret(f"{answer_file}: a paragraph of the reference answer", text))
+                    secrets.append(Secret(f"{path}: a line of {name}(): {line[:60]}", line, allowed, group=origin))
+    for path, data in sorted(committed.files.items()):
+        if path.startswith("solutions/") and path.endswith(".md"):
+            for paragraph in re.split(r"\n\s*\n", data.decode("utf-8", "replace")):
+                text = normalize(paragraph)
+                if len(text) >= MIN_PARAGRAPH_CHARS:
+                    secrets.append(Secret(f"{path}: a paragraph of the reference answer", text))
     return secrets
 
 
@@ -237,25 +535,68 @@ def searchable_text(path: str, data: bytes) -> str | None:
     return text
 
 
-def reference_leaks(root: Path, contents: dict[str, bytes]) -> list[str]:
-    """Every place where the bundle would reveal a reference solution, as readable lines."""
+def _python_sources(path: str, data: bytes) -> list[str]:
+    """The Python code inside one bundle file: a module, or a notebook's code cells (magics left out)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    if path.endswith(".py"):
+        return [text]
+    if path.endswith(".ipynb"):
+        try:
+            cells = json.loads(text).get("cells", [])
+        except ValueError:
+            return []
+        sources = ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+                   for c in cells if c.get("cell_type") == "code"]
+        return ["\n".join(line for line in s.splitlines() if not line.lstrip().startswith(("%", "!"))) for s in sources]
+    return []
+
+
+def _function_dumps(path: str, data: bytes) -> set[str]:
+    dumps: set[str] = set()
+    for source in _python_sources(path, data):
+        try:
+            dumps |= {body.dump for body in _function_bodies(source).values()}
+        except (SyntaxError, ValueError):
+            continue
+    return dumps
+
+
+def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course=None) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every place where the bundle would reveal a reference solution, as readable lines (sorted)."""
     leaks = [f"{path} is a file of solutions/" for path in sorted(contents) if path.startswith("solutions/")]
-    secrets = reference_secrets(root)
-    if not secrets:
-        return leaks
+    references = {normalize(data.decode("utf-8", "replace")): path for path, data in sorted(committed.files.items())
+                  if path.startswith("solutions/") and data.strip()}
     texts = {path: normalize(text) for path, data in sorted(contents.items())
              if (text := searchable_text(path, data)) is not None}
+    for path, text in texts.items():
+        if text in references:
+            leaks.append(f"{path} is a copy of {references[text]}")
+    secrets = reference_secrets(committed, course)
+    dumps = {path: _function_dumps(path, data) for path, data in sorted(contents.items())}
+    found: dict[str, list[str]] = {}  # origin -> bundle paths
+    whole: set[tuple[str, str]] = set()  # (origin, path) where the whole body was found
     for secret in secrets:
         for path, text in texts.items():
-            if secret.text in text and not any(fnmatch.fnmatch(path, glob) for glob in secret.allowed_in):
-                leaks.append(f"{secret.origin} appears in {path}")
-    return leaks
+            if any(fnmatch.fnmatch(path, glob) for glob in secret.allowed_in):
+                continue
+            if secret.group and (secret.group, path) in whole:
+                continue  # the whole body is already reported for this file
+            if secret.text in text or (secret.dump and secret.dump in dumps.get(path, set())):
+                found.setdefault(secret.origin, []).append(path)
+                if not secret.group:
+                    whole.add((secret.origin, path))
+    for origin, paths in found.items():
+        leaks.append(f"{origin} appears in {', '.join(sorted(set(paths)))}")
+    return sorted(leaks, key=lambda line: (" a line of " in line, line))
 
 
 # ---------------------------------------------------------------- writing the zip
 
 
-def _zip_bytes(contents: dict[str, bytes]) -> bytes:
+def _zip_bytes(contents: Mapping[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for relative in sorted(contents):
@@ -267,22 +608,37 @@ def _zip_bytes(contents: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def _shown(items: list[str], limit: int = 3) -> str:
+    return "; ".join(items[:limit]) + (f" (and {len(items) - limit} more)" if len(items) > limit else "")
+
+
 def build_bundle(root: Path, out_dir: Path) -> Bundle:
-    """Write ``out_dir/forge-workbook-lab.zip`` from the workbook at ``root``."""
+    """Write ``out_dir/forge-workbook-lab.zip`` from the workbook committed at ``root``'s git HEAD."""
     if not (root / "course" / "course.toml").is_file():
         raise ReleaseError(f"{root} is not a workbook (no course/course.toml): run this inside the course repository")
-    contents, cleared = bundle_contents(root)
-    missing = [entry for entry in ("forge", "tests/stages", "course", "forgelab", "pyproject.toml") if not (root / entry).exists()]
+    if shutil.which("git") is None:
+        raise ReleaseError("git is not installed: `forgelab release` builds the bundle from the committed course "
+                           "(git HEAD); install git and run it in the course repository")
+    committed = read_committed(root)
+    short = committed.commit[:12]
+    absent = [entry for entry in NEEDED if not any(p == entry or p.startswith(entry + "/") for p in committed.files)]
+    if absent:
+        raise ReleaseError(f"not committed at HEAD ({short}): {', '.join(absent)} — a bundle without them cannot run "
+                           f"`forgelab check`; commit them (`git add {' '.join(absent)} && git commit`)")
+    course = _committed_course(committed)
+    missing = _missing_needed(committed, course)
     if missing:
-        raise ReleaseError(f"the workbook lacks {', '.join(missing)}: a bundle without them cannot run `forgelab check`")
-    leaks = reference_leaks(root, contents)
+        raise ReleaseError(f"the committed course (HEAD {short}) lacks files its stages need: {_shown(missing, 6)}; "
+                           "commit them (`git add <file> && git commit`) or fix the stage registry, then release again")
+    contents, cleared = bundle_contents(committed)
+    leaks = reference_leaks(committed, contents, course)
     if leaks:
-        shown = "; ".join(leaks[:3]) + (f" (and {len(leaks) - 3} more)" if len(leaks) > 3 else "")
-        raise ReleaseError(f"the bundle would reveal a reference solution: {shown}")
+        raise ReleaseError(f"the bundle (HEAD {short}) would reveal a reference solution: {_shown(leaks)}")
     data = _zip_bytes(contents)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / ZIP_NAME
     temporary = path.with_name(f".{ZIP_NAME}.tmp")
     temporary.write_bytes(data)
     temporary.replace(path)
-    return Bundle(path, tuple(sorted(contents)), len(data), tuple(cleared))
+    starters = tuple(sorted(p for p in contents if p.startswith(STARTERS_DIR + "/")))
+    return Bundle(path, tuple(sorted(contents)), len(data), tuple(cleared), committed.commit, committed.left_out, starters)

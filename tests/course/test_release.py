@@ -1,4 +1,9 @@
-"""`forgelab release`: the learner bundle is reproducible, complete, runs, and reveals no reference solution."""
+"""`forgelab release`: the bundle is built from the committed course, is reproducible, complete, runs,
+ships pristine starters, and reveals no reference solution — and its guard can fail.
+
+Every bundle here is built from a temporary git clone of the course (``git_workbook``), never from
+/work/main itself.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from browser import ROOT
+from conftest import copy_workbook
+from git_workbook import commit_all, git, git_workbook
 
 from forgelab.registry import load_course
 from forgelab.site.release import BUNDLE_NAME, build_bundle
@@ -21,15 +28,34 @@ from forgelab.site.release import BUNDLE_NAME, build_bundle
 PREFIX = f"{BUNDLE_NAME}/"
 
 
+def _read_zip(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename.removeprefix(PREFIX): archive.read(info) for info in archive.infolist()}
+
+
+def _committed(root: Path) -> dict[str, bytes]:
+    """Every file at the clone's HEAD (path -> bytes)."""
+    files = {}
+    for path in git(root, "ls-files", "-z").split("\0"):
+        if path:
+            files[path] = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=root, capture_output=True,
+                                         check=True, timeout=60).stdout
+    return files
+
+
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_bundle(ROOT, tmp_path_factory.mktemp("release")).path
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return git_workbook(tmp_path_factory.mktemp("release-repo") / "course").root
+
+
+@pytest.fixture(scope="module")
+def bundle(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_bundle(repo, tmp_path_factory.mktemp("release")).path
 
 
 @pytest.fixture(scope="module")
 def contents(bundle: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(bundle) as archive:
-        return {info.filename.removeprefix(PREFIX): archive.read(info) for info in archive.infolist()}
+    return _read_zip(bundle)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +69,12 @@ def unzipped(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ---------------------------------------------------------------- the zip itself
 
 
-def test_the_bundle_is_reproducible(bundle: Path, tmp_path: Path) -> None:
-    assert build_bundle(ROOT, tmp_path).path.read_bytes() == bundle.read_bytes()
+def test_the_bundle_is_reproducible(repo: Path, bundle: Path, tmp_path: Path) -> None:
+    assert build_bundle(repo, tmp_path / "again").path.read_bytes() == bundle.read_bytes()
+    # the same commit in another clone gives the same bytes
+    other = tmp_path / "other"
+    git(repo.parent, "clone", "--quiet", str(repo), str(other))
+    assert build_bundle(other, tmp_path / "other-out").path.read_bytes() == bundle.read_bytes()
 
 
 def test_entries_are_sorted_in_one_folder_with_fixed_times_and_modes(bundle: Path) -> None:
@@ -57,22 +87,35 @@ def test_entries_are_sorted_in_one_folder_with_fixed_times_and_modes(bundle: Pat
     assert {info.external_attr >> 16 for info in infos} == {0o100644}
 
 
-def test_it_holds_what_a_learner_needs(contents: dict[str, bytes]) -> None:
-    course = load_course(ROOT)
+def test_it_holds_what_a_learner_needs(repo: Path, contents: dict[str, bytes]) -> None:
+    course = load_course(repo)
     needed = {"forge/__init__.py", "course/course.toml", "pyproject.toml", ".gitignore", "forgelab/cli.py",
-              "forgelab/data/verification.schema.json", "forgelab/site/assets/verify.js"}
-    needed |= {name for name in ("Makefile", "README.md") if (ROOT / name).is_file()}
+              "forgelab/data/verification.schema.json", "forgelab/site/assets/verify.js", "forgelab/starters.py"}
+    needed |= {name for name in ("Makefile", "README.md") if (repo / name).is_file()}
     for stage in course.stages:
         needed |= {stage.module, stage.test_file, stage.transfer_file, f"course/stages/{stage.key}/stage.toml"}
-        needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / stage.failure_lab).rglob("*") if p.is_file()}
-    needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "notebooks").glob("*.ipynb")}
+        needed |= {p.relative_to(repo).as_posix() for p in (repo / stage.failure_lab).rglob("*") if p.is_file()}
+    needed |= {p.relative_to(repo).as_posix() for p in (repo / "notebooks").glob("*.ipynb")}
     assert needed - set(contents) == set()
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in contents)
 
 
-def test_notebook_outputs_are_cleared(contents: dict[str, bytes]) -> None:
+def test_pristine_starters_are_shipped_as_course_data(repo: Path, contents: dict[str, bytes]) -> None:
+    committed = _committed(repo)
+    for folder in ("forge", "transfer"):
+        expected = {f"course/starters/{path}": data for path, data in committed.items() if path.startswith(folder + "/")}
+        shipped = {path: data for path, data in contents.items() if path.startswith(f"course/starters/{folder}/")}
+        assert shipped == expected, folder
+    assert "course/starters/forge/__init__.py" in contents
+    assert any(path.startswith("course/starters/forge/project/") for path in contents)
+    for stage in load_course(repo).stages:
+        assert contents[f"course/starters/{stage.module}"] == contents[stage.module]
+        assert contents[f"course/starters/{stage.transfer_file}"] == contents[stage.transfer_file]
+
+
+def test_notebook_outputs_are_cleared(repo: Path, contents: dict[str, bytes]) -> None:
     notebooks = [name for name in contents if name.endswith(".ipynb")]
-    assert len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb")))
+    assert len(notebooks) == len(list((repo / "notebooks").glob("*.ipynb")))
     for name in notebooks:
         notebook = json.loads(contents[name])
         for cell in notebook["cells"]:
@@ -81,7 +124,7 @@ def test_notebook_outputs_are_cleared(contents: dict[str, bytes]) -> None:
         assert "kernelspec" in notebook["metadata"]  # JupyterLab still opens it without asking
 
 
-# ---------------------------------------------------------------- no reference solution
+# ---------------------------------------------------------------- no reference solution (an independent check)
 
 
 def _bodies(source: str) -> dict[str, str]:
@@ -108,12 +151,12 @@ def _code_of(name: str, data: bytes) -> list[str]:
     return [text]
 
 
-def _secret_bodies() -> list[tuple[str, str, str, str]]:
+def _secret_bodies(repo: Path) -> list[tuple[str, str, str, str]]:
     """(solution file, function, body dump, normalized body text) the learner must write themselves."""
     secrets = []
-    for path in sorted((ROOT / "solutions").rglob("*.py")):
-        relative = path.relative_to(ROOT / "solutions")
-        starter = ROOT / relative
+    for path in sorted((repo / "solutions").rglob("*.py")):
+        relative = path.relative_to(repo / "solutions")
+        starter = repo / relative
         given = _bodies(starter.read_text(encoding="utf-8")) if starter.is_file() else {}
         source = path.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
@@ -132,16 +175,17 @@ def _fault_lab_of(module: str, bundle_path: str) -> bool:
     return bool(re.fullmatch(r"failure_labs/[^/]+/" + re.escape(module), bundle_path))
 
 
-def test_no_file_of_solutions_is_inside(contents: dict[str, bytes]) -> None:
+def test_no_file_of_solutions_is_inside(repo: Path, contents: dict[str, bytes]) -> None:
     assert [name for name in contents if name.startswith("solutions/") or "/solutions/" in name] == []
     assert [name for name in contents if name.endswith("mutants.toml")] == []
-    solution_files = {p.read_bytes() for p in (ROOT / "solutions").rglob("*") if p.is_file()}
+    solution_files = {p.read_bytes() for p in (repo / "solutions").rglob("*") if p.is_file()}
     assert [name for name, data in contents.items() if data in solution_files] == []
 
 
-def test_no_reference_function_body_is_inside(contents: dict[str, bytes]) -> None:
-    secrets = _secret_bodies()
+def test_no_reference_function_body_is_inside(repo: Path, contents: dict[str, bytes]) -> None:
+    secrets = _secret_bodies(repo)
     assert secrets, "no reference function found: is solutions/ empty?"
+    assert any(module.startswith("transfer/") for module, *_ in secrets)
     leaks = []
     for name, data in sorted(contents.items()):
         if not name.endswith((".py", ".ipynb", ".md", ".toml", ".txt", ".json", ".cfg", ".ini")):
@@ -163,56 +207,169 @@ def test_no_reference_function_body_is_inside(contents: dict[str, bytes]) -> Non
     assert leaks == []
 
 
-def test_no_reference_design_answer_is_inside(contents: dict[str, bytes]) -> None:
+def test_no_reference_design_answer_is_inside(repo: Path, contents: dict[str, bytes]) -> None:
     texts = {name: " ".join(data.decode("utf-8", errors="replace").split()) for name, data in contents.items()}
-    for answer in sorted((ROOT / "solutions" / "answers").glob("*.md")):
+    answers = sorted((repo / "solutions" / "answers").glob("*.md"))
+    assert answers
+    for answer in answers:
         for paragraph in answer.read_text(encoding="utf-8").split("\n\n"):
             flat = " ".join(paragraph.split())
             if len(flat) >= 60:
                 assert not [name for name, text in texts.items() if flat in text], answer.name
 
 
-# ---------------------------------------------------------------- the guard in `forgelab release`
+# ---------------------------------------------------------------- built from HEAD, never from the working tree
 
 
-def _reference_function(name: str) -> str:
-    source = (ROOT / "solutions" / "forge" / "instructions.py").read_text(encoding="utf-8")
+@pytest.fixture
+def clone(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A fresh git workbook to change and commit in (a test of its own may break it)."""
+    return git_workbook(tmp_path / "course")
+
+
+def _reference_function(root: Path, name: str, module: str = "instructions.py") -> ast.FunctionDef:
+    source = (root / "solutions" / "forge" / module).read_text(encoding="utf-8")
+    return next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def _reference_source(root: Path, name: str, module: str = "instructions.py") -> str:
+    source = (root / "solutions" / "forge" / module).read_text(encoding="utf-8")
+    return ast.get_source_segment(source, _reference_function(root, name, module)) or ""
+
+
+def test_release_after_restore_still_ships_the_committed_starters(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    root = clone.root
+    head = _committed(root)
+    restored = clone.run("restore", "03", "--yes")
+    assert restored.returncode == 0, restored.output
+    for module in ("forge/instructions.py", "forge/context_selection.py"):
+        assert (root / module).read_bytes() == (root / "solutions" / module).read_bytes()  # the references are in forge/
+    solved = root / "transfer" / "test_01_instruction_hierarchy.py"
+    shutil.copyfile(root / "solutions" / "transfer" / solved.name, solved)  # and a finished transfer test
+    (root / "forge" / "scratch.py").write_text("print('not committed')\n", encoding="utf-8")
+
+    done = clone.run("release", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.output
+    shipped = _read_zip(tmp_path / "out" / f"{BUNDLE_NAME}.zip")
+    for path in [p for p in head if p.startswith(("forge/", "transfer/"))]:
+        assert shipped[path] == head[path], path  # the starters as committed, not the restored references
+        assert shipped[f"course/starters/{path}"] == head[path], path
+    assert "forge/scratch.py" not in shipped and "course/starters/forge/scratch.py" not in shipped
+    assert "forge/instructions.py (modified)" in done.stdout and "forge/scratch.py (untracked)" in done.stdout
+    assert "built from: commit" in done.stdout
+
+
+def _replace_function(source: str, name: str, replacement: str) -> str:
     node = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == name)
-    return ast.get_source_segment(source, node) or ""
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:node.lineno - 1]) + replacement + "\n" + "".join(lines[node.end_lineno:])
 
 
-def test_release_refuses_to_ship_a_reference_body(workbook, tmp_path: Path) -> None:  # noqa: ANN001
-    demo = workbook.root / "course" / "stages" / "01-instruction-hierarchy" / "demo.py"
-    demo.write_text(demo.read_text(encoding="utf-8") + "\n\n# %%\n" + _reference_function("explain") + "\n",
-                    encoding="utf-8")
-    done = workbook.run("release", "--out", str(tmp_path / "out"))
-    assert done.returncode == 2
+def _refused(clone, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    done = clone.run("release", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.output
     assert "would reveal a reference solution" in done.stderr
-    assert "body of explain()" in done.stderr and "course/stages/01-instruction-hierarchy/demo.py" in done.stderr
     assert not (tmp_path / "out" / f"{BUNDLE_NAME}.zip").exists()
+    return done.stderr
 
 
-def test_a_notebook_output_with_the_solution_is_cleared_not_shipped(workbook, tmp_path: Path) -> None:  # noqa: ANN001
-    body = _reference_function("explain")
+def test_a_reference_body_committed_into_its_starter_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    starter = clone.root / "forge" / "instructions.py"
+    leaked = _replace_function(starter.read_text(encoding="utf-8"), "explain", _reference_source(clone.root, "explain"))
+    starter.write_text(leaked, encoding="utf-8")
+    commit_all(clone.root, "oops: the reference explain() in the starter")
+    stderr = _refused(clone, tmp_path)
+    assert "solutions/forge/instructions.py: body of explain() appears in" in stderr
+    assert re.search(r"appears in [^;]*\bforge/instructions\.py", stderr)
+
+
+def test_a_reference_body_reformatted_into_another_starter_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    node = _reference_function(clone.root, "explain")
+    node.name = "_helper"
+    reformatted = ast.unparse(node)  # the same code, other formatting and another name
+    target = clone.root / "forge" / "fewshot.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\n\n" + reformatted + "\n", encoding="utf-8")
+    commit_all(clone.root, "a helper")
+    stderr = _refused(clone, tmp_path)
+    assert "body of explain() appears in" in stderr and "forge/fewshot.py" in stderr
+
+
+def test_a_reference_body_in_a_demo_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    demo = clone.root / "course" / "stages" / "01-instruction-hierarchy" / "demo.py"
+    demo.write_text(demo.read_text(encoding="utf-8") + "\n\n# %%\n" + _reference_source(clone.root, "explain") + "\n",
+                    encoding="utf-8")
+    commit_all(clone.root, "demo")
+    stderr = _refused(clone, tmp_path)
+    assert "body of explain()" in stderr and "course/stages/01-instruction-hierarchy/demo.py" in stderr
+
+
+def test_a_committed_reference_transfer_test_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    name = "test_01_instruction_hierarchy.py"
+    shutil.copyfile(clone.root / "solutions" / "transfer" / name, clone.root / "transfer" / name)
+    commit_all(clone.root, "finished transfer test")
+    stderr = _refused(clone, tmp_path)
+    assert f"transfer/{name}" in stderr
+    assert "body of test_office_user_cannot_override_system_write_policy()" in stderr
+
+
+def test_a_reference_answer_paragraph_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    answer = (clone.root / "solutions" / "answers" / "02-context-selection.md").read_text(encoding="utf-8")
+    paragraph = next(p for p in answer.split("\n\n") if len(" ".join(p.split())) >= 60)
+    readme = clone.root / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8") + "\n\n" + paragraph + "\n", encoding="utf-8")
+    commit_all(clone.root, "readme")
+    stderr = _refused(clone, tmp_path)
+    assert "solutions/answers/02-context-selection.md: a paragraph of the reference answer appears in README.md" in stderr
+
+
+def test_a_fault_variant_ships_only_in_its_own_stage(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    course = load_course(clone.root)
+    first, second = course.stages[0], course.stages[1]
+    variant = clone.root / first.failure_lab / first.module
+    elsewhere = clone.root / second.failure_lab / first.module
+    shutil.copyfile(variant, elsewhere)
+    commit_all(clone.root, "a fault variant in the wrong stage")
+    stderr = _refused(clone, tmp_path)
+    assert f"{second.failure_lab}/{first.module}" in stderr
+
+
+def test_a_notebook_output_with_the_solution_is_cleared_not_shipped(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    body = _reference_source(clone.root, "explain")
     notebook = {"cells": [{"cell_type": "code", "execution_count": 3, "metadata": {}, "source": ["print(solution)"],
                            "outputs": [{"name": "stdout", "output_type": "stream", "text": [body]}]}],
                 "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
                 "nbformat": 4, "nbformat_minor": 5}
-    workbook.write("notebooks/99-extra.ipynb", json.dumps(notebook))
-    done = workbook.run("release", "--out", str(tmp_path / "out"))
+    clone.write("notebooks/99-extra.ipynb", json.dumps(notebook))
+    commit_all(clone.root, "extra notebook")
+    done = clone.run("release", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    with zipfile.ZipFile(tmp_path / "out" / f"{BUNDLE_NAME}.zip") as archive:
-        shipped = json.loads(archive.read(f"{PREFIX}notebooks/99-extra.ipynb"))
+    shipped = json.loads(_read_zip(tmp_path / "out" / f"{BUNDLE_NAME}.zip")["notebooks/99-extra.ipynb"])
     assert shipped["cells"][0]["outputs"] == [] and shipped["cells"][0]["execution_count"] is None
 
 
-def test_release_command_reports_what_it_built(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FORGELAB_")}
-    env["FORGELAB_ROOT"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-m", "forgelab.cli", "release", "--out", str(tmp_path)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=60)
+def test_release_refuses_a_folder_that_is_not_a_git_repository(tmp_path: Path) -> None:
+    plain = copy_workbook(tmp_path / "plain")
+    done = plain.run("release", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert "is not a git repository" in done.stderr and "committed course" in done.stderr
+    assert "git init" in done.stderr
+
+
+def test_release_refuses_when_a_file_the_stages_need_is_not_committed(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    notebook = load_course(clone.root).stages[0].notebook
+    git(clone.root, "rm", "--quiet", "--cached", notebook)
+    git(clone.root, "commit", "--quiet", "-m", "untrack a notebook")
+    done = clone.run("release", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert f"{notebook} (on disk, not committed)" in done.stderr and "git add" in done.stderr
+
+
+def test_release_command_reports_what_it_built(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    done = clone.run("release", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     assert f"{BUNDLE_NAME}.zip" in done.stdout and "no file of solutions/" in done.stdout
+    assert "course/starters/" in done.stdout and "built from: commit" in done.stdout
+    assert "not in the bundle" not in done.stdout  # nothing uncommitted in a fresh clone
     assert "make lab" in done.stdout and "forgelab check 01" in done.stdout
 
 
@@ -248,3 +405,9 @@ def test_reference_targets_fail_clearly_in_the_bundle(unzipped: Path) -> None:
     done = _in_bundle(unzipped, "-m", "forgelab.cli", "check", "01", "--target", "solution")
     assert done.returncode == 2
     assert "not part of the learner bundle" in done.stderr
+
+
+def test_restore_in_the_bundle_points_at_forgelab_starter(unzipped: Path) -> None:
+    done = _in_bundle(unzipped, "-m", "forgelab.cli", "restore", "03", "--yes")
+    assert done.returncode == 2
+    assert "not part of the learner bundle" in done.stderr and "forgelab starter 03" in done.stderr

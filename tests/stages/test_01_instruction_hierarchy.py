@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+import re
 
 import pytest
 
@@ -102,8 +103,9 @@ def test_unknown_source_fails_closed() -> None:
     items = [Instruction("system", "write", "deny"), Instruction("admin", "write", "allow")]
     with pytest.raises(ValueError, match=r"unknown source 'admin'") as caught:
         resolve(items)
+    words = re.findall(r"\w+", str(caught.value))
     for allowed in SOURCES_BY_RANK:
-        assert allowed in str(caught.value)
+        assert allowed in words, f"the message must name every valid source as a word: {caught.value}"
 
 
 def test_unknown_source_fails_even_without_a_conflict() -> None:

@@ -133,6 +133,22 @@ def test_zero_token_candidate_is_valid_and_always_fits() -> None:
     assert choose([ContextCandidate("empty-file", 0, 0.4, 1.0)], 0) == ["empty-file"]
 
 
+def test_value_density_counts_at_least_one_token() -> None:
+    # density = relevance * trust / max(tokens, 1): a one-token item is worth its full score
+    items = [
+        ContextCandidate("empty-file", 0, 0.6, 0.5),
+        ContextCandidate("one-liner", 1, 0.6, 0.5),
+        ContextCandidate("two-liner", 2, 0.6, 0.5),
+        ContextCandidate("readme", 10, 0.9, 1.0),
+    ]
+    densities = {d.id: d.density for d in explain_choice(items, 100)}
+    assert densities == pytest.approx({"empty-file": 0.3, "one-liner": 0.3, "two-liner": 0.15, "readme": 0.09})
+    # 0.6 per token for the one-token hint beats 1.0 / 2 = 0.5 for the two-token note
+    hint = ContextCandidate("hint", 1, 0.6, 1.0)
+    note = ContextCandidate("note", 2, 1.0, 1.0)
+    assert choose([note, hint], 2) == ["hint"]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [

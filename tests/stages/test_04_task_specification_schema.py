@@ -31,7 +31,7 @@ def without(field: str) -> dict[str, object]:
 
 
 def test_write_permission_must_be_explicit() -> None:
-    with pytest.raises(ValueError, match=r"write_allowed must be explicit"):
+    with pytest.raises(ValueError, match=r"\bwrite_allowed must be explicit\b"):
         TaskSpec.parse({"goal": "add tests", "acceptance": ["pytest passes"]})
 
 
@@ -139,6 +139,24 @@ def test_field_problems_are_reported_together_in_sorted_order() -> None:
     assert -1 not in positions, f"every problem must be named: {message}"
     assert positions == sorted(positions), f"problems must be listed in sorted order: {message}"
     assert "errors.pydantic.dev" not in message, "the message must be written for a person, not a raw ValidationError"
+
+
+def test_each_problem_is_one_plain_entry_with_the_value_received() -> None:
+    # parse hands a ValidationError to the given `describe`: one `field: problem` entry per issue,
+    # sorted, in plain words, each followed by the value the model actually sent
+    with pytest.raises(ValueError) as caught:
+        TaskSpec.parse(payload(goal="  ", acceptance=["npm test passes", 3], write_allowed="false"))
+    message = str(caught.value)
+    assert message.startswith("invalid task spec: "), message
+    assert message.removeprefix("invalid task spec: ").split("; ") == [
+        "acceptance[1]: must be a string, got 3",
+        "goal: must not be blank, got '  '",
+        "write_allowed: must be true or false (a real boolean, not a string or a number), got 'false'",
+    ]
+    # a missing field has no value to show
+    with pytest.raises(ValueError) as caught:
+        TaskSpec.parse(without("goal"))
+    assert str(caught.value) == "invalid task spec: goal: is required"
 
 
 @pytest.mark.parametrize("value", [["goal", "add tests"], "goal: add tests", None, 42])

@@ -1,0 +1,505 @@
+"""The judge's side of the boundary: start a learner process (a *host*), call into it, watch it.
+
+A :class:`Host` runs one target's ``forge`` in the sandbox and answers calls. Everything that comes
+back is data (:mod:`forgelab.judge.wire`): results are rebuilt with the course's own classes, a
+learner's exception comes back as its type name, a capped message and the learner's own traceback
+lines. The judge watches the host while it waits:
+
+* CPU time used by the host's whole process tree during one test, against ``test_cpu_s`` — an
+  endless loop is stopped whatever the load on the machine;
+* wall-clock time, against the generous ``test_wall_s`` — for code that waits forever;
+* output: more than ``output_kb`` printed stops the host (a flood is cut, not buffered).
+
+A limit raises :class:`LimitExceeded`, a ``BaseException`` on purpose: neither the test's own
+``except Exception`` nor Hypothesis may catch it, retry it, or turn it into a "flaky" verdict. The
+host is then stopped; the next call starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from forgelab.judge import wire
+from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
+from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
+from forgelab.judge.settings import JudgeSettings
+
+HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py", "learner_plugin.py": "_judge_learner_plugin.py"}
+POLL_S = 0.05
+CPU_POLL_S = 0.25
+
+
+class LimitExceeded(BaseException):
+    """The learner's code hit a limit; the host was stopped. Deliberately not an ``Exception``."""
+
+    def __init__(self, limit: Limit, message: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class BoundaryError(Exception):
+    """A value could not cross the boundary (e.g. the learner returned an object that is not data)."""
+
+
+class LearnerImportError(ImportError):
+    """The learner's module could not be imported when one of its functions was called."""
+
+
+class RemoteError(Exception):
+    """Base of the stand-in classes for exception types the course does not define (e.g. pydantic's)."""
+
+
+def install_host_files(code_dir: Path) -> None:
+    """Copy the host script and its helpers next to a target's ``forge/``."""
+    here = Path(__file__).resolve().parent
+    for source, name in HOST_FILES.items():
+        (code_dir / name).write_bytes((here / source).read_bytes())
+
+
+# ---------------------------------------------------------------- CPU time of a process tree
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                found.extend(int(item) for item in handle.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used by ``pid`` and everything below it (Linux); None where /proc is not there."""
+    if not os.path.isdir("/proc"):
+        return None
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat", encoding="ascii", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 14:
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        stack.extend(_children(current))
+    return total / _TICKS
+
+
+# ---------------------------------------------------------------- rebuilding what comes back
+
+
+_SYNTHETIC: dict[tuple[str, str, type], type] = {}
+
+
+def _builtin_exception(name: str) -> type[BaseException] | None:
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def _stand_in(module: str, qualname: str, bases: list[str]) -> type[BaseException]:
+    base: type[BaseException] = Exception
+    for name in bases:
+        found = _builtin_exception(name)
+        if found is not None and issubclass(found, Exception):
+            base = found
+            break
+    safe = "".join(ch for ch in qualname.rsplit(".", 1)[-1] if ch.isalnum() or ch == "_") or "LearnerError"
+    key = (module, safe, base)
+    if key not in _SYNTHETIC:
+        _SYNTHETIC[key] = type(safe, (RemoteError, base), {"__module__": module or "learner"})
+    return _SYNTHETIC[key]
+
+
+def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object], object]) -> BaseException:
+    """An exception the learner's code raised, rebuilt from data (see :func:`wire.describe_exception`)."""
+    if not isinstance(data, dict):
+        return BoundaryError("the learner's process sent an error that is not readable")
+    kind = str(data.get("kind", "exception"))
+    message = wire.cap(str(data.get("message", "")), wire.MAX_MESSAGE_CHARS)
+    module, qualname = str(data.get("module", "")), str(data.get("qualname", ""))
+    bases = [str(b) for b in data.get("bases", []) if isinstance(b, str)] if isinstance(data.get("bases"), list) else []
+    if kind == "boundary":
+        error: BaseException = BoundaryError(message)
+    elif kind == "import":
+        error = LearnerImportError(f"{qualname}: {message}" if qualname else message)
+    elif module == "builtins" and qualname == "MemoryError":
+        return LimitExceeded(Limit.MEMORY, "the learner's code ran out of memory (the sandbox's memory limit)")
+    elif module == "builtins" and (found := _builtin_exception(qualname)) is not None and issubclass(found, Exception):
+        error = found(message) if found is not KeyError else KeyError(message)
+        if found is KeyError:
+            error.args = (message,)
+    elif wire.is_forge_module(module):
+        error = _course_exception(data, resolve, decode, message) or _stand_in(module, qualname, bases)(message)
+    else:
+        error = _stand_in(module, qualname, bases)(message)
+    trace = str(data.get("traceback") or "")
+    if trace:
+        error.add_note("raised in the learner's code:\n" + trace)
+    return error
+
+
+def _course_exception(data: dict[str, Any], resolve: wire.Resolver, decode: Callable[[object], object],
+                      message: str) -> BaseException | None:
+    try:
+        cls = resolve(f"{data['module']}:{data['qualname']}")
+    except (wire.WireError, KeyError, ImportError, AttributeError):
+        return None
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        return None
+    error = cls.__new__(cls)
+    try:
+        error.args = tuple(decode(item) for item in data.get("args", [])) or (message,)
+        for pair in data.get("state", []):
+            name, value = pair
+            object.__setattr__(error, str(name), decode(value))
+    except (wire.WireError, TypeError, ValueError):
+        error.args = (message,)
+    return error
+
+
+def apply_in_place(original: object, new: object) -> None:
+    """Mirror the learner's in-place change of an argument onto the test's own object."""
+    if isinstance(original, list) and isinstance(new, list):
+        original[:] = new
+    elif isinstance(original, dict) and isinstance(new, dict):
+        original.clear()
+        original.update(new)
+    elif isinstance(original, set) and isinstance(new, set):
+        original.clear()
+        original.update(new)
+    elif isinstance(original, bytearray) and isinstance(new, bytearray):
+        original[:] = new
+    elif dataclasses.is_dataclass(original) and type(original) is type(new):
+        for field in dataclasses.fields(original):
+            object.__setattr__(original, field.name, getattr(new, field.name))
+    elif hasattr(original, "__pydantic_fields_set__") and type(original) is type(new):
+        original.__dict__.update(new.__dict__)
+
+
+# ---------------------------------------------------------------- the host process
+
+
+class RemoteObject:
+    """An object that lives in the learner's process (e.g. a returned closure); using it is a call."""
+
+    def __init__(self, host: Host, handle: int, name: str = "") -> None:
+        self._host, self._handle, self._name = host, handle, name
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        request: dict[str, object] = {"op": "call_handle", "handle": self._handle}
+        if self._name:
+            request["name"] = self._name
+        return self._host.request(request, args, kwargs)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._host.request({"op": "get_handle", "handle": self._handle, "name": name}, (), {})
+
+    def __repr__(self) -> str:
+        return f"<object from the learner's code, handle {self._handle}>"
+
+
+class Host:
+    """One sandboxed (or plain) learner process serving calls for one target."""
+
+    def __init__(self, label: str, code_dir: Path, settings: JudgeSettings, isolation: Isolation,
+                 resolve: wire.Resolver, stage: str = "") -> None:
+        self.label, self.code_dir, self.settings, self.isolation = label, code_dir, settings, isolation
+        self.stage = stage
+        self._resolve = resolve
+        self._process: subprocess.Popen[bytes] | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._to_host = self._from_host = -1
+        self._handles: dict[int, object] = {}
+        self._handle_ids: dict[int, int] = {}
+        self._output = bytearray()
+        self._printed = 0
+        self._flooded = False
+        self._lock = threading.Lock()
+        self._test_cpu_start: float | None = None
+        self._budget = settings.test_cpu_s
+        self._test_deadline = 0.0
+        self._closed_reason: Limit | None = None
+
+    # ------------------------------------------------------------ life cycle
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, modules: list[str]) -> ImportProblem | None:
+        """Start the process and import ``modules`` (dotted); the first import problem, if any."""
+        self.close()
+        self._scratch = tempfile.TemporaryDirectory(prefix="forgelab-host-")
+        scratch = Path(self._scratch.name)  # the working folder outside the sandbox (inside: a private tmpfs)
+        to_host_r, to_host_w = os.pipe()
+        from_host_r, from_host_w = os.pipe()
+        limits = json.dumps(self.settings.host_limits())
+        if self.isolation.sandboxed:
+            script = f"{CODE_MOUNT}/_judge_host.py"
+            argv = [sys.executable, "-s", "-P", script, "--in", str(to_host_r), "--out", str(from_host_w),
+                    "--limits", limits, "serve"]
+            command = bwrap_command(self.isolation.bwrap, self.code_dir, argv)
+            env = None
+        else:
+            command = [sys.executable, "-s", "-P", str(self.code_dir / "_judge_host.py"), "--in",
+                       str(to_host_r), "--out", str(from_host_w), "--limits", limits, "serve"]
+            env = plain_env(scratch)
+        self._process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         pass_fds=(to_host_r, from_host_w), start_new_session=True)
+        os.close(to_host_r)
+        os.close(from_host_w)
+        self._to_host, self._from_host = to_host_w, from_host_r
+        self._output = bytearray()
+        self._printed = 0
+        self._flooded = False
+        self._closed_reason = None
+        for stream in (self._process.stdout, self._process.stderr):
+            threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+        try:
+            self.begin_test(cpu_s=self.settings.import_cpu_s)
+            reply = self._exchange({"op": "import", "modules": modules})
+        except LimitExceeded as stop:
+            words = {Limit.CPU: f"it used more than {self.settings.import_cpu_s} s of CPU time",
+                     Limit.WALL: f"it did not finish within {self.settings.test_wall_s} s",
+                     Limit.MEMORY: "it ran out of memory", Limit.OUTPUT: "it printed too much",
+                     Limit.CRASH: "the process ended while importing"}[stop.limit]
+            return ImportProblem(modules[0].replace(".", "/") + ".py" if modules else "forge", ImportKind.LIMIT,
+                                 words, stage=self.stage)
+        except (wire.WireError, wire.ChannelClosed, OSError) as error:
+            return ImportProblem(modules[0].replace(".", "/") + ".py" if modules else "forge", ImportKind.IMPORT,
+                                 f"the learner's process stopped while importing ({error})", error_type="crash",
+                                 stage=self.stage)
+        problems = reply.get("problems") if isinstance(reply.get("problems"), list) else []
+        for problem in problems:  # type: ignore[union-attr]
+            if isinstance(problem, dict):
+                return _import_problem(problem, self.stage)
+        return None
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            if process.poll() is None:
+                try:
+                    os.write(self._to_host, wire.dumps({"op": "shutdown"}))
+                except OSError:
+                    pass
+            _kill_group(process)
+        for fd in (self._to_host, self._from_host):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._to_host = self._from_host = -1
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def _drain(self, stream: Any) -> None:
+        cap = self.settings.output_kb * 1024
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            with self._lock:
+                self._printed += len(chunk)
+                room = max(0, cap - len(self._output))
+                self._output += chunk[:room]
+                if self._printed > cap:
+                    self._flooded = True
+
+    def take_output(self) -> str:
+        with self._lock:
+            text = self._output.decode("utf-8", errors="replace")
+            self._output = bytearray()
+        return text
+
+    # ------------------------------------------------------------ per test
+
+    def begin_test(self, cpu_s: int | None = None) -> None:
+        budget = self.settings.test_cpu_s if cpu_s is None else cpu_s
+        self._budget = budget
+        self._test_cpu_start = tree_cpu_seconds(self._process.pid) if self._process else None
+        self._test_deadline = time.monotonic() + self.settings.test_wall_s
+        if self.alive:
+            self._exchange({"op": "begin_test", "cpu_s": budget})
+
+    # ------------------------------------------------------------ calls
+
+    def register(self, value: object) -> int:
+        key = id(value)
+        if key not in self._handle_ids:
+            number = len(self._handles) + 1
+            self._handles[number] = value
+            self._handle_ids[key] = number
+        return self._handle_ids[key]
+
+    def _decoder(self, arguments: tuple[object, ...] = ()) -> wire.Decoder:
+        return wire.Decoder(self._resolve, stub=lambda number: RemoteObject(self, number), arguments=arguments)
+
+    def request(self, request: dict[str, object], args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        """Send one call and wait for its answer, serving the learner's calls back into test objects."""
+        if not self.alive:
+            raise LimitExceeded(self._closed_reason or Limit.CRASH, "the learner's process is not running")
+        encoder = wire.Encoder(handle=self.register)
+        try:
+            message = {**request, "args": [encoder.encode(a) for a in args],
+                       "kwargs": [[k, encoder.encode(v)] for k, v in kwargs.items()]}
+        except wire.WireError as error:
+            raise BoundaryError(f"the test's arguments cannot be sent to the learner's code: {error}") from None
+        reply = self._exchange(message)
+        while reply["op"] in ("callback", "getattr"):
+            reply = self._serve_callback(reply)
+        if reply["op"] not in ("return", "raise"):
+            self._stop(Limit.CRASH)
+            raise BoundaryError(f"the learner's process answered {str(reply['op'])[:40]!r} to a call")
+        decoder = self._decoder(args)
+        try:
+            for pair in reply.get("mutated", []) or []:  # type: ignore[union-attr]
+                index, value = pair
+                if isinstance(index, int) and 0 <= index < len(args):
+                    apply_in_place(args[index], decoder.decode(value))
+            if reply["op"] == "return":
+                return decoder.decode(reply.get("value"))
+        except wire.WireError as error:
+            raise BoundaryError(f"the learner's result cannot be read back: {error}") from None
+        error = rebuild_error(reply.get("error"), self._resolve, decoder.decode)
+        if isinstance(error, LimitExceeded):
+            self._stop(error.limit)
+        raise error
+
+    def _serve_callback(self, message: dict[str, object]) -> dict[str, object]:
+        """The learner's code called an object of the test; run it here and send the answer back."""
+        op = message["op"]
+        try:
+            target = self._handles[int(message["handle"])]  # type: ignore[call-overload]
+            decoder = self._decoder()
+            args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
+            kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
+            result = getattr(target, str(message["name"])) if op == "getattr" else target(*args, **kwargs)
+            frame = {"op": "return", "value": wire.Encoder(handle=self.register).encode(result)}
+        except LimitExceeded:
+            raise
+        except BaseException as error:  # noqa: BLE001 - the test's own code raised: tell the learner's code
+            frame = {"op": "raise", "error": {"module": type(error).__module__, "qualname": type(error).__qualname__,
+                                              "message": wire.cap(str(error), 500)}}
+        return self._exchange(frame)
+
+    def _exchange(self, message: dict[str, object]) -> dict[str, object]:
+        try:
+            wire.write_frame(self._to_host, message)
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+        return self._wait()
+
+    def _wait(self) -> dict[str, object]:
+        last_cpu_check = 0.0
+        while True:
+            ready, _, _ = select.select([self._from_host], [], [], POLL_S)
+            if ready:
+                try:
+                    return wire.read_frame(self._from_host)
+                except wire.FrameTooLarge:
+                    self._stop(Limit.OUTPUT)
+                    raise LimitExceeded(Limit.OUTPUT, "the learner's code returned a value too large to read back") from None
+                except (wire.ChannelClosed, OSError):
+                    raise self._died() from None
+                except wire.WireError as error:
+                    self._stop(Limit.CRASH)
+                    raise BoundaryError(f"the learner's process sent something unreadable: {error}") from None
+            if self._flooded:
+                self._stop(Limit.OUTPUT)
+                raise LimitExceeded(Limit.OUTPUT, f"the learner's code printed more than {self.settings.output_kb} KB; "
+                                                  "it was stopped (look for a print inside a loop)")
+            now = time.monotonic()
+            if now > self._test_deadline:
+                self._stop(Limit.WALL)
+                raise LimitExceeded(Limit.WALL, f"the learner's code did not answer within {self.settings.test_wall_s} s "
+                                                "(it waits or sleeps: look for input(), sleep() or a blocking read)")
+            if now - last_cpu_check >= CPU_POLL_S and self._process is not None and self._test_cpu_start is not None:
+                last_cpu_check = now
+                used = tree_cpu_seconds(self._process.pid)
+                if used is not None and used - self._test_cpu_start > self._budget:
+                    self._stop(Limit.CPU)
+                    raise LimitExceeded(Limit.CPU, f"the learner's code used more than {self._budget} s of CPU time "
+                                                   "in this test: look for a loop that never ends")
+            if self._process is not None and self._process.poll() is not None:
+                raise self._died()
+
+    def _died(self) -> LimitExceeded:
+        process = self._process
+        code = process.poll() if process is not None else None
+        if process is not None and code is None:
+            try:
+                code = process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+        if self._flooded:
+            limit, text = Limit.OUTPUT, f"the learner's code printed more than {self.settings.output_kb} KB"
+        elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            limit, text = Limit.CPU, f"the learner's code used more than {self._budget} s of CPU time: look for a loop that never ends"
+        else:
+            limit, text = Limit.CRASH, (f"the learner's process ended in the middle of a call (exit status {code}): "
+                                        "look for os._exit(), sys.exit() at import, or a crash in native code")
+        self._stop(limit)
+        return LimitExceeded(limit, text)
+
+    def _stop(self, reason: Limit) -> None:
+        self._closed_reason = reason
+        self.close()
+
+
+def _import_problem(data: dict[str, object], stage: str) -> ImportProblem:
+    kind_text = str(data.get("kind", "import"))
+    kind = ImportKind(kind_text) if kind_text in ImportKind.__members__.values() else ImportKind.IMPORT
+    module = str(data.get("module", "forge")).replace(".", "/") + ".py"
+    line = data.get("line")
+    return ImportProblem(module, kind, wire.cap(str(data.get("message", "")), 300), wire.cap(str(data.get("file", "")), 200),
+                         line if isinstance(line, int) else 0, wire.cap(str(data.get("type", "")), 80), stage)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass

@@ -1,0 +1,375 @@
+"""The learner's side of the boundary: a small server that runs inside the sandbox.
+
+It is copied, with ``wire.py`` (as ``_judge_wire.py``), into the sandbox's read-only code folder next
+to the learner's ``forge/`` package and started as::
+
+    python -s -P _judge_host.py --in FD --out FD --limits JSON serve
+    python -s -P _judge_host.py --limits JSON --report-fd FD pytest -- PYTEST-ARGS...
+
+``serve`` answers calls from the judge: import a ``forge`` module, call one of its functions with
+arguments that arrive as data, and send back the result (or the exception) as data. When the
+learner's code calls back into an object that lives on the judge's side (a test's fake model, a
+callback), the call travels back as data too. ``pytest`` runs tests that the learner wrote (their
+transfer tests) against their own ``forge``, all inside the sandbox.
+
+This file imports nothing of forgelab and holds nothing secret: everything it does on behalf of the
+learner's code can also be done by that code itself. Resource limits (memory, file size, open files,
+processes, CPU time) are set here before any learner code is imported; the hard limits cannot be
+raised again from inside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import resource
+import signal
+import sys
+import traceback
+from types import ModuleType
+from typing import Any
+
+CODE_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, CODE_DIR)  # started with -P: the code folder is not on the path by itself
+
+import _judge_wire as wire  # noqa: E402 - the copy of forgelab/judge/wire.py next to this file
+
+
+# ---------------------------------------------------------------- limits
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Hard limits for this process and everything it starts (they are inherited)."""
+    mb = 1024 * 1024
+
+    def both(kind: int, value: int) -> None:
+        try:
+            soft, hard = resource.getrlimit(kind)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(kind, (value, value))
+        except (ValueError, OSError):
+            pass  # a platform without this limit (e.g. RLIMIT_AS on macOS): the judge's watchdog remains
+
+    if limits.get("memory_mb"):
+        both(resource.RLIMIT_AS, int(limits["memory_mb"]) * mb)
+    if limits.get("file_mb"):
+        both(resource.RLIMIT_FSIZE, int(limits["file_mb"]) * mb)
+    if limits.get("open_files"):
+        both(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    if limits.get("processes") and hasattr(resource, "RLIMIT_NPROC"):
+        both(resource.RLIMIT_NPROC, int(limits["processes"]))
+    both(resource.RLIMIT_CORE, 0)
+    if limits.get("cpu_total_s"):
+        total = int(limits["cpu_total_s"])
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (total, total + 5))
+        except (ValueError, OSError):
+            pass
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing us
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+# ---------------------------------------------------------------- locating learner code
+
+
+def learner_frames(tb: Any) -> str:
+    """The traceback, cut to the frames in the learner's files, paths shown relative to the workbook."""
+    lines = []
+    for frame in traceback.extract_tb(tb):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(CODE_DIR + os.sep) or os.path.basename(path).startswith("_judge_"):
+            continue
+        relative = os.path.relpath(path, CODE_DIR)
+        lines.append(f'  File "{relative}", line {frame.lineno}, in {frame.name}')
+        if frame.line:
+            lines.append(f"    {frame.line.strip()}")
+    return "\n".join(lines)
+
+
+def last_learner_line(tb: Any) -> tuple[str, int]:
+    found = ("", 0)
+    for frame in traceback.extract_tb(tb):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(CODE_DIR + os.sep) and not os.path.basename(path).startswith("_judge_"):
+            found = (os.path.relpath(path, CODE_DIR), frame.lineno or 0)
+    return found
+
+
+def import_problem(name: str, error: BaseException) -> dict[str, object]:
+    """Why ``import name`` failed, as data: kind (missing | syntax | import), file, line, message."""
+    if isinstance(error, SyntaxError):
+        path = error.filename or ""
+        shown = os.path.relpath(os.path.abspath(path), CODE_DIR) if path else ""
+        return {"module": name, "kind": "syntax", "type": type(error).__name__, "message": wire.cap(str(error.msg), 300),
+                "file": shown, "line": error.lineno or 0}
+    file, line = last_learner_line(error.__traceback__)
+    missing = isinstance(error, ModuleNotFoundError) and (error.name == name or error.name == "forge")
+    try:
+        message = str(error).splitlines()[0] if str(error) else ""
+    except Exception:  # noqa: BLE001
+        message = ""
+    return {"module": name, "kind": "missing" if missing else "import", "type": type(error).__name__,
+            "message": wire.cap(message, 300), "file": file, "line": line}
+
+
+def load_module(name: str) -> ModuleType:
+    if not wire.is_forge_module(name):
+        raise wire.WireError(f"only forge modules can be called, not {name!r}")
+    return importlib.import_module(name)
+
+
+def resolve(path: str) -> Any:
+    """``"forge.x:Name.attr"`` → the object, looked up in the learner's own modules."""
+    module_name, _, qualname = path.partition(":")
+    target: Any = load_module(module_name)
+    for part in qualname.split("."):
+        if not part or part.startswith("__"):
+            raise wire.WireError(f"{path!r} does not name a public attribute")
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise AttributeError(f"{module_name.replace('.', '/')}.py has no {qualname!r}: "
+                                 "it must keep the name the starter gave it") from None
+    return target
+
+
+def resolve_class(path: str) -> Any:
+    found = resolve(path)
+    if not isinstance(found, type):
+        raise wire.WireError(f"{path} is not a class in the learner's code")
+    return found
+
+
+# ---------------------------------------------------------------- the server
+
+
+class TrustedObject:
+    """Stands in for an object that lives on the judge's side; every use is a call across the boundary."""
+
+    __slots__ = ("_server", "_handle")
+
+    def __init__(self, server: Server, handle: int) -> None:
+        object.__setattr__(self, "_server", server)
+        object.__setattr__(self, "_handle", handle)
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return self._server.callback({"op": "callback", "handle": self._handle}, args, kwargs)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._server.callback({"op": "getattr", "handle": self._handle, "name": name}, (), {})
+
+    def __repr__(self) -> str:
+        return f"<object from the test, handle {self._handle}>"
+
+
+class Server:
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self.handles: dict[int, object] = {}
+        self.handle_ids: dict[int, int] = {}
+
+    # handles for objects of ours that cannot travel as data (a returned closure)
+    def register(self, value: object) -> int:
+        key = id(value)
+        if key in self.handle_ids:
+            return self.handle_ids[key]
+        number = len(self.handles) + 1
+        self.handles[number] = value
+        self.handle_ids[key] = number
+        return number
+
+    def encoder(self, arguments: tuple[object, ...] = ()) -> wire.Encoder:
+        return wire.Encoder(handle=self.register, arguments=arguments)
+
+    def decoder(self) -> wire.Decoder:
+        return wire.Decoder(resolve_class, stub=lambda number: TrustedObject(self, number))
+
+    def send(self, message: dict[str, object]) -> None:
+        wire.write_frame(self.fd_out, message)
+
+    def error(self, error: BaseException, kind: str = "exception") -> dict[str, object]:
+        text = learner_frames(error.__traceback__)
+        described = wire.describe_exception(error, self.encoder(), text)
+        described["kind"] = kind
+        return described
+
+    # a call from our side into the judge's side (learner code used a TrustedObject)
+    def callback(self, request: dict[str, object], args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        encoder = self.encoder()
+        request = {**request, "args": [encoder.encode(a) for a in args],
+                   "kwargs": [[k, encoder.encode(v)] for k, v in kwargs.items()]}
+        self.send(request)
+        while True:
+            message = wire.read_frame(self.fd_in)
+            op = message["op"]
+            if op == "return":
+                return self.decoder().decode(message.get("value"))
+            if op == "raise":
+                raise rebuild_trusted_error(message.get("error"))
+            self.handle(message)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = wire.read_frame(self.fd_in)
+            except wire.ChannelClosed:
+                return
+            if message["op"] == "shutdown":
+                return
+            self.handle(message)
+
+    def handle(self, message: dict[str, object]) -> None:
+        op = message["op"]
+        if op == "import":
+            problems = []
+            for name in message.get("modules", []):  # type: ignore[union-attr]
+                try:
+                    load_module(str(name))
+                except BaseException as error:  # noqa: BLE001 - every failure at import time is reported
+                    problems.append(import_problem(str(name), error))
+            self.send({"op": "imported", "problems": problems})
+        elif op == "begin_test":
+            budget = int(message.get("cpu_s", 0))  # type: ignore[arg-type]
+            if budget > 0:
+                try:
+                    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+                    soft = int(cpu_seconds()) + budget
+                    if hard != resource.RLIM_INFINITY:
+                        soft = min(soft, hard)
+                    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+                except (ValueError, OSError):
+                    pass
+            self.send({"op": "ready"})
+        elif op in ("call", "call_handle", "get_handle"):
+            self.call(message)
+        else:
+            self.send({"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "WireError",
+                                                 "bases": ["ValueError"], "message": f"unknown request {op!r}"}})
+
+    def call(self, message: dict[str, object]) -> None:
+        try:
+            decoder = self.decoder()
+            args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
+            kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
+            if message["op"] == "call":
+                function = resolve(str(message["target"]))
+            else:
+                function = self.handles[int(message["handle"])]  # type: ignore[call-overload]
+                if message.get("name"):
+                    function = getattr(function, str(message["name"]))
+        except BaseException as error:  # noqa: BLE001
+            kind = "import" if isinstance(error, (ImportError, SyntaxError)) else "boundary"
+            if isinstance(error, AttributeError):
+                kind = "exception"
+            self.send({"op": "raise", "error": self.error(error, kind), "mutated": []})
+            return
+        if message["op"] == "get_handle":
+            self.reply(function, args, (), "return")
+            return
+        watched = [i for i, a in enumerate(args) if _mutable(a)]
+        before = {i: _snapshot(args[i]) for i in watched}
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything, even SystemExit
+            self.send({"op": "raise", "error": self.error(error), "mutated": self.mutations(args, before)})
+            return
+        self.reply(result, args, before, "return")
+
+    def reply(self, result: object, args: tuple[object, ...], before: Any, op: str) -> None:
+        try:
+            value = self.encoder(args).encode(result)
+            mutated = self.mutations(args, before) if before else []
+            frame = wire.dumps({"op": op, "value": value, "mutated": mutated})
+        except (wire.WireError, RecursionError) as error:
+            what = str(error) if isinstance(error, wire.WireError) else "the value is nested too deeply"
+            self.send({"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "BoundaryError",
+                                                 "bases": ["ValueError"], "message": f"the result could not be sent back: {what}",
+                                                 "traceback": ""}, "mutated": []})
+            return
+        _write_all(self.fd_out, frame)
+
+    def mutations(self, args: tuple[object, ...], before: dict[int, object]) -> list[object]:
+        changed = []
+        for index, snapshot in before.items():
+            now = _snapshot(args[index])
+            if now != snapshot:
+                changed.append([index, self.encoder().encode(args[index])])
+        return changed
+
+
+def _mutable(value: object) -> bool:
+    return isinstance(value, (list, dict, set, bytearray)) or (
+        wire.is_forge_module(type(value).__module__) and not isinstance(value, type))
+
+
+def _snapshot(value: object) -> object:
+    try:
+        return json.dumps(wire.Encoder().encode(value), sort_keys=True)
+    except (wire.WireError, RecursionError, TypeError):
+        return None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class TrustedError(Exception):
+    """An exception raised on the judge's side while the learner's code called back into it."""
+
+
+def rebuild_trusted_error(data: object) -> BaseException:
+    if not isinstance(data, dict):
+        return TrustedError("the test's code raised an error")
+    name = str(data.get("qualname", "Exception"))
+    message = str(data.get("message", ""))
+    builtin = getattr(__import__("builtins"), name, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception) and data.get("module") == "builtins":
+        return builtin(message)
+    return TrustedError(f"{name}: {message}")
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="_judge_host")
+    parser.add_argument("mode", choices=("serve", "pytest"))
+    parser.add_argument("--in", dest="fd_in", type=int, default=-1)
+    parser.add_argument("--out", dest="fd_out", type=int, default=-1)
+    parser.add_argument("--limits", default="{}")
+    parser.add_argument("--report-fd", dest="report_fd", type=int, default=-1)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    apply_limits(json.loads(args.limits))
+    sys.dont_write_bytecode = True
+    if args.mode == "serve":
+        server = Server(args.fd_in, args.fd_out)
+        try:
+            server.serve()
+        except wire.ChannelClosed:
+            pass
+        sys.stdout.flush()
+        os._exit(0)  # no atexit or finalizer of the learner's code runs after the judge is done
+    import pytest
+
+    os.environ["FORGELAB_LEARNER_REPORT_FD"] = str(args.report_fd)
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    code = pytest.main(["-p", "_judge_learner_plugin", *rest])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

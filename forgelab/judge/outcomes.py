@@ -1,0 +1,122 @@
+"""What the judge reports, typed: every verdict is an enum value, never inferred from a message."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Outcome(enum.StrEnum):
+    """One test's outcome. The values are the words verification.json has always used."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # the test could not run properly (setup failed, the value could not cross, a crash)
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"  # a limit stopped the learner's code (see Limit)
+    NOT_RUN = "not_run"  # not started: the module does not import, or earlier tests hit limits
+
+
+class Limit(enum.StrEnum):
+    """Which limit stopped the learner's code."""
+
+    CPU = "cpu"  # CPU time: an endless loop (a busy machine does not count)
+    WALL = "wall"  # wall-clock time: code that waits forever
+    MEMORY = "memory"
+    OUTPUT = "output"  # printed too much
+    CRASH = "crash"  # the process ended in the middle of a call (os._exit, a signal, a fault)
+
+
+class ImportKind(enum.StrEnum):
+    MISSING = "missing"
+    SYNTAX = "syntax"
+    IMPORT = "import"  # an exception while the module was imported
+    LIMIT = "limit"  # importing it hit a limit (e.g. a loop at module level)
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """Why a target's module did not import: one cause with file and line where known."""
+
+    module: str  # e.g. forge/instructions.py
+    kind: ImportKind
+    message: str  # e.g. "invalid syntax"
+    file: str = ""  # as the learner sees it, e.g. forge/instructions.py
+    line: int = 0
+    error_type: str = ""
+    stage: str = ""  # the stage whose module this is, when known (for the next step)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}, line {self.line}" if self.file and self.line else self.file
+
+    @property
+    def cause(self) -> str:
+        """One line a learner can act on."""
+        if self.kind is ImportKind.MISSING:
+            fix = f"`forgelab starter {self.stage}` brings back the shipped starter" if self.stage else \
+                "restore it from the workbook"
+            return f"{self.module} does not exist or cannot be imported as a module: {fix}"
+        if self.kind is ImportKind.SYNTAX:
+            return f"syntax error in {self.where or self.module}: {self.message} — fix that line and run again"
+        if self.kind is ImportKind.LIMIT:
+            return (f"importing {self.module} did not finish ({self.message}): look for a loop that runs at module "
+                    "level")
+        detail = f"{self.error_type}: {self.message}".rstrip(": ")
+        return (f"importing {self.module} raised {detail}" + (f" ({self.where})" if self.where else "")
+                + " — fix the module so that it imports cleanly")
+
+
+@dataclass(frozen=True)
+class TestRow:
+    """One test item's result against one target."""
+
+    nodeid: str  # canonical, e.g. tests/stages/test_01_instruction_hierarchy.py::test_x[param]
+    target: str  # the target label the test ran against
+    outcome: Outcome
+    cause: str  # one line
+    detail: str = ""  # the full failure text (assertion, the learner's traceback, printed output)
+    duration_ms: int = 0
+    limit: Limit | None = None
+    printed: str = ""  # what the learner's code printed during this test (capped)
+
+    @property
+    def name(self) -> str:
+        return self.nodeid.rsplit("::", 1)[-1].split("[", 1)[0]
+
+    @property
+    def file(self) -> str:
+        return self.nodeid.split("::", 1)[0]
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+
+@dataclass(frozen=True)
+class CollectError:
+    file: str  # canonical path of the file that could not be collected
+    target: str
+    cause: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything one judge run saw: rows by node id and target, and problems by target."""
+
+    rows: tuple[TestRow, ...]
+    import_problems: dict[str, ImportProblem] = field(default_factory=dict)  # target label → problem
+    collect_errors: tuple[CollectError, ...] = ()
+    problem: str | None = None  # a run-level problem (the course's session could not start, or was stopped)
+    sandbox: str = ""  # how learner code was isolated in this run, in words
+    target_problems: dict[str, str] = field(default_factory=dict)  # target label → why its learner tests did not run
+
+    def for_target(self, label: str) -> tuple[TestRow, ...]:
+        return tuple(row for row in self.rows if row.target == label)
+
+    def in_file(self, label: str, file: str) -> tuple[TestRow, ...]:
+        return tuple(row for row in self.rows if row.target == label and row.file == file)
+
+    def named(self, label: str, file: str, name: str) -> tuple[TestRow, ...]:
+        return tuple(row for row in self.in_file(label, file) if row.name == name)

@@ -1,0 +1,214 @@
+"""The trusted side's ``forge``: the course's own definitions, with every learner function remote.
+
+The judge builds an *interface* package (:mod:`forgelab.judge.interface`) from the pristine starter
+modules and puts it first on the path of the process that runs the course's tests. Each stage
+module there is the starter itself — its data types, constants and given methods are the course's
+definitions — followed by one call to :func:`remotify`, which replaces every function of the module
+with a :class:`RemoteFunction`: calling it runs the *learner's* function of the same name in the
+current target's host. A class whose starter leaves methods for the learner to write (a Pydantic
+model with validators to implement, say) becomes a :class:`RemoteClass`: constructing it and
+calling its methods run remotely, and the instances that come back are built from the course's
+class without running its validators.
+
+So a stage test keeps reading like an ordinary test::
+
+    from forge.instructions import Instruction, resolve
+    accepted, rejected = resolve([Instruction("system", "write", "deny")])
+
+while the process that decides pass or fail never runs a line of the learner's code.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from forgelab.judge import wire
+from forgelab.judge.channel import Host, LimitExceeded
+from forgelab.judge.outcomes import ImportProblem, Limit
+from forgelab.judge.sandbox import Isolation
+from forgelab.judge.settings import JudgeSettings
+
+
+class HostPool:
+    """The hosts of one judge session, one per target label, started on first use."""
+
+    def __init__(self, targets: dict[str, dict[str, Any]], settings: JudgeSettings, isolation: Isolation) -> None:
+        self.targets, self.settings, self.isolation = targets, settings, isolation
+        self.hosts: dict[str, Host] = {}
+        self.import_problems: dict[str, ImportProblem | None] = {}
+        self.limit_hits: dict[str, int] = {}
+        self.current: str | None = None
+
+    def host(self, label: str) -> Host:
+        if label not in self.targets:
+            raise KeyError(f"unknown target {label!r}")
+        host = self.hosts.get(label)
+        if host is None:
+            spec = self.targets[label]
+            host = Host(label, Path(spec["code_dir"]), self.settings, self.isolation, resolve_course_class,
+                        stage=str(spec.get("stage", "")))
+            self.hosts[label] = host
+        if not host.alive and self.import_problems.get(label) is None:
+            # a module that did not import once is not tried again in this session: one cause, one wait
+            problem = host.start(list(self.targets[label].get("probe", [])))
+            if problem is not None or label not in self.import_problems:
+                self.import_problems[label] = problem
+        return host
+
+    def begin_test(self, label: str) -> ImportProblem | None:
+        """Make ``label`` current and ready for one test; its import problem, if it has one."""
+        self.current = label
+        host = self.host(label)
+        problem = self.import_problems.get(label)
+        if problem is None and host.alive:
+            host.begin_test()
+        return problem
+
+    def current_host(self) -> Host:
+        if self.current is None:
+            raise RuntimeError("no judge target is active: the course's tests must run through forgelab")
+        return self.host(self.current)
+
+    def take_output(self, label: str) -> str:
+        host = self.hosts.get(label)
+        return host.take_output() if host is not None else ""
+
+    def record_limit(self, label: str) -> int:
+        self.limit_hits[label] = self.limit_hits.get(label, 0) + 1
+        return self.limit_hits[label]
+
+    def close(self) -> None:
+        for host in self.hosts.values():
+            host.close()
+
+
+_POOL: HostPool | None = None
+
+
+def install_pool(pool: HostPool | None) -> None:
+    global _POOL
+    _POOL = pool
+
+
+def active_pool() -> HostPool:
+    if _POOL is None:
+        raise RuntimeError("the course's forge interface is loaded, but no judge session is running: "
+                           "run the course's tests with `forgelab check`, never with plain pytest")
+    return _POOL
+
+
+def resolve_course_class(path: str) -> Any:
+    """``"forge.x:Name"`` → the course's own class (the interface's), never anything else."""
+    module_name, _, qualname = path.partition(":")
+    if not wire.is_forge_module(module_name):
+        raise wire.WireError(f"{path!r} is not a forge type")
+    try:
+        target: Any = sys.modules.get(module_name) or importlib.import_module(module_name)
+    except ImportError:
+        raise wire.WireError(f"the course has no module {module_name}") from None
+    for part in qualname.split("."):
+        if not part or part.startswith("__"):
+            raise wire.WireError(f"{path!r} does not name a public class")
+        target = getattr(target, part, None)
+        if target is None:
+            raise wire.WireError(f"the course's {module_name} has no {qualname}: the learner's code returned a type "
+                                 "the course does not define — return the course's types or plain data")
+        if isinstance(target, RemoteClass):
+            target = target.wrapped
+    if not isinstance(target, type):
+        raise wire.WireError(f"{path} is not a class")
+    return target
+
+
+class RemoteFunction:
+    """A function of the learner's module: calling it runs it in the current target's host."""
+
+    def __init__(self, module: str, qualname: str, original: Callable[..., Any] | None = None) -> None:
+        self.module, self.qualname = module, qualname
+        self.__name__ = qualname.rsplit(".", 1)[-1]
+        self.__qualname__ = qualname
+        self.__module__ = module
+        self.__doc__ = getattr(original, "__doc__", None)
+        if original is not None:
+            try:
+                self.__signature__ = inspect.signature(original)
+            except (TypeError, ValueError):
+                pass
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return active_pool().current_host().request(
+            {"op": "call", "target": f"{self.module}:{self.qualname}"}, args, kwargs)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<learner function {self.module}.{self.qualname}>"
+
+
+class RemoteClass:
+    """A class whose behaviour the learner writes: construct it and call its methods remotely.
+
+    Attribute access that is not a method of the class body (fields, ``model_fields``, config)
+    reads the course's definition; ``isinstance(x, RemoteClass)`` checks against it.
+    """
+
+    def __init__(self, cls: type, module: str, methods: frozenset[str]) -> None:
+        self.wrapped = cls
+        self.module = module
+        self.methods = methods
+        self.__name__ = cls.__name__
+        self.__qualname__ = cls.__qualname__
+        self.__doc__ = cls.__doc__
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return active_pool().current_host().request(
+            {"op": "call", "target": f"{self.module}:{self.wrapped.__qualname__}"}, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.methods:
+            return RemoteFunction(self.module, f"{self.wrapped.__qualname__}.{name}")
+        return getattr(self.wrapped, name)
+
+    def __instancecheck__(self, instance: object) -> bool:
+        return isinstance(instance, self.wrapped)
+
+    def __subclasscheck__(self, subclass: type) -> bool:
+        return issubclass(subclass, self.wrapped)
+
+    def __repr__(self) -> str:
+        return f"<class {self.module}.{self.wrapped.__qualname__} (learner-written methods run remotely)>"
+
+
+def _class_methods(cls: type) -> frozenset[str]:
+    names = set()
+    for name, value in vars(cls).items():
+        if name.startswith("__") and name != "__call__":
+            continue
+        if isinstance(value, (types.FunctionType, classmethod, staticmethod)) or hasattr(value, "decorator_info"):
+            names.add(name)
+    return frozenset(names)
+
+
+def remotify(namespace: dict[str, Any], module: str, remote_classes: tuple[str, ...] = ()) -> None:
+    """Replace the module's functions with remote ones, and wrap the classes the learner completes."""
+    for name, value in list(namespace.items()):
+        if isinstance(value, types.FunctionType) and value.__module__ == module:
+            namespace[name] = RemoteFunction(module, value.__qualname__, value)
+    for name in remote_classes:
+        cls = namespace.get(name)
+        if isinstance(cls, type):
+            namespace[name] = RemoteClass(cls, module, _class_methods(cls))
+
+
+__all__ = ["HostPool", "LimitExceeded", "Limit", "RemoteClass", "RemoteFunction", "active_pool", "install_pool",
+           "remotify", "resolve_course_class"]

@@ -1,0 +1,196 @@
+"""The pytest plugin of the judge's trusted session: the course's tests, against one or more targets.
+
+Loaded with ``-p forgelab.judge.session_plugin --forgelab-job JOB.json`` into a pytest process whose
+path starts with the course's interface ``forge`` (see :mod:`forgelab.judge.remote`). The job names
+every target (its code folder in the sandbox, the modules to import first) and, for every test
+file, the target it runs against — the same course file may appear once per target.
+
+For each test the plugin makes its target current, starts that target's host if needed (its
+import problem, if any, turns every test of the target into one "not run" row with the cause),
+and records one typed row: outcome, the limit that stopped the learner's code if one did, a
+one-line cause, the full detail and what the learner's code printed. After ``max_limit_hits``
+tests of a target hit a limit, its remaining tests are not run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forgelab.judge import explain
+from forgelab.judge.channel import BoundaryError, LimitExceeded
+from forgelab.judge.outcomes import Outcome
+from forgelab.judge.remote import HostPool, install_pool
+from forgelab.judge.sandbox import Isolation
+from forgelab.judge.settings import JudgeSettings
+
+MAX_DETAIL = 12000
+MAX_PRINTED = 4000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--forgelab-job", dest="forgelab_job", default=None, help="the judge's job description (JSON)")
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    return explain.pytest_assertrepr_compare(config, op, left, right)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("forgelab_job")
+    if not path:
+        raise pytest.UsageError("the judge's session plugin needs --forgelab-job")
+    job = json.loads(Path(path).read_text(encoding="utf-8"))
+    settings = JudgeSettings.from_dict(job["settings"])
+    isolation = Isolation(**job["isolation"])
+    pool = HostPool(job["targets"], settings, isolation)
+    install_pool(pool)
+    try:
+        from hypothesis import HealthCheck
+        from hypothesis import settings as hypothesis_settings
+
+        # slowness never becomes a failure: no deadline, no health check about speed, same examples every run
+        hypothesis_settings.register_profile("forgelab-judge", deadline=None, derandomize=True, database=None,
+                                             suppress_health_check=list(HealthCheck), print_blob=False)
+        hypothesis_settings.load_profile("forgelab-judge")
+    except ImportError:
+        pass
+    config.pluginmanager.register(JudgeSession(job, pool, settings), "forgelab-judge-session")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def crash_line(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (file, line, reason)
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    text = report.longreprtext or ""
+    explained = explain.explanation_from_text(text)
+    if explained:
+        return explained
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and crash.message:
+        return str(crash.message).strip().splitlines()[0]
+    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return lines[0] if lines else (text.strip().splitlines()[-1] if text.strip() else "")
+
+
+class JudgeSession:
+    def __init__(self, job: dict[str, Any], pool: HostPool, settings: JudgeSettings) -> None:
+        self.job, self.pool, self.settings = job, pool, settings
+        self.files: dict[str, dict[str, str]] = {str(Path(k).resolve()): v for k, v in job["files"].items()}
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.order: list[str] = []
+        self.collect_errors: list[dict[str, str]] = []
+        self.limits: dict[str, str] = {}
+
+    # ------------------------------------------------------------ where a test belongs
+
+    def where(self, path: Path, nodeid: str) -> tuple[str, str]:
+        entry = self.files.get(str(Path(path).resolve()))
+        if entry is None:
+            return "", nodeid
+        rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+        return entry["target"], entry["canonical"] + (f"::{rest}" if rest else "")
+
+    def _row(self, key: str, canonical: str, target: str) -> dict[str, Any]:
+        if key not in self.rows:
+            self.order.append(key)
+            self.rows[key] = {"nodeid": canonical, "target": target, "outcome": str(Outcome.PASSED), "limit": None,
+                              "cause": "", "detail": "", "printed": "", "duration_ms": 0}
+        return self.rows[key]
+
+    # ------------------------------------------------------------ hooks
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        target, canonical = self.where(item.path, item.nodeid)
+        if not target:
+            return None
+        hits = self.pool.limit_hits.get(target, 0)
+        if hits >= self.settings.max_limit_hits:
+            row = self._row(item.nodeid, canonical, target)
+            row.update(outcome=str(Outcome.NOT_RUN),
+                       cause=f"not run: {hits} earlier tests hit a limit (look for a loop that never ends)")
+            return True
+        try:
+            problem = self.pool.begin_test(target)
+        except LimitExceeded as stop:
+            self.pool.record_limit(target)
+            row = self._row(item.nodeid, canonical, target)
+            row.update(outcome=str(Outcome.TIMEOUT), limit=str(stop.limit), cause=str(stop))
+            return True
+        if problem is not None:
+            row = self._row(item.nodeid, canonical, target)
+            row.update(outcome=str(Outcome.NOT_RUN), cause=f"not run: {problem.cause}")
+            return True
+        return None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if call.excinfo is not None and isinstance(call.excinfo.value, LimitExceeded):
+            self.limits[item.nodeid] = str(call.excinfo.value.limit)
+            target, _ = self.where(item.path, item.nodeid)
+            if target:
+                self.pool.record_limit(target)
+        if call.excinfo is not None and isinstance(call.excinfo.value, BoundaryError):
+            item.stash[_BOUNDARY] = True
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        path = Path(str(report.fspath)) if report.fspath else None
+        target, canonical = self.where(Path(report.location[0]) if path is None else path, report.nodeid)
+        if not target:
+            target, canonical = self._from_nodeid(report.nodeid)
+        row = self._row(report.nodeid, canonical, target)
+        row["duration_ms"] += int(round(report.duration * 1000))
+        if report.when == "teardown" and target:
+            printed = self.pool.take_output(target)
+            if printed.strip():
+                row["printed"] = _cut(printed, MAX_PRINTED)
+        if report.passed or row["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
+            return
+        cause = crash_line(report)
+        detail = _cut(report.longreprtext or "", MAX_DETAIL)
+        if report.skipped:
+            row.update(outcome=str(Outcome.SKIPPED), cause=cause)
+        elif report.nodeid in self.limits:
+            row.update(outcome=str(Outcome.TIMEOUT), limit=self.limits[report.nodeid], cause=cause, detail=detail)
+        elif report.when == "call":
+            row.update(outcome=str(Outcome.FAILED), cause=cause, detail=detail)
+        else:
+            row.update(outcome=str(Outcome.ERROR), cause=f"error in {report.when}: {cause}", detail=detail)
+
+    def _from_nodeid(self, nodeid: str) -> tuple[str, str]:
+        head = nodeid.split("::", 1)[0]
+        for path, entry in self.files.items():
+            if path.endswith("/" + head) or path.endswith(head):
+                rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+                return entry["target"], entry["canonical"] + (f"::{rest}" if rest else "")
+        return "", nodeid
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not report.failed:
+            return
+        path = Path(str(report.fspath)) if report.fspath else Path(report.nodeid)
+        target, canonical = self.where(path, report.nodeid)
+        self.collect_errors.append({"file": canonical.split("::", 1)[0], "target": target,
+                                    "cause": crash_line(report), "detail": _cut(report.longreprtext or "", MAX_DETAIL)})
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.pool.close()
+        problems = {label: {"module": p.module, "kind": str(p.kind), "message": p.message, "file": p.file,
+                            "line": p.line, "error_type": p.error_type, "stage": p.stage}
+                    for label, p in self.pool.import_problems.items() if p is not None}
+        payload = {"rows": [self.rows[key] for key in self.order], "import_problems": problems,
+                   "collect_errors": self.collect_errors, "exitstatus": int(exitstatus)}
+        Path(self.job["report"]).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+
+
+_BOUNDARY = pytest.StashKey[bool]()

@@ -1,0 +1,68 @@
+"""The judge's limits and modes, in one object that every caller passes down explicitly.
+
+Nothing here is read from the environment at import time. A command builds a
+:class:`JudgeSettings` (from its flags, or the defaults) and hands it to the judge; the judge writes
+it into the job description of the processes it starts.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+
+class SandboxMode(enum.StrEnum):
+    AUTO = "auto"  # bubblewrap when it works here, otherwise run without it (learners' own machines)
+    REQUIRED = "required"  # bubblewrap or refuse (grading)
+    OFF = "off"  # never (an instructor's explicit --unsandboxed)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Limits for learner code. "Endless" is measured in CPU time, so a busy machine fails no one.
+
+    * ``test_cpu_s`` — CPU seconds the learner's code may use during one test (all its calls);
+    * ``test_wall_s`` — a generous wall-clock limit per test, for code that waits instead of computing;
+    * ``session_wall_s`` — the whole test session, course code included (a last resort);
+    * ``learner_tests_cpu_s`` / ``learner_tests_wall_s`` — one run of tests the learner wrote;
+    * ``memory_mb``, ``file_mb``, ``open_files``, ``processes`` — per process in the sandbox;
+    * ``output_kb`` — what the learner's code may print per process before it is stopped;
+    * ``max_limit_hits`` — after this many tests of one target hit a limit, its other tests are not run.
+    """
+
+    test_cpu_s: int = 10
+    test_wall_s: int = 90
+    session_wall_s: int = 1800
+    learner_tests_cpu_s: int = 60
+    learner_tests_wall_s: int = 300
+    import_cpu_s: int = 10
+    memory_mb: int = 1536
+    file_mb: int = 64
+    open_files: int = 256
+    processes: int = 64
+    output_kb: int = 4096
+    max_limit_hits: int = 2
+    sandbox: SandboxMode = SandboxMode.AUTO
+
+    def with_(self, **changes: Any) -> JudgeSettings:
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sandbox"] = str(self.sandbox)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgeSettings:
+        values = dict(data)
+        values["sandbox"] = SandboxMode(values.get("sandbox", "auto"))
+        return cls(**values)
+
+    def host_limits(self) -> dict[str, int]:
+        """What the sandboxed process sets on itself (hard limits) before learner code runs."""
+        return {"memory_mb": self.memory_mb, "file_mb": self.file_mb, "open_files": self.open_files,
+                "processes": self.processes, "cpu_total_s": max(self.session_wall_s, self.learner_tests_cpu_s) * 2}
+
+
+DEFAULT = JudgeSettings()

@@ -1,0 +1,387 @@
+"""The boundary's data format: values cross between the judge and the learner's process as JSON.
+
+Both sides use this file: the trusted side imports it as ``forgelab.judge.wire``; the sandbox gets a
+copy next to its host script (it must stay standard-library only, and import nothing of forgelab).
+
+What may cross, and how it is written:
+
+==========================  ===============================================================
+``None``, bool, int, str    as JSON
+float                       as JSON; ``nan``/``inf`` as ``{"$f": "nan"}``
+list                        a JSON array
+tuple / set / frozenset     ``{"$t": [...]}`` / ``{"$s": [...]}`` / ``{"$fs": [...]}``
+dict                        ``{"$d": [[key, value], ...]}`` (any encodable key, order kept)
+bytes / bytearray           ``{"$b": "<base64>"}`` / ``{"$ba": "<base64>"}``
+a dataclass or Pydantic     ``{"$o": "module:QualName", "f": [[name, value], ...]}`` — only for
+model of a ``forge`` module classes defined in ``forge`` or ``forge.*``; a Pydantic model also
+                            carries ``"fs"``, the names of the fields that were set
+an Enum member              ``{"$e": "module:QualName", "n": "NAME"}`` (``forge`` modules only)
+anything else (a callable,  ``{"$h": n}``: a *handle*, a number that names the object in the
+an object of a test class)  sender's handle table; the receiver gets a stub whose calls travel
+                            back across the boundary as data
+an argument, returned       ``{"$arg": i}``: the same object as the i-th positional argument
+==========================  ===============================================================
+
+Nothing is ever unpickled or evaluated: a receiver builds objects only from classes that its own
+``resolve`` function hands out, without running their constructors or validators (the values are
+what the sender's object held). Depth and size are bounded.
+
+Frames on a pipe are a 4-byte big-endian length followed by that many bytes of UTF-8 JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import json
+import math
+import os
+import struct
+from collections.abc import Callable
+from typing import Any
+
+MAX_DEPTH = 120
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+MAX_MESSAGE_CHARS = 2000
+MAX_TRACEBACK_CHARS = 4000
+
+
+class WireError(ValueError):
+    """A value that cannot cross the boundary, or a frame that is not valid; the message says which."""
+
+
+class FrameTooLarge(WireError):
+    """The other side sent (or we would send) a frame past :data:`MAX_FRAME_BYTES`."""
+
+
+class ChannelClosed(EOFError):
+    """The other side closed its end of the pipe (it exited or was stopped)."""
+
+
+def is_forge_module(name: str) -> bool:
+    return name == "forge" or name.startswith("forge.")
+
+
+def class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _pydantic_model(value: object) -> bool:
+    cls = type(value)
+    return hasattr(cls, "model_fields") and hasattr(value, "__pydantic_fields_set__") and hasattr(cls, "model_construct")
+
+
+def _field_values(value: object) -> list[tuple[str, object]]:
+    if dataclasses.is_dataclass(value):
+        return [(field.name, getattr(value, field.name)) for field in dataclasses.fields(value)]
+    fields = type(value).model_fields  # type: ignore[attr-defined]
+    return [(name, getattr(value, name)) for name in fields]
+
+
+# ---------------------------------------------------------------- encoding
+
+
+class Encoder:
+    """Turns values into JSON-ready data. ``handle`` registers an object that is not data (or raises)."""
+
+    def __init__(self, handle: Callable[[object], int] | None = None,
+                 arguments: tuple[object, ...] = ()) -> None:
+        self._handle = handle
+        self._arguments = arguments
+
+    def encode(self, value: object) -> object:
+        return self._encode(value, 0, top=True)
+
+    def _encode(self, value: object, depth: int, top: bool = False) -> object:
+        if depth > MAX_DEPTH:
+            raise WireError(f"a value nested more than {MAX_DEPTH} levels deep cannot cross the boundary")
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int) and type(value) is int:
+            return value
+        if type(value) is float:
+            if math.isnan(value):
+                return {"$f": "nan"}
+            if math.isinf(value):
+                return {"$f": "inf" if value > 0 else "-inf"}
+            return value
+        if top and self._arguments:
+            for index, argument in enumerate(self._arguments):
+                if value is argument and not isinstance(value, (int, float, str, bytes, tuple, frozenset)):
+                    return {"$arg": index}
+        step = depth + 1
+        kind = type(value)
+        if kind is list:
+            return [self._encode(item, step) for item in value]  # type: ignore[attr-defined]
+        if kind is tuple:
+            return {"$t": [self._encode(item, step) for item in value]}  # type: ignore[attr-defined]
+        if kind is dict:
+            return {"$d": [[self._encode(k, step), self._encode(v, step)] for k, v in value.items()]}  # type: ignore[attr-defined]
+        if kind is set:
+            return {"$s": [self._encode(item, step) for item in _stable(value)]}  # type: ignore[arg-type]
+        if kind is frozenset:
+            return {"$fs": [self._encode(item, step) for item in _stable(value)]}  # type: ignore[arg-type]
+        if kind is bytes:
+            return {"$b": base64.b64encode(value).decode("ascii")}  # type: ignore[arg-type]
+        if kind is bytearray:
+            return {"$ba": base64.b64encode(bytes(value)).decode("ascii")}  # type: ignore[arg-type]
+        if isinstance(value, enum.Enum) and is_forge_module(kind.__module__):
+            return {"$e": class_path(kind), "n": value.name}
+        if is_forge_module(kind.__module__) and not isinstance(value, type) and (
+                dataclasses.is_dataclass(value) or _pydantic_model(value)):
+            encoded: dict[str, object] = {
+                "$o": class_path(kind),
+                "f": [[name, self._encode(item, step)] for name, item in _field_values(value)],
+            }
+            if _pydantic_model(value):
+                encoded["fs"] = sorted(value.__pydantic_fields_set__)  # type: ignore[attr-defined]
+            return encoded
+        if isinstance(value, (int, float, str, list, tuple, dict, set, frozenset, bytes)):
+            # a subclass of a plain type (e.g. an IntEnum from elsewhere, a str subclass): send the plain value
+            for plain in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset):
+                if isinstance(value, plain):
+                    return self._encode(plain(value), depth)  # type: ignore[call-overload]
+        if self._handle is not None:
+            return {"$h": self._handle(value)}
+        raise WireError(f"a {_describe(value)} cannot cross the boundary: use plain data "
+                        "(str, int, float, bool, None, list, tuple, dict, set) or the course's own types")
+
+
+def _stable(items: set[object] | frozenset[object]) -> list[object]:
+    try:
+        return sorted(items)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+def _describe(value: object) -> str:
+    kind = type(value)
+    module = kind.__module__
+    name = kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+    return f"{name} object"
+
+
+# ---------------------------------------------------------------- decoding
+
+
+Resolver = Callable[[str], Any]
+"""``"module:QualName"`` → a class (or raises :class:`WireError`)."""
+
+
+class Decoder:
+    """Builds values from data; classes come only from ``resolve``, handles become ``stub(n)``."""
+
+    def __init__(self, resolve: Resolver, stub: Callable[[int], object] | None = None,
+                 arguments: tuple[object, ...] = ()) -> None:
+        self._resolve = resolve
+        self._stub = stub
+        self._arguments = arguments
+
+    def decode(self, data: object) -> object:
+        return self._decode(data, 0)
+
+    def _decode(self, data: object, depth: int) -> object:
+        if depth > MAX_DEPTH:
+            raise WireError(f"data nested more than {MAX_DEPTH} levels deep")
+        if data is None or isinstance(data, (bool, int, float, str)):
+            return data
+        step = depth + 1
+        if isinstance(data, list):
+            return [self._decode(item, step) for item in data]
+        if not isinstance(data, dict) or len(data) < 1:
+            raise WireError(f"unexpected data of type {type(data).__name__}")
+        if "$t" in data:
+            return tuple(self._decode(item, step) for item in _list(data["$t"]))
+        if "$d" in data:
+            result = {}
+            for pair in _list(data["$d"]):
+                key, value = _pair(pair)
+                result[_hashable(self._decode(key, step))] = self._decode(value, step)
+            return result
+        if "$s" in data:
+            return {_hashable(self._decode(item, step)) for item in _list(data["$s"])}
+        if "$fs" in data:
+            return frozenset(_hashable(self._decode(item, step)) for item in _list(data["$fs"]))
+        if "$f" in data:
+            return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[_text(data["$f"], ("nan", "inf", "-inf"))]
+        if "$b" in data:
+            return base64.b64decode(_text(data["$b"]), validate=True)
+        if "$ba" in data:
+            return bytearray(base64.b64decode(_text(data["$ba"]), validate=True))
+        if "$e" in data:
+            cls = self._resolve(_text(data["$e"]))
+            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+                raise WireError(f"{data['$e']} is not an Enum")
+            try:
+                return cls[_text(data.get("n"))]
+            except KeyError:
+                raise WireError(f"{data['$e']} has no member {data.get('n')!r}") from None
+        if "$o" in data:
+            return self._object(data, step)
+        if "$h" in data:
+            if self._stub is None:
+                raise WireError("a handle arrived where only data is allowed")
+            return self._stub(_int(data["$h"]))
+        if "$arg" in data:
+            index = _int(data["$arg"])
+            if not 0 <= index < len(self._arguments):
+                raise WireError(f"the value refers to argument {index}, which does not exist")
+            return self._arguments[index]
+        raise WireError(f"unknown data tag {sorted(data)[0]!r}")
+
+    def _object(self, data: dict[str, object], step: int) -> object:
+        path = _text(data["$o"])
+        cls = self._resolve(path)
+        values = {}
+        for pair in _list(data.get("f", [])):
+            name, value = _pair(pair)
+            values[_text(name)] = self._decode(value, step)
+        return build_object(cls, path, values, data.get("fs"))
+
+
+def build_object(cls: Any, path: str, values: dict[str, object], fields_set: object = None) -> object:
+    """An instance of ``cls`` holding ``values`` — constructors and validators are not run."""
+    if dataclasses.is_dataclass(cls):
+        known = {field.name: field for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise WireError(f"{path} has no field(s) {', '.join(unknown)} in this definition")
+        instance = object.__new__(cls)
+        for name, field in known.items():
+            if name in values:
+                value = values[name]
+            elif field.default is not dataclasses.MISSING:
+                value = field.default
+            elif field.default_factory is not dataclasses.MISSING:
+                value = field.default_factory()
+            else:
+                raise WireError(f"{path} arrived without its field {name!r}")
+            object.__setattr__(instance, name, value)
+        return instance
+    if hasattr(cls, "model_construct") and hasattr(cls, "model_fields"):
+        unknown = sorted(set(values) - set(cls.model_fields))
+        if unknown:
+            raise WireError(f"{path} has no field(s) {', '.join(unknown)} in this definition")
+        given = set(_list(fields_set)) if fields_set is not None else None
+        if given is not None and not all(isinstance(name, str) for name in given):
+            raise WireError(f"{path}: the set-field names must be strings")
+        return cls.model_construct(_fields_set=given, **values)
+    raise WireError(f"{path} is neither a dataclass nor a Pydantic model here")
+
+
+def _list(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise WireError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _pair(value: object) -> tuple[object, object]:
+    items = _list(value)
+    if len(items) != 2:
+        raise WireError("expected a [key, value] pair")
+    return items[0], items[1]
+
+
+def _text(value: object, allowed: tuple[str, ...] = ()) -> str:
+    if not isinstance(value, str) or (allowed and value not in allowed):
+        raise WireError(f"expected a string{' among ' + ', '.join(allowed) if allowed else ''}, got {value!r:.60}")
+    return value
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:
+        raise WireError(f"expected an integer, got {value!r:.60}")
+    return value
+
+
+def _hashable(value: object) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise WireError(f"a {type(value).__name__} cannot be a dict key or a set member") from None
+    return value
+
+
+# ---------------------------------------------------------------- exceptions
+
+
+def describe_exception(error: BaseException, encoder: Encoder, traceback_text: str = "") -> dict[str, object]:
+    """An exception as data: its class, the names of its built-in bases, a capped message, its state."""
+    cls = type(error)
+    bases = [base.__name__ for base in cls.__mro__ if base.__module__ == "builtins"]
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 - a learner's __str__ may itself raise
+        message = f"<{cls.__name__} whose message cannot be shown>"
+    described: dict[str, object] = {
+        "module": str(cls.__module__)[:200], "qualname": str(cls.__qualname__)[:200], "bases": bases,
+        "message": cap(message, MAX_MESSAGE_CHARS), "traceback": cap(traceback_text, MAX_TRACEBACK_CHARS),
+    }
+    if is_forge_module(cls.__module__):
+        described["args"] = [_safe(encoder, item) for item in error.args]
+        described["state"] = [[str(k), _safe(encoder, v)] for k, v in sorted(vars(error).items()) if isinstance(k, str)]
+    return described
+
+
+def _safe(encoder: Encoder, value: object) -> object:
+    try:
+        return encoder.encode(value)
+    except WireError:
+        return cap(repr_safe(value), 300)
+
+
+def repr_safe(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001
+        return f"<{type(value).__name__}>"
+
+
+def cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- frames
+
+
+def dumps(message: dict[str, object]) -> bytes:
+    body = json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+    if len(body) > MAX_FRAME_BYTES:
+        raise FrameTooLarge(f"a message of {len(body)} bytes is larger than the {MAX_FRAME_BYTES}-byte limit")
+    return struct.pack(">I", len(body)) + body
+
+
+def loads(body: bytes) -> dict[str, object]:
+    try:
+        message = json.loads(body.decode("ascii"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise WireError(f"a frame that is not valid JSON ({type(error).__name__})") from None
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise WireError("a frame without an 'op'")
+    return message
+
+
+def write_frame(fd: int, message: dict[str, object]) -> None:
+    data = memoryview(dumps(message))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def read_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise ChannelClosed("the other side closed the channel")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> dict[str, object]:
+    (size,) = struct.unpack(">I", read_exactly(fd, 4))
+    if size > MAX_FRAME_BYTES:
+        raise FrameTooLarge(f"a message of {size} bytes is larger than the {MAX_FRAME_BYTES}-byte limit")
+    return loads(read_exactly(fd, size))

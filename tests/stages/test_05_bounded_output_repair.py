@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge.output_repair import Repair, parse_json_object, repair_json_text
+from forge.output_repair import Repair, parse_json_object, remove_trailing_commas, repair_json_text
 
 SPEC = {
     "goal": "add a search box to the product list",
@@ -95,6 +96,9 @@ def test_only_one_json_fence_around_the_whole_output_is_removed(text: str) -> No
 def test_a_fence_with_nothing_inside_is_an_error() -> None:
     assert outcome("```json\n```") == "ValueError"
     assert outcome("~~~\n~~~") == "ValueError"
+    # the fence is removed and nothing is left: there is no object to parse
+    assert repair_json_text("```json\n```") == Repair("", ("code_fence",))
+    assert repair_json_text("~~~\n\n~~~") == Repair("", ("code_fence",))
 
 
 def test_trailing_commas_are_removed_at_every_depth() -> None:
@@ -108,6 +112,12 @@ def test_trailing_commas_are_removed_at_every_depth() -> None:
         "limits": {"max_files": 2},
     }
     assert parse_json_object('{"nested": [[1,], [{"a": [],},],],}') == {"nested": [[1], [{"a": []}]]}
+
+
+def test_removed_trailing_commas_are_counted() -> None:
+    text, removed = remove_trailing_commas('{"a": [1, 2,], "b": {"c": 3, },}')
+    assert (json.loads(text), removed) == ({"a": [1, 2], "b": {"c": 3}}, 3)
+    assert remove_trailing_commas('{"a": [1, 2], "b": ", ]"}') == ('{"a": [1, 2], "b": ", ]"}', 0)
 
 
 @pytest.mark.parametrize(
@@ -130,6 +140,12 @@ def test_a_comma_without_a_value_before_it_is_not_repaired(text: str) -> None:
     assert outcome(text) == "ValueError"
 
 
+@pytest.mark.parametrize("text", [",}", " , ]", "{,}", '{"files": [1,,]}', '{"k":,}', "[1, X]", '{"a": 1, x}', "[1, #]"])
+def test_only_a_comma_between_a_value_and_a_closing_bracket_is_trailing(text: str) -> None:
+    # a leading comma, a comma after `{`, `[`, `,` or `:`, and a comma before anything but `}` or `]` stay
+    assert repair_json_text(text) == Repair(text.strip(), ())
+
+
 @pytest.mark.parametrize(
     "text",
     ['{"k": }', '{"goal": "x", "write_allowed": }', '{"goal": "x"', '{"goal": "x", "write_allowed"}', "{goal: 'x'}"],
@@ -142,6 +158,17 @@ def test_missing_values_are_not_filled_in(text: str) -> None:
 def test_the_result_must_be_an_object(text: str) -> None:
     with pytest.raises(ValueError, match=r"expected an object"):
         parse_json_object(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("[1, 2]", "array"), ('"a string"', "string"), ("42", "number"), ("4.5", "number"), ("null", "null"),
+     ("true", "boolean"), ("false", "boolean")],
+)
+def test_a_value_that_is_not_an_object_is_named_by_its_json_type(text: str, kind: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_json_object(text)
+    assert re.search(rf"\b{kind}\b", str(caught.value)), f"the message must say the output is a JSON {kind}"
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
@@ -182,7 +209,9 @@ def test_large_inputs_are_handled() -> None:
 
 
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
-    assert outcome('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}") == "ValueError"
+    with pytest.raises(ValueError) as caught:
+        parse_json_object('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert re.search(r"nest|deep", str(caught.value), re.IGNORECASE), "the message must say what is wrong"
 
 
 # --- properties -------------------------------------------------------------------------------

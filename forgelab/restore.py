@@ -51,12 +51,13 @@ class RestorePlan:
         return tuple(item for item in self.items if item.overwrites)
 
 
-def _not_in_bundle(stage: Stage) -> TargetError:
+def _not_in_bundle(earlier: list[Stage]) -> TargetError:
+    modules = ", ".join(f"`forgelab starter {s.number}` for {s.module}" for s in earlier)
     return TargetError(
         "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in here: "
         "ask your instructor for the recovery pack, or keep working from your own forge/. "
-        f"To bring back a wrecked or deleted starter module, run `forgelab starter {stage.number}` "
-        "(it keeps a backup of what is there)")
+        f"To bring back the shipped starter of a wrecked or deleted module, run `forgelab starter NN` ({modules}); "
+        "it keeps a backup of what is there")
 
 
 def plan_restore(workbook: Workbook, course: Course, stage: Stage) -> RestorePlan:
@@ -67,7 +68,7 @@ def plan_restore(workbook: Workbook, course: Course, stage: Stage) -> RestorePla
     if not earlier:
         return RestorePlan(stage, (), True)
     if not workbook.has_solutions:
-        raise _not_in_bundle(stage)
+        raise _not_in_bundle(earlier)
     items = []
     starter_known = True
     for item in earlier:

@@ -139,7 +139,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     try:
         chosen = plan_restore(workbook, course, stage)
     except TargetError as error:
-        return fail(str(error), f"`forgelab starter {stage.number}` brings back the shipped starter of stage {stage.number}")
+        return fail(str(error), "`forgelab status` shows where each stage stands")
     if not chosen.items:
         print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
         return 0
@@ -170,6 +170,14 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backup_summary(files: list[str]) -> str:
+    """``forge/ (21 files), transfer/test_01_….py``: a whole-forge copy in one item, other files by name."""
+    forge = [name for name in files if name.startswith("forge/")]
+    others = [name for name in files if not name.startswith("forge/")]
+    whole = [f"forge/ ({len(forge)} file{'s' if len(forge) != 1 else ''})"] if len(forge) > 1 else forge
+    return ", ".join(whole + others) or "(empty)"
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     from forgelab import backups
     from forgelab.starters import restore_transfer_files
@@ -181,7 +189,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
             if not items:
                 print("no backups yet: forgelab takes one before every write into forge/")
                 return 0
-            print(table(["backup", "files"], [(b.name, ", ".join(b.files)) for b in items]))
+            print(table(["backup", "files"], [(b.name, _backup_summary(b.files)) for b in items]))
+            print("undo a change with: forgelab backup restore NAME")
             return 0
         if not args.name:
             return fail("backup restore needs a name", "see `forgelab backup list`")

@@ -410,4 +410,5 @@ def test_reference_targets_fail_clearly_in_the_bundle(unzipped: Path) -> None:
 def test_restore_in_the_bundle_points_at_forgelab_starter(unzipped: Path) -> None:
     done = _in_bundle(unzipped, "-m", "forgelab.cli", "restore", "03", "--yes")
     assert done.returncode == 2
-    assert "not part of the learner bundle" in done.stderr and "forgelab starter 03" in done.stderr
+    assert "not part of the learner bundle" in done.stderr
+    assert "`forgelab starter 01` for forge/instructions.py" in done.stderr

@@ -88,7 +88,7 @@ def test_restore_without_reference_modules_points_at_forgelab_starter(repo) -> N
     done = repo.run("restore", "03", "--yes")
     assert done.returncode == 2
     assert "not part of the learner bundle" in done.stderr
-    assert "forgelab starter 03" in done.stderr
+    assert "`forgelab starter 02` for forge/context_selection.py" in done.stderr
 
 
 # ---------------------------------------------------------------- answer

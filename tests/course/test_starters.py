@@ -7,6 +7,7 @@ repository from ``git show HEAD:...``; elsewhere there is a clear error.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -103,7 +104,7 @@ def test_starter_restores_a_wrecked_module_after_a_backup(unzipped: Path) -> Non
     name = _backup_name(done.stdout)
     assert "starter-01" in name
     listing = _in_bundle(unzipped, "backup", "list")
-    assert name in listing.stdout and MODULE in listing.stdout
+    assert name in listing.stdout and "forge/ (" in listing.stdout
     undo = _in_bundle(unzipped, "backup", "restore", name)
     assert undo.returncode == 0, undo.stderr
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK  # the wreck was kept
@@ -152,7 +153,7 @@ def test_starter_transfer_restores_only_the_transfer_test_and_backup_restore_und
     assert (unzipped / TRANSFER).read_bytes() == (unzipped / "course" / "starters" / TRANSFER).read_bytes()
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK  # the module was not asked for
     name = _backup_name(done.stdout)
-    assert TRANSFER in _in_bundle(unzipped, "backup", "list").stdout
+    assert re.search(rf"{re.escape(name)}\s+{re.escape(TRANSFER)}$", _in_bundle(unzipped, "backup", "list").stdout, re.M)
     undo = _in_bundle(unzipped, "backup", "restore", name)
     assert undo.returncode == 0, undo.stderr
     assert (unzipped / TRANSFER).read_text(encoding="utf-8") == mine

@@ -191,7 +191,13 @@ def read_committed(root: Path, *, with_history: bool = True) -> Committed:
         raise ReleaseError(f"the git repository at {root} has no commit yet: commit the course "
                            "(`git add -A && git commit -m 'course'`), then run `forgelab release` again")
     commit = head.stdout.decode("ascii").strip()
-    listing = _git(root, "ls-tree", "-r", "-z", "--full-tree", f"{commit}:{prefix}").stdout
+    tree = _git(root, "ls-tree", "-r", "-z", "--full-tree", f"{commit}:{prefix}", check=False)
+    if tree.returncode != 0:
+        top = _git(root, "rev-parse", "--show-toplevel").stdout.decode("utf-8").strip()
+        raise ReleaseError(f"the workbook folder {prefix.rstrip('/')} is not committed in the git repository at {top} "
+                           f"(HEAD {commit[:12]}): commit it (`git add -A {prefix.rstrip('/')} && git commit`), "
+                           "then run `forgelab release` again")
+    listing = tree.stdout
     ids: dict[str, str] = {}
     for entry in listing.split(b"\0"):
         if not entry:

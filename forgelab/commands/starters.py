@@ -41,7 +41,7 @@ def cmd_starter(args: argparse.Namespace) -> int:
     from forgelab import starters
     from forgelab.cli import _context
 
-    workbook, course = _context()
+    workbook, course = _context()  # type: ignore[no-untyped-call]
     stage = course.stage(args.stage)
     module, transfer = (True, True) if args.all else (False, True) if args.transfer else (True, False)
     command = f"forgelab starter {stage.number}" + (" --all" if args.all else " --transfer" if args.transfer else "")

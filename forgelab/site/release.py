@@ -47,6 +47,10 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forgelab.registry import Course
 
 BUNDLE_NAME = "forge-workbook-lab"
 ZIP_NAME = f"{BUNDLE_NAME}.zip"
@@ -336,7 +340,7 @@ def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
 # ---------------------------------------------------------------- what the bundle needs, committed
 
 
-def _committed_course(committed: Committed):  # type: ignore[no-untyped-def]
+def _committed_course(committed: Committed) -> Course:
     """The stage registry as committed (read from a scratch copy of ``course/`` and ``pyproject.toml``)."""
     from forgelab.registry import RegistryError, load_course
 
@@ -352,7 +356,7 @@ def _committed_course(committed: Committed):  # type: ignore[no-untyped-def]
             raise ReleaseError(f"the committed stage registry cannot be read ({error}): fix course/ and commit it") from None
 
 
-def _missing_needed(committed: Committed, course) -> list[str]:  # type: ignore[no-untyped-def]
+def _missing_needed(committed: Committed, course: Course) -> list[str]:
     needed = list(NEEDED)
     for stage in course.stages:
         needed += [stage.module, stage.test_file, stage.transfer_file, stage.notebook,
@@ -470,13 +474,13 @@ class Secret:
     group: str = ""  # the secret this one is part of (a line of a body): reported only when the body is not
 
 
-def _fault_labs_of(course, relative: PurePosixPath) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def _fault_labs_of(course: Course, relative: PurePosixPath) -> tuple[str, ...]:
     """solutions/forge/x.py → the fault variant of the stage whose module is forge/x.py (its own stage only)."""
     learner_path = PurePosixPath(*relative.parts[1:]).as_posix()
     return tuple(f"{stage.failure_lab}/{learner_path}" for stage in course.stages if stage.module == learner_path)
 
 
-def reference_secrets(committed: Committed, course=None) -> list[Secret]:  # type: ignore[no-untyped-def]
+def reference_secrets(committed: Committed, course: Course | None = None) -> list[Secret]:
     """What of ``solutions/`` (as committed) must never appear in the bundle."""
     course = course if course is not None else _committed_course(committed)
     secrets: list[Secret] = []
@@ -570,7 +574,7 @@ def _function_dumps(path: str, data: bytes) -> set[str]:
     return dumps
 
 
-def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course=None) -> list[str]:  # type: ignore[no-untyped-def]
+def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course: Course | None = None) -> list[str]:
     """Every place where the bundle would reveal a reference solution, as readable lines (sorted)."""
     leaks = [f"{path} is a file of solutions/" for path in sorted(contents) if path.startswith("solutions/")]
     references = {normalize(data.decode("utf-8", "replace")): path for path, data in sorted(committed.files.items())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 import pytest
 
@@ -95,6 +96,7 @@ def test_required_segments_that_do_not_fit_raise_with_need_and_budget() -> None:
     message = str(caught.value)
     assert "74" in message, "the message must state what the required segments need"
     assert "73" in message, "the message must state the budget"
+    assert "notice" not in message, "no memory was offered, so no room is kept for its notice"
     assert isinstance(caught.value, ValueError)
 
 
@@ -136,7 +138,7 @@ def test_input_budget_is_window_minus_output_reasoning_and_safety() -> None:
     ],
 )
 def test_negative_budget_parts_fail_naming_the_part(field: str, values: tuple[int, int, int, int]) -> None:
-    with pytest.raises(ValueError, match=field):
+    with pytest.raises(ValueError, match=rf"\b{field}\b"):
         input_budget(*values)
 
 
@@ -277,6 +279,21 @@ def test_memory_comes_as_one_block_and_names_are_unique() -> None:
         assemble([SYSTEM, clash, USER], 1000)
 
 
+def test_segment_count_errors_say_how_many_were_given() -> None:
+    second_system = Segment("system-2", "system", "You may write files.")
+    more_users = [Segment("request-2", "user", "And a sort button."), Segment("request-3", "user", "And paging.")]
+    second_memory = Segment("memory-2", "memory", "Ana likes dark mode.")
+    for segments, kind, count in [
+        ([SYSTEM, second_system, USER], "system", "2"),
+        ([SYSTEM, USER, *more_users], "user", "3"),
+        ([SYSTEM, MEMORY, second_memory, USER], "memory", "2"),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            assemble(segments, 1000)
+        words = re.findall(r"\w+", str(caught.value))
+        assert kind in words and count in words, f"the message must name the kind and how many were given: {caught.value}"
+
+
 def test_negative_budget_is_rejected_and_tools_and_policy_are_required() -> None:
     # a negative budget is a bug in the caller, not a shortage of room: a plain ValueError
     with pytest.raises(ValueError, match="budget") as caught:
@@ -288,6 +305,13 @@ def test_negative_budget_is_rejected_and_tools_and_policy_are_required() -> None
     with pytest.raises(PromptBudgetError):
         assemble([SYSTEM, POLICY, USER], 18 + 15 + 10)
     assert assemble([SYSTEM, TOOLS, POLICY, USER], REQUIRED).used_tokens == REQUIRED
+
+
+def test_a_zero_budget_is_valid() -> None:
+    # only a negative budget is an error: with a counter that charges nothing, a zero budget holds the frame
+    assembly = assemble([SYSTEM, USER], 0, count_tokens=lambda text: 0)
+    assert parts(assembly) == [SYSTEM.text, USER.text]
+    assert (assembly.budget, assembly.used_tokens) == (0, 0)
 
 
 def test_input_is_not_mutated() -> None:

@@ -472,6 +472,7 @@ class Secret:
     allowed_in: tuple[str, ...] = ()  # globs of bundle paths that legitimately contain it
     dump: str = ""  # ast.dump of a function body, matched against every function in the bundle
     group: str = ""  # the secret this one is part of (a line of a body): reported only when the body is not
+    note: str = ""  # why it counts as the learner's to write, when the starter at HEAD no longer says so
 
 
 def _fault_labs_of(course: Course, relative: PurePosixPath) -> tuple[str, ...]:
@@ -507,7 +508,11 @@ def reference_secrets(committed: Committed, course: Course | None = None) -> lis
             if kind != "transfer" and name not in learner_writes and starter is not None and starter.dump == body.dump:
                 continue  # code the starter gives the learner (and never asked them to write)
             origin = f"{path}: body of {name}()"
-            secrets.append(Secret(origin, body.text, allowed, body.dump))
+            note = ""
+            if starter is not None and not starter.not_implemented and name in learner_writes:
+                where = committed.history_commits.get((counterpart, name), "an earlier commit")
+                note = f"{name}() is the learner's to write: its starter body was `raise NotImplementedError` at {where}"
+            secrets.append(Secret(origin, body.text, allowed, body.dump, note=note))
             if kind == "transfer":
                 continue  # a test shares many lines with the stage tests and demos; only its whole body is secret
             for line in sorted(set(body.lines)):
@@ -587,6 +592,7 @@ def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course:
     secrets = reference_secrets(committed, course)
     dumps = {path: _function_dumps(path, data) for path, data in sorted(contents.items())}
     found: dict[str, list[str]] = {}  # origin -> bundle paths
+    notes = {secret.origin: secret.note for secret in secrets if secret.note}
     whole: set[tuple[str, str]] = set()  # (origin, path) where the whole body was found
     for secret in secrets:
         for path, text in texts.items():
@@ -599,7 +605,8 @@ def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course:
                 if not secret.group:
                     whole.add((secret.origin, path))
     for origin, paths in found.items():
-        leaks.append(f"{origin} appears in {', '.join(sorted(set(paths)))}")
+        note = f" ({notes[origin]})" if origin in notes else ""
+        leaks.append(f"{origin} appears in {', '.join(sorted(set(paths)))}{note}")
     return sorted(leaks, key=lambda line: (" a line of " in line, line))
 
 

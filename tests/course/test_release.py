@@ -281,6 +281,8 @@ def test_a_reference_body_committed_into_its_starter_is_refused(clone, tmp_path:
     stderr = _refused(clone, tmp_path)
     assert "solutions/forge/instructions.py: body of explain() appears in" in stderr
     assert re.search(r"appears in [^;]*\bforge/instructions\.py", stderr)
+    assert "its starter body was `raise NotImplementedError` at" in stderr  # why it still counts as a leak
+    assert "goes back to `raise NotImplementedError(...)`" in stderr  # and what to do
 
 
 def test_a_reference_body_reformatted_into_another_starter_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001

@@ -7,17 +7,20 @@ Every test runs offline on the deterministic ``MockModel``.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from forge.extractor import RECOVERY, STANDARD, ExtractionError, build_prompt, extract, read_output
+from forge.extractor import (RECOVERY, STANDARD, ExtractionError, Settings, build_prompt, extract, read_output,
+                             regression_cases, regression_invoke)
 from forge.injection import RetrievedDocument, render_retrieved_block
 from forge.instructions import Instruction, resolve
 from forge.project.models import MOCK_FAULTS, MockModel, strip_data_blocks
 from forge.project.prompts import PromptTemplate, load_template
 from forge.project.scenarios import SCENARIOS, load_scenario
+from forge.project.schemas import schema_fields
 from forge.project.tokens import estimate_tokens
-from forge.prompt_regression import prompt_version_id
+from forge.prompt_regression import prompt_version_id, run_suite
 
 ZH_SOFTWARE = "为前端仓库增加功能、修改代码并补测试"
 EXPECTED_WRITE = {"software": True, "office": False, "music": False}
@@ -164,6 +167,15 @@ def test_examples_match_scenario_schema_version_and_request_tags(scenario: str, 
         assert (example.scenario, example.schema_version) == (scenario, version)
 
 
+@pytest.mark.parametrize("limit", [1, 3])
+def test_the_example_limit_of_the_settings_is_used(limit: int) -> None:
+    pack = load_scenario("software")
+    standard = extract(pack, ZH_SOFTWARE, MockModel()).audit.examples
+    audit = extract(pack, ZH_SOFTWARE, MockModel(), settings=Settings(example_limit=limit)).audit
+    assert len(audit.examples) == limit
+    assert audit.examples[:2] == standard[:limit]
+
+
 @pytest.mark.parametrize(("fault", "repair"), [("fenced", "code_fence"), ("trailing_comma", "trailing_comma")])
 def test_fence_and_trailing_comma_are_repaired_and_recorded(fault: str, repair: str) -> None:
     pack = load_scenario("software")
@@ -208,6 +220,15 @@ def test_recovery_mode_rejects_output_that_needs_repair(fault: str) -> None:
     assert caught.value.audit.repairs == ()
 
 
+def test_recovery_mode_names_every_repair_the_output_would_need() -> None:
+    fenced_with_comma = '```json\n{"goal": "g", "acceptance": ["a",], "write_allowed": false}\n```'
+    with pytest.raises(ExtractionError) as caught:
+        extract(load_scenario("software"), ZH_SOFTWARE, FixedModel(fenced_with_comma), settings=RECOVERY)
+    assert caught.value.step == "repair"
+    words = re.findall(r"\w+", str(caught.value))
+    assert "code_fence" in words and "trailing_comma" in words, str(caught.value)
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_recovery_mode_uses_one_schema_and_exactly_three_fixed_examples(scenario: str) -> None:
     pack = load_scenario(scenario)
@@ -234,9 +255,24 @@ def test_model_cannot_grant_writes_the_policy_denies() -> None:
         with pytest.raises(ExtractionError, match="accepted write policy is 'deny'") as caught:
             extract(load_scenario(scenario), "plan it", FixedModel(spec_json(write_allowed=True)))
         assert caught.value.step == "permission"
+        assert (caught.value.audit.scenario, caught.value.audit.model) == (scenario, "fixed")
     assert extract(load_scenario("software"), "plan it", FixedModel(spec_json(write_allowed=True))).spec.write_allowed
     stricter = extract(load_scenario("software"), "plan it", FixedModel(spec_json(write_allowed=False)))
     assert stricter.spec.write_allowed is False
+
+
+def test_without_a_write_policy_the_model_cannot_grant_writes() -> None:
+    software = load_scenario("software")
+    pack = software.model_copy(update={"instructions": tuple(i for i in software.instructions if i.key != "write")})
+    with pytest.raises(ExtractionError) as caught:
+        extract(pack, "plan it", FixedModel(spec_json(write_allowed=True)))
+    error = caught.value
+    assert error.step == "permission"
+    assert re.search(r"\bnot set\b", error.reason), "the reason must say that no write policy was accepted"
+    assert str(error) == f"permission: {error.reason}"
+    assert error.audit.accepted_value("write") is None and error.audit.model == "fixed"
+    # the mock copies the missing policy as "no writes", which is accepted
+    assert extract(pack, "plan it", MockModel()).spec.write_allowed is False
 
 
 def test_prompt_version_is_the_hash_of_the_template_text() -> None:
@@ -249,6 +285,14 @@ def test_prompt_version_is_the_hash_of_the_template_text() -> None:
     edited = PromptTemplate("edited", shipped.text.replace("one vague request", "one unclear request"))
     assert build_prompt(pack, ZH_SOFTWARE, edited).audit.prompt_version == prompt_version_id(edited.text)
     assert build_prompt(pack, ZH_SOFTWARE, edited).audit.prompt_version != audit.prompt_version
+
+
+def test_extract_renders_the_template_it_is_given() -> None:
+    template = PromptTemplate("probe", "R[$request] S[$schema_version]")
+    model = FixedModel(spec_json())
+    result = extract(load_scenario("office"), "brief please", model, template)
+    assert model.prompts == ["R[brief please] S[v2]"] == [result.prompt]
+    assert result.audit.prompt_version == prompt_version_id(template.text)
 
 
 def test_every_section_lands_in_its_placeholder() -> None:
@@ -276,7 +320,7 @@ def test_token_estimates_and_model_id_are_reported() -> None:
 
 @pytest.mark.parametrize("request_text", ["", "   ", " \n\t "])
 def test_empty_or_blank_request_is_rejected_before_the_model_is_called(request_text: str) -> None:
-    with pytest.raises(ValueError, match="empty request"):
+    with pytest.raises(ValueError, match=r"\bempty request\b"):
         extract(load_scenario("software"), request_text, RefusingModel())
 
 
@@ -297,3 +341,37 @@ def test_the_pack_is_not_modified() -> None:
     extract(pack, ZH_SOFTWARE, MockModel())
     build_prompt(pack, ZH_SOFTWARE, settings=RECOVERY)
     assert pack.model_dump() == before
+
+
+def test_fixed_regression_cases_hold_with_the_shipped_prompt() -> None:
+    cases = regression_cases()
+    expected = []
+    for name in SCENARIOS:
+        pack = load_scenario(name)
+        fields = frozenset(field.name for field in schema_fields(pack.schema_version))
+        expected += [(case.id, {"scenario": name, "request": case.request}, fields, case.write_allowed)
+                     for case in pack.regression_cases]
+    assert [(c.id, c.payload, c.required_fields, c.write_allowed) for c in cases] == expected
+    assert run_suite(cases, regression_invoke(load_template())) == {}
+    # recovery mode asks every pack for the fixed schema and rejects output that needs a repair
+    recovery = regression_cases(RECOVERY)
+    assert {c.required_fields for c in recovery} == {frozenset(f.name for f in schema_fields("v2"))}
+    failures = run_suite(recovery, regression_invoke(load_template(), MockModel("fenced"), RECOVERY))
+    assert sorted(failures) == sorted(c.id for c in recovery)
+    for problems in failures.values():
+        assert len(problems) == 1 and problems[0].startswith("error: ") and "automatic repair is off" in problems[0]
+    # a prompt version that stops asking for inputs and outputs loses them in every v2 case
+    shipped = load_template()
+    narrow = PromptTemplate("narrow", shipped.text.replace("$schema\n", "- goal: string\n- acceptance: list of strings\n"
+                                                                        "- write_allowed: true or false\n"))
+    failures = run_suite(cases, regression_invoke(narrow))
+    assert failures == {c.id: ["missing:inputs,outputs"] for c in cases if c.payload["scenario"] != "music"}
+
+
+def test_regression_invoke_returns_only_the_fields_the_model_set() -> None:
+    invoke = regression_invoke(load_template(), FixedModel(spec_json()))
+    output = invoke({"scenario": "office", "request": "Compare the two vendor quotes"})
+    assert output == {"goal": "a goal", "acceptance": ["it works"], "write_allowed": False}
+    # with no model given, the mock answers: its goal is the case's request
+    mock_output = regression_invoke(load_template())({"scenario": "music", "request": "Plan my single"})
+    assert mock_output["goal"] == "Plan my single"

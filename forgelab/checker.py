@@ -4,27 +4,33 @@ Four parts are judged, each from a real run:
 
 1. the stage's required tests against the target's ``forge``;
 2. the fault lab: the target test — and the rest of the stage tests — in the lab workspace;
-3. the transfer challenge: the learner's own test file, run against the same ``forge``;
+3. the transfer challenge: the learner's own test file, run against the same ``forge`` — and once
+   more against the stage's known-wrong implementation, where it must not pass;
 4. the design answer: present and long enough to be an answer.
+
+Everything that runs learner code goes through one judge run (:mod:`forgelab.judge`): the course's
+tests on the trusted side, the learner's modules and the learner's own tests in the sandbox.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import platform
-from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from forgelab import __version__, evidence, faultlab
+from forgelab.judge import core, jobs
+from forgelab.judge.core import CourseTests, LearnerTests
+from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
-from forgelab.runner import ImportProblem, RunResult, TestResult, probe_import, run_pytest
 from forgelab.targets import Target
 
 MIN_DESIGN_WORDS = 40
+TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
 
 
 @dataclass(frozen=True)
@@ -38,13 +44,15 @@ class Part:
 class CheckOutcome:
     stage: Stage
     target: Target
-    tests: tuple[TestResult, ...]
+    tests: tuple[TestRow, ...]
     fault_lab: Part
     transfer: Part
-    transfer_tests: tuple[TestResult, ...]
+    transfer_tests: tuple[TestRow, ...]
     design: Part
     document: dict[str, Any]
     path: Path | None
+    import_problem: ImportProblem | None = None
+    report: RunReport | None = None
 
     @property
     def accepted(self) -> bool:
@@ -69,29 +77,20 @@ def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path
     return target.home / stage.design_answer_file
 
 
-def probe_then_run(import_dir: Path, module: str, shown_as: str, root: Path, selection: list[str],
-                   expected: int) -> tuple[ImportProblem | None, RunResult]:
-    """Import the module alone first; run pytest only when it imports (a hang costs one probe)."""
-    problem = probe_import(import_dir, module, shown_as)
-    if problem is not None:
-        return problem, RunResult((), problem.cause)
-    return None, run_pytest(import_dir, root, selection, expected=expected)
-
-
-def _not_run(names: list[str], nodeid_base: str, cause: str) -> tuple[TestResult, ...]:
-    return tuple(TestResult(f"{nodeid_base}::{name}", name, "not_run", cause, 0) for name in names)
-
-
-def _required_rows(stage: Stage, run: RunResult) -> tuple[TestResult, ...]:
+def _required_rows(stage: Stage, report: RunReport, label: str) -> tuple[TestRow, ...]:
     """One or more rows per required test; a required test that did not run says why."""
-    rows: list[TestResult] = []
-    found = run.by_name()
+    found = report.in_file(label, stage.test_file)
+    rows: list[TestRow] = []
     for name in stage.required_tests:
-        if name in found:
-            rows.extend(found[name])
-        else:
-            cause = run.problem or "this test was not found: the stage test file may have been edited"
-            rows.append(TestResult(f"{stage.test_file}::{name}", name, "not_run", cause, 0))
+        mine = [row for row in found if row.name == name]
+        if mine:
+            rows.extend(mine)
+            continue
+        problem = report.import_problems.get(label)
+        errors = [e.cause for e in report.collect_errors if e.target == label and e.file == stage.test_file]
+        cause = (f"not run: {problem.cause}" if problem else f"not run: could not collect the tests: {errors[0]}" if errors
+                 else report.problem or "this test was not found: the stage test file may have been edited")
+        rows.append(TestRow(f"{stage.test_file}::{name}", label, Outcome.NOT_RUN, cause))
     return tuple(rows)
 
 
@@ -106,76 +105,103 @@ def _judge_design(path: Path, shown: str) -> Part:
     return Part("present", f"{words} words", extra)
 
 
-def judge_transfer(results: tuple[TestResult, ...], problem: str | None, shown: str,
-                   cause: Callable[[TestResult], str] = lambda row: row.cause) -> Part:
-    """The transfer part from its test rows: not written (still skipped), failed, error or passed."""
+CANNOT_TELL = ("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert the "
+               "exact results the transfer challenge asks for (notebook part 8)")
+
+
+def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str,
+                   on_wrong: tuple[TestRow, ...] | None = None) -> Part:
+    """The transfer part from its rows: not written (still skipped), failed, error, cannot tell, or passed.
+
+    ``on_wrong`` are the same tests run against the stage's known-wrong implementation (the learner's
+    ``forge/`` with the fault-lab variant laid over it): a test that passes there too cannot tell
+    right from wrong, however green it is on the learner's own code.
+    """
     if problem and not results:
         return Part("error", problem)
     if not results:
         return Part("error", f"no test function found in {shown}: name it test_...")
-    if all(r.outcome == "skipped" for r in results):
+    if all(r.outcome is Outcome.SKIPPED for r in results):
         return Part("not_written", f"still the starter: replace the pytest.skip line in {shown} with your test")
-    bad = [r for r in results if r.outcome != "passed"]
+    bad = [r for r in results if r.outcome is not Outcome.PASSED and r.outcome is not Outcome.SKIPPED]
     if bad:
         first = bad[0]
-        status = "error" if first.outcome in ("error", "not_run") else "failed"
-        return Part(status, f"{first.name} {first.outcome}: {cause(first)}")
-    return Part("passed", f"{len(results)} transfer test(s) passed")
+        status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
+        return Part(status, f"{first.name} {first.outcome.replace('_', ' ')}: {first.cause}")
+    passed = sum(r.outcome is Outcome.PASSED for r in results)
+    if on_wrong is not None and on_wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in on_wrong) \
+            and any(r.outcome is Outcome.PASSED for r in on_wrong):
+        return Part("cannot_tell", f"{passed} transfer test(s) pass, but {CANNOT_TELL}", {"known_wrong": "passes"})
+    extra = {"known_wrong": "fails"} if on_wrong else {}
+    told = "; it fails on the known-wrong implementation, as it should" if on_wrong else ""
+    return Part("passed", f"{passed} transfer test(s) passed{told}", extra)
 
 
-def _judge_lab(stage: Stage, target: Target, lab: Path, lab_run: RunResult | None,
-               lab_problem: ImportProblem | None, reference_results: tuple[TestResult, ...]) -> Part:
+def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
+               reference_results: tuple[TestRow, ...]) -> Part:
     if target.kind == "solution":
-        ok = all(r.outcome == "passed" for r in reference_results if r.name == stage.fault.target_test)
+        ok = all(r.outcome is Outcome.PASSED for r in reference_results if r.name == stage.fault.target_test)
         return Part("fixed" if ok else "broken", "reference fix: the solution module is the repaired file")
     if target.kind == "fault":
         return Part("broken", "this target is the broken variant itself")
     if not lab.is_dir():
         return Part("not_started", f"start it with `forgelab fault start {stage.number}`")
-    if lab_problem is not None:
-        return Part("error", lab_problem.cause)
-    assert lab_run is not None
-    verdict = faultlab.judge(stage, lab_run)
+    assert report is not None
+    verdict = faultlab.judge(stage, report, LAB)
     if verdict.status == "error":
         return Part("error", verdict.problem or "the lab's tests did not run")
     if verdict.status == "broken":
-        if verdict.target is not None and verdict.target.outcome != "passed":
+        if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
             return Part("broken", f"{stage.fault.target_test} still fails: {verdict.target.cause}")
         return Part("broken", f"the target test passes, but the lab fix breaks: {', '.join(verdict.failing)}")
     return Part("fixed", "the target test and the whole stage pass in the lab workspace",
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
+def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) -> core.Job:
+    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice."""
+    transfer_path = transfer_file(workbook, stage, target)
+    lab = lab_dir(workbook, stage, target)
+    targets = [jobs.spec(target, TARGET, stage)]
+    course_tests = [CourseTests(TARGET, (stage.test_file,))]
+    learner_tests: list[LearnerTests] = []
+    if target.kind in ("learner", "path") and (lab / "forge").is_dir():
+        targets.append(jobs.lab_spec(lab, stage, LAB))
+        course_tests.append(CourseTests(LAB, (stage.test_file,)))
+    if transfer_path.is_file():
+        if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
+            course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
+        else:
+            learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
+            variant = jobs.fault_variant(workbook, stage)
+            if (variant.parent / stage.fault.fault_file).is_file():
+                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
+                learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
+    return jobs.job(course, workbook, targets, course_tests, learner_tests)
+
+
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
-              write: bool = True, out: Path | None = None) -> CheckOutcome:
-    root = workbook.root
+              write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT) -> CheckOutcome:
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
-    with target.importable() as import_dir, ThreadPoolExecutor(max_workers=2) as pool:
-        selection = [stage.test_file] + ([str(transfer_path)] if transfer_path.is_file() else [])
-        expected = len(stage.required_tests) + 4
-        main_future = pool.submit(probe_then_run, import_dir, stage.module, "", root, selection, expected)
-        lab_future = None
-        if target.kind in ("learner", "path") and lab.is_dir():
-            lab_future = pool.submit(probe_then_run, lab, stage.module, stage.key, root, [stage.test_file], expected)
-        problem, run = main_future.result()
-        lab_problem, lab_run = lab_future.result() if lab_future else (None, None)
-
-    stage_rows = tuple(r for r in run.tests if r.nodeid.startswith(stage.test_file))
-    transfer_rows = tuple(r for r in run.tests if not r.nodeid.startswith(stage.test_file))
-    if problem is not None:
-        tests = _not_run(list(stage.required_tests), stage.test_file, problem.cause)
-        transfer_part = (Part("missing", f"{transfer_shown} does not exist: restore it from the workbook")
-                         if not transfer_path.is_file() else Part("error", f"not run: {problem.cause}"))
-        transfer_rows = ()
+    job = check_job(course, workbook, stage, target)
+    report = core.run(job, settings)
+    problem = report.import_problems.get(TARGET)
+    tests = _required_rows(stage, report, TARGET)
+    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
+    transfer_rows = report.in_file(TARGET, transfer_name)
+    if not transfer_path.is_file():
+        transfer_part = Part("missing", f"{transfer_shown} does not exist: bring the starter back with "
+                                        f"`forgelab starter {stage.number} --transfer`")
+    elif problem is not None and not target.is_reference:
+        transfer_part = Part("error", f"not run: {problem.cause}")
     else:
-        tests = _required_rows(stage, RunResult(stage_rows, run.problem))
-        if not transfer_path.is_file():
-            transfer_part = Part("missing", f"{transfer_shown} does not exist: restore it from the workbook")
-        else:
-            transfer_part = judge_transfer(transfer_rows, run.problem, transfer_shown)
-    lab_part = _judge_lab(stage, target, lab, lab_run, lab_problem, tests)
+        errors = [e.cause for e in report.collect_errors if e.target == TARGET and e.file == transfer_name]
+        run_problem = report.target_problems.get(TARGET) or (f"could not collect {transfer_shown}: {errors[0]}" if errors else None)
+        on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
+        transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
+    lab_part = _judge_lab(stage, target, lab, report, tests)
     design_path = design_answer_file(workbook, stage, target)
     design_part = _judge_design(design_path, stage.design_answer_file)
 
@@ -185,10 +211,11 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     if write:
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
         evidence.write_document(path, document)
-    return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path)
+    return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
+                        problem, report)
 
 
-def _summary(stage: Stage, tests: tuple[TestResult, ...]) -> dict[str, int]:
+def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:
     counts = {key: 0 for key in ("passed", "failed", "error", "skipped", "timeout", "not_run")}
     for row in tests:
         counts[row.outcome] += 1
@@ -201,8 +228,8 @@ def _summary(stage: Stage, tests: tuple[TestResult, ...]) -> dict[str, int]:
     return counts
 
 
-def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestResult, ...],
-                   lab: Part, transfer: Part, transfer_rows: tuple[TestResult, ...], transfer_path: Path,
+def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestRow, ...],
+                   lab: Part, transfer: Part, transfer_rows: tuple[TestRow, ...], transfer_path: Path,
                    design: Part, design_path: Path) -> dict[str, Any]:
     from importlib.metadata import version
 
@@ -231,8 +258,10 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
         fault_lab["fixed_file_sha256"] = lab.extra["fixed_file_sha256"]
     transfer_doc: dict[str, Any] = {
         "status": transfer.status, "file": stage.transfer_file, "detail": transfer.detail,
-        "tests": [{"name": r.name, "outcome": r.outcome, "cause": r.cause} for r in transfer_rows],
+        "tests": [{"name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300]} for r in transfer_rows],
     }
+    if transfer.extra.get("known_wrong"):
+        transfer_doc["known_wrong"] = transfer.extra["known_wrong"]
     if transfer_path.is_file():
         transfer_doc["sha256"] = evidence.sha256_file(transfer_path)
     design_doc: dict[str, Any] = {"status": design.status, "file": stage.design_answer_file,
@@ -251,7 +280,7 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
                          "platform": f"{platform.system()}-{platform.machine()}"},
         "checked_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         "required_tests": list(stage.required_tests),
-        "tests": [{"nodeid": r.nodeid, "name": r.name, "outcome": r.outcome, "cause": r.cause[:300],
+        "tests": [{"nodeid": r.nodeid, "name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300],
                    "duration_ms": int(r.duration_ms)} for r in tests],
         "summary": summary,
         "fault_lab": fault_lab,

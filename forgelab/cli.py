@@ -19,6 +19,21 @@ def _context():  # type: ignore[no-untyped-def]
     return workbook, load_course(workbook.root)
 
 
+def judge_settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The judge's settings from a command's flags (defaults otherwise)."""
+    from forgelab.judge.settings import DEFAULT
+
+    changes = {}
+    if getattr(args, "cpu_limit", None):
+        changes["test_cpu_s"] = int(args.cpu_limit)
+    return DEFAULT.with_(**changes)
+
+
+def add_judge_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cpu-limit", type=int, metavar="SECONDS",
+                        help="CPU seconds your code may use in one test before it counts as an endless loop (default 10)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -28,12 +43,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     workbook, course = _context()
     target = resolve_target(args.target, workbook, course)
+    settings = judge_settings(args)
     if args.stage == "all":
         if args.out:
             return fail("--out names one file: use it with a single stage", "drop --out, or give a stage number")
         accepted = 0
         for stage in course.stages:
-            outcome = run_check(course, workbook, stage, target)
+            outcome = run_check(course, workbook, stage, target, settings=settings)
             summary = outcome.document["summary"]
             verdict = "ACCEPTED" if outcome.accepted else "not accepted: " + "; ".join(outcome.document["problems"])
             print(f"{stage.number} {stage.text().title:<32} tests {summary['required_passed']:>2}/{summary['required_total']:<2} "
@@ -42,7 +58,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{accepted}/{len(course.stages)} stages accepted; details: forgelab check NN")
         return 0 if accepted == len(course.stages) else 1
     stage = course.stage(args.stage)
-    outcome = run_check(course, workbook, stage, target, out=Path(args.out) if args.out else None)
+    outcome = run_check(course, workbook, stage, target, out=Path(args.out) if args.out else None, settings=settings)
     shown = workbook.relative(outcome.path) if outcome.path else None
     print(format_check(outcome, shown))
     return 0 if outcome.accepted else 1
@@ -80,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("stage", help="stage number, e.g. 01, or `all` for a one-line summary of every stage")
     check.add_argument("--target", default="learner", help="learner (default), solution, fault:NN or a workbook path")
     check.add_argument("--out", help="write verification.json here instead of the evidence folder")
+    add_judge_flags(check)
     check.set_defaults(handler=cmd_check)
 
     materialize = sub.add_parser("materialize", help="write a target's forge/ package into a folder")

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab import backups, evidence, state
+from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
-from forgelab.registry import Stage
-from forgelab.runner import RunResult, TestResult, probe_import, run_pytest
+from forgelab.registry import Course, Stage
 
 LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
 
@@ -30,7 +31,7 @@ class FaultLabError(ValueError):
 @dataclass(frozen=True)
 class LabCheck:
     status: str  # broken | fixed | error
-    target: TestResult | None
+    target: TestRow | None
     symptom_matched: bool
     symptom_text: str
     failing: tuple[str, ...]
@@ -83,30 +84,35 @@ def _require(workbook: Workbook, stage: Stage) -> Path:
     return module
 
 
-def check(workbook: Workbook, stage: Stage) -> LabCheck:
+def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSettings = DEFAULT) -> LabCheck:
+    """Run the stage tests against the lab workspace (through the judge) and remember the verdict."""
+    from forgelab.judge import core, jobs
+    from forgelab.judge.core import CourseTests
+
     module = _require(workbook, stage)
     lab = lab_path(workbook, stage)
-    problem = probe_import(lab, stage.fault.fault_file, stage.key)
-    if problem is not None:
-        result = LabCheck("error", None, False, "", (), problem.cause)
-    else:
-        run = run_pytest(lab, workbook.root, [stage.test_file], expected=len(stage.required_tests))
-        result = judge(stage, run)
+    job = jobs.job(course, workbook, [jobs.lab_spec(lab, stage, "lab")], [CourseTests("lab", (stage.test_file,))])
+    result = judge(stage, core.run(job, settings), "lab")
     state.update(workbook, "fault_lab", stage.number,
                  {"status": result.status, "file_sha256": evidence.sha256_file(module)})
     return result
 
 
-def judge(stage: Stage, run: RunResult) -> LabCheck:
-    target_rows = run.find(stage.fault.target_test)
-    target = next((r for r in target_rows if r.outcome != "passed"), target_rows[0] if target_rows else None)
-    failing = tuple(sorted({r.name for r in run.tests if r.outcome != "passed"}))
+def judge(stage: Stage, report: RunReport, label: str) -> LabCheck:
+    """The lab's verdict from a judge report: fixed only when the target test and every stage test pass."""
+    problem = report.import_problems.get(label)
+    if problem is not None:
+        return LabCheck("error", None, False, "", (), problem.cause)
+    rows = report.in_file(label, stage.test_file)
+    target_rows = [row for row in rows if row.name == stage.fault.target_test]
+    target = next((r for r in target_rows if r.outcome is not Outcome.PASSED), target_rows[0] if target_rows else None)
+    failing = tuple(sorted({r.name for r in rows if r.outcome is not Outcome.PASSED}))
     if target is None:
-        return LabCheck("error", None, False, "", failing, run.problem or f"{stage.fault.target_test} did not run")
-    match = re.search(stage.fault.symptom, target.longrepr or target.cause)
-    fixed = target.outcome == "passed" and not failing and not run.problem
+        return LabCheck("error", None, False, "", failing, report.problem or f"{stage.fault.target_test} did not run")
+    match = re.search(stage.fault.symptom, target.detail or target.cause)
+    fixed = target.outcome is Outcome.PASSED and not failing and not report.problem
     return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",
-                    failing, run.problem)
+                    failing, report.problem)
 
 
 def diff(workbook: Workbook, stage: Stage) -> str:

@@ -198,7 +198,7 @@ class StageTools:
     def fault_check(self) -> None:
         from forgelab import faultlab
 
-        result = faultlab.check(self.workbook, self.stage)
+        result = faultlab.check(self.workbook, self.course, self.stage)
         target = self.stage.fault.target_test
         if result.status == "fixed":
             print(f"FIXED: {target} and the whole stage pass in the lab workspace.")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from forgelab.checker import CheckOutcome
 from forgelab.display import SYMBOLS, table
-from forgelab.runner import TestResult
+from forgelab.judge.outcomes import TestRow
 
 ORDER = ["timeout", "error", "failed", "not_run", "skipped", "passed"]
 
 
-def collapse(stage_required: tuple[str, ...], tests: tuple[TestResult, ...]) -> list[tuple[str, str, str]]:
+def collapse(stage_required: tuple[str, ...], tests: tuple[TestRow, ...]) -> list[tuple[str, str, str]]:
     """One row per required test: worst outcome across its cases and the first cause."""
     rows = []
     for name in stage_required:

@@ -20,13 +20,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     from forgelab.status import collect_status
 
     workbook, course = _context()
-    report = collect_status(workbook, course)
+    report = collect_status(workbook, course, force=bool(getattr(args, "rerun", False)))
     print(f"Forge Workbook — {course.text('title')}  (workbook: {workbook.root})")
     if report.problem:
         print(f"warning: {report.problem}")
     print()
     print(table(["stage", "title", "tests", "fault lab", "transfer", "design", "evidence"], report.rows))
     print()
+    remembered = len(report.stages) - len(report.ran)
+    if remembered:
+        print(f"{remembered} stage(s) unchanged since their last run: their results are remembered "
+              "(`forgelab status --rerun` runs every stage again)")
     print(f"next: {report.next_step}")
     return 0
 
@@ -70,7 +74,7 @@ def cmd_fault(args: argparse.Namespace) -> int:
                 print(f"next: `forgelab fault check {stage.number}`, or `forgelab fault reset {stage.number}` to start over")
             return 0
         if args.action == "check":
-            status = _print_lab_check(workbook, stage, faultlab.check(workbook, stage))
+            status = _print_lab_check(workbook, stage, faultlab.check(workbook, course, stage))
             if status == 0:
                 _record_in_evidence(workbook, course, stage)
             return status
@@ -237,6 +241,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     status = sub.add_parser("status", help="a table of every stage and the next step to take")
+    status.add_argument("--rerun", action="store_true", help="run every stage again instead of remembering unchanged ones")
     status.set_defaults(handler=cmd_status)
 
     hint = sub.add_parser("hint", help="reveal the next hint of a stage (remembers how many were shown)")

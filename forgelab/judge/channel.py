@@ -50,6 +50,14 @@ class LimitExceeded(BaseException):
         self.limit = limit
 
 
+class NotImplementedYet(BaseException):
+    """The learner's code raised ``NotImplementedError``: the function is still the starter's stub.
+
+    A ``BaseException`` on purpose: a test's ``except Exception`` must not swallow it, and Hypothesis
+    must not spend seconds shrinking an input that any input would fail on.
+    """
+
+
 class BoundaryError(Exception):
     """A value could not cross the boundary (e.g. the learner returned an object that is not data)."""
 
@@ -60,6 +68,17 @@ class LearnerImportError(ImportError):
 
 class RemoteError(Exception):
     """Base of the stand-in classes for exception types the course does not define (e.g. pydantic's)."""
+
+
+def die_with_parent() -> None:
+    """In a child before exec (Linux): be killed when the process that started us dies."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        except (OSError, AttributeError):
+            pass
 
 
 def install_host_files(code_dir: Path) -> None:
@@ -147,6 +166,8 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
         error = LearnerImportError(f"{qualname}: {message}" if qualname else message)
     elif module == "builtins" and qualname == "MemoryError":
         return LimitExceeded(Limit.MEMORY, "the learner's code ran out of memory (the sandbox's memory limit)")
+    elif module == "builtins" and qualname == "NotImplementedError":
+        error = NotImplementedYet(message or "this function is not implemented yet — see hint 1")
     elif module == "builtins" and (found := _builtin_exception(qualname)) is not None and issubclass(found, Exception):
         error = found(message) if found is not KeyError else KeyError(message)
         if found is KeyError:
@@ -242,6 +263,7 @@ class Host:
         self._lock = threading.Lock()
         self._test_cpu_start: float | None = None
         self._budget = settings.test_cpu_s
+        self._pending_budget: int | None = None
         self._test_deadline = 0.0
         self._closed_reason: Limit | None = None
 
@@ -271,7 +293,8 @@ class Host:
             env = plain_env(scratch)
         self._process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         pass_fds=(to_host_r, from_host_w), start_new_session=True)
+                                         pass_fds=(to_host_r, from_host_w), start_new_session=True,
+                                         preexec_fn=die_with_parent)
         os.close(to_host_r)
         os.close(from_host_w)
         self._to_host, self._from_host = to_host_w, from_host_r
@@ -285,7 +308,7 @@ class Host:
             self.begin_test(cpu_s=self.settings.import_cpu_s)
             reply = self._exchange({"op": "import", "modules": modules})
         except LimitExceeded as stop:
-            words = {Limit.CPU: f"it used more than {self.settings.import_cpu_s} s of CPU time",
+            words = {Limit.CPU: f"it used {self.settings.import_cpu_s} s of CPU time without finishing",
                      Limit.WALL: f"it did not finish within {self.settings.test_wall_s} s",
                      Limit.MEMORY: "it ran out of memory", Limit.OUTPUT: "it printed too much",
                      Limit.CRASH: "the process ended while importing"}[stop.limit]
@@ -347,8 +370,7 @@ class Host:
         self._budget = budget
         self._test_cpu_start = tree_cpu_seconds(self._process.pid) if self._process else None
         self._test_deadline = time.monotonic() + self.settings.test_wall_s
-        if self.alive:
-            self._exchange({"op": "begin_test", "cpu_s": budget})
+        self._pending_budget = budget  # travels with the next request: the host resets its own CPU limit
 
     # ------------------------------------------------------------ calls
 
@@ -412,6 +434,9 @@ class Host:
         return self._exchange(frame)
 
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:
+        if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
+            message = {**message, "cpu_s": self._pending_budget}
+            self._pending_budget = None
         try:
             wire.write_frame(self._to_host, message)
         except (BrokenPipeError, OSError):

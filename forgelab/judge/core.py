@@ -77,6 +77,7 @@ class Job:
     targets: tuple[TargetSpec, ...]
     course_tests: tuple[CourseTests, ...] = ()
     learner_tests: tuple[LearnerTests, ...] = ()
+    cache_dir: Path | None = None  # a folder the trusted session may keep caches in (Hypothesis's character tables)
 
 
 def _safe(label: str) -> str:
@@ -122,12 +123,30 @@ class Watched:
     seconds: float
 
 
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_everything() -> None:
+    """Kill every process group this judge started that is still running (Ctrl-C, an error)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        try:
+            os.killpg(process.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cpu_s: float, wall_s: float,
                 output_kb: int, pass_fds: tuple[int, ...] = ()) -> Watched:
     """Run a command in its own process group; stop it (and all it started) at the CPU, wall or output limit."""
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
+                               stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds,
+                               preexec_fn=channel.die_with_parent)
+    with _LIVE_LOCK:
+        _LIVE.add(process)
     kept, cap = bytearray(), output_kb * 1024
     printed = [0]
     lock = threading.Lock()
@@ -159,6 +178,8 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
         except (ProcessLookupError, PermissionError):
             pass
     code = process.wait()
+    with _LIVE_LOCK:
+        _LIVE.discard(process)
     reader.join(timeout=5)
     return Watched(None if limit else code, limit, kept.decode("utf-8", errors="replace"), time.monotonic() - started)
 
@@ -198,9 +219,12 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
            if not key.startswith(("PYTEST_", "COV_", "PYTHON", "FORGELAB_", "HYPOTHESIS"))}
     env.update({"PYTHONPATH": str(interface), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"})
+    if job.cache_dir is not None:  # Hypothesis builds its Unicode tables once and keeps them here (no example database)
+        job.cache_dir.mkdir(parents=True, exist_ok=True)
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(job.cache_dir / "hypothesis")
     command = [sys.executable, "-P", "-m", "pytest", "-c", str(ini), f"--rootdir={tests_dir}", "--noconftest",
                "--continue-on-collection-errors", "-p", "forgelab.judge.session_plugin", "--forgelab-job", str(job_path),
-               "-q", "--tb=short", "--color=no", "-W", "ignore::pytest.PytestAssertRewriteWarning", *arguments]
+               "-q", "--tb=native", "--color=no", *arguments]
     # the session's own CPU is course code (Hypothesis, comparisons): it is bounded by wall time only
     watched = run_watched(command, cwd=run_dir, env=env, cpu_s=float("inf"), wall_s=settings.session_wall_s,
                           output_kb=4096)
@@ -352,7 +376,11 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
                                   run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}")
                 futures.append(pool.submit(_learner_session, suite, settings, isolation, own,
                                            run_dir / "learner-scratch" / f"{index:02d}"))
-            reports = [future.result() for future in futures]
+            try:
+                reports = [future.result() for future in futures]
+            except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
+                stop_everything()
+                raise
     return merge(reports, isolation.description)
 
 

@@ -37,6 +37,8 @@ def _fields(value: object) -> list[tuple[str, object]] | None:
 
 
 def _text_difference(got: str, expected: str, where: str) -> str:
+    if len(got) <= SHOWN // 2 and len(expected) <= SHOWN // 2 and "\n" not in got + expected:
+        return f"{where}: got {got!r}, expected {expected!r}"
     index = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     start = max(0, index - 20)
     got_part, expected_part = got[start:index + 25], expected[start:index + 25]
@@ -118,7 +120,15 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
         return None
     if not found:
         return None
-    return [f"{short(left)} == {short(right)}", f"{MARKER} {found}"]
+    lines = [f"{short(left)} == {short(right)}", f"{MARKER} {found}"]
+    try:  # keep pytest's own detailed comparison below ours
+        from _pytest.assertion.util import assertrepr_compare
+
+        default = assertrepr_compare(config, op, left, right) or []
+        lines += list(default[1:])
+    except Exception:  # noqa: BLE001 - pytest's internals moved: our line is enough
+        pass
+    return lines
 
 
 def explanation_from_text(text: str) -> str:

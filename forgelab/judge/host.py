@@ -229,6 +229,8 @@ class Server:
 
     def handle(self, message: dict[str, object]) -> None:
         op = message["op"]
+        if isinstance(message.get("cpu_s"), int):
+            self.limit_cpu(int(message["cpu_s"]))  # type: ignore[call-overload]
         if op == "import":
             problems = []
             for name in message.get("modules", []):  # type: ignore[union-attr]
@@ -237,23 +239,25 @@ class Server:
                 except BaseException as error:  # noqa: BLE001 - every failure at import time is reported
                     problems.append(import_problem(str(name), error))
             self.send({"op": "imported", "problems": problems})
-        elif op == "begin_test":
-            budget = int(message.get("cpu_s", 0))  # type: ignore[arg-type]
-            if budget > 0:
-                try:
-                    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-                    soft = int(cpu_seconds()) + budget
-                    if hard != resource.RLIM_INFINITY:
-                        soft = min(soft, hard)
-                    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-                except (ValueError, OSError):
-                    pass
-            self.send({"op": "ready"})
         elif op in ("call", "call_handle", "get_handle"):
             self.call(message)
         else:
             self.send({"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "WireError",
                                                  "bases": ["ValueError"], "message": f"unknown request {op!r}"}})
+
+    @staticmethod
+    def limit_cpu(budget: int) -> None:
+        """From now on this process may use ``budget`` more CPU seconds (the judge also watches from outside)."""
+        if budget <= 0:
+            return
+        try:
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            soft = int(cpu_seconds()) + budget + 1
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        except (ValueError, OSError):
+            pass
 
     def call(self, message: dict[str, object]) -> None:
         try:

@@ -60,8 +60,7 @@ class ImportProblem:
         if self.kind is ImportKind.SYNTAX:
             return f"syntax error in {self.where or self.module}: {self.message} — fix that line and run again"
         if self.kind is ImportKind.LIMIT:
-            return (f"importing {self.module} did not finish ({self.message}): look for a loop that runs at module "
-                    "level")
+            return f"importing {self.module} did not finish: {self.message} — look for a loop that runs at module level"
         detail = f"{self.error_type}: {self.message}".rstrip(": ")
         return (f"importing {self.module} raised {detail}" + (f" ({self.where})" if self.where else "")
                 + " — fix the module so that it imports cleanly")

@@ -15,6 +15,7 @@ tests of a target hit a limit, its remaining tests are not run.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,14 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+JUDGE_FRAMES = re.compile(r'^  File ".*?/forgelab/judge/[a-z_]+\.py", line \d+, in .*\n(?:    .*\n)*', re.M)
+
+
+def clean_detail(text: str) -> str:
+    """A native traceback without the judge's own frames (they are the boundary, not the learner's code)."""
+    return JUDGE_FRAMES.sub("", text).replace("forgelab.judge.channel.", "")
+
+
 def crash_line(report: Any) -> str:
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (file, line, reason)
@@ -75,9 +84,11 @@ def crash_line(report: Any) -> str:
         return explained
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None and crash.message:
-        return str(crash.message).strip().splitlines()[0]
-    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
-    return lines[0] if lines else (text.strip().splitlines()[-1] if text.strip() else "")
+        line = str(crash.message).strip().splitlines()[0]
+    else:
+        lines = [line for line in text.strip().splitlines() if line and not line.startswith((" ", "Traceback"))]
+        line = lines[-1] if lines else ""
+    return line.replace("forgelab.judge.channel.", "")
 
 
 class JudgeSession:
@@ -157,7 +168,7 @@ class JudgeSession:
         if report.passed or row["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
             return
         cause = crash_line(report)
-        detail = _cut(report.longreprtext or "", MAX_DETAIL)
+        detail = _cut(clean_detail(report.longreprtext or ""), MAX_DETAIL)
         if report.skipped:
             row.update(outcome=str(Outcome.SKIPPED), cause=cause)
         elif report.nodeid in self.limits:

@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 
+HOST_CPU_TOTAL_S = 600  # a hard cap on one learner process's whole life (the per-test limit is watched from outside)
+
+
 class SandboxMode(enum.StrEnum):
     AUTO = "auto"  # bubblewrap when it works here, otherwise run without it (learners' own machines)
     REQUIRED = "required"  # bubblewrap or refuse (grading)
@@ -62,7 +65,7 @@ class JudgeSettings:
     def host_limits(self) -> dict[str, int]:
         """What the sandboxed process sets on itself (hard limits) before learner code runs."""
         return {"memory_mb": self.memory_mb, "file_mb": self.file_mb, "open_files": self.open_files,
-                "processes": self.processes, "cpu_total_s": max(self.session_wall_s, self.learner_tests_cpu_s) * 2}
+                "processes": self.processes, "cpu_total_s": HOST_CPU_TOTAL_S}
 
 
 DEFAULT = JudgeSettings()

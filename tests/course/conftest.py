@@ -61,8 +61,35 @@ def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: 
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 
+_PRISTINE: list[Path] = []
+
+
+def pristine_starters() -> Path:
+    """``forge/`` and ``transfer/`` as committed (or, outside git, as they are), exported once per test process."""
+    if not _PRISTINE:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="forge-pristine-"))
+        done = subprocess.run(["git", "archive", "--format=tar", "HEAD", "forge", "transfer"], cwd=ROOT,
+                              capture_output=True, timeout=120, check=False)
+        if done.returncode == 0:
+            import io
+            import tarfile
+
+            with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+                archive.extractall(folder, filter="data")
+        else:
+            for name in ("forge", "transfer"):
+                shutil.copytree(ROOT / name, folder / name, ignore=COPY_IGNORE)
+        _PRISTINE.append(folder)
+    return _PRISTINE[0]
+
+
 def copy_workbook(destination: Path) -> WorkbookCopy:
+    """A copy of the course repository without git: it carries the pristine starters in course/starters/,
+    as the learner bundle does, so the judge's course definitions never come from a test's broken forge/."""
     shutil.copytree(ROOT, destination, ignore=COPY_IGNORE)
+    shutil.copytree(pristine_starters(), destination / "course" / "starters", dirs_exist_ok=True)
     return WorkbookCopy(destination)
 
 

@@ -43,7 +43,7 @@ def test_solution_target_is_accepted(workbook, verification_validator) -> None:
 def test_fault_target_fails_the_target_test(workbook) -> None:
     result = workbook.run("check", "01", "--target", "fault:01", "--out", str(workbook.root / "fault.json"))
     assert result.returncode == 1
-    assert "{'write': 'allow'} == {'write': 'deny'}" in result.stdout
+    assert "First difference at ['write']: got 'allow', expected 'deny'" in result.stdout
 
 
 def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(workbook) -> None:
@@ -69,7 +69,8 @@ BROKEN_MODULES = {
     "syntax-error": ("def rank_of(instruction):\n    return RANK[\n", r"syntax error in forge/instructions.py, line 2"),
     "raises-at-import": ("raise RuntimeError('config missing')\n",
                          r"importing forge/instructions.py raised RuntimeError: config missing \(forge/instructions.py, line 1\)"),
-    "hangs-at-import": ("while True:\n    pass\n", r"importing forge/instructions.py did not finish within \d+ s"),
+    "hangs-at-import": ("while True:\n    pass\n",
+                        r"importing forge/instructions.py did not finish: it used \d+ s of CPU time without finishing"),
 }
 
 
@@ -103,7 +104,7 @@ def test_infinite_loop_in_a_test_is_reported_as_timeout(workbook) -> None:
                                '    """Decide every key and keep the reason for every rejection."""\n    while True:\n        pass\n')
     assert looping != solution
     workbook.write("forge/instructions.py", looping)
-    result = workbook.run("check", "01", env={"FORGELAB_TEST_TIMEOUT": "1"}, timeout=90)
+    result = workbook.run("check", "01", "--cpu-limit", "1", timeout=90)
     assert result.returncode == 1
     assert "TIMEOUT" in result.stdout
     document = workbook.evidence(KEY)

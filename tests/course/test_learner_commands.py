@@ -87,7 +87,7 @@ def test_restore_lays_earlier_reference_modules_after_a_backup_that_can_be_resto
     mine = "# my own work in progress\n"
     workbook.write("forge/instructions.py", mine)
     second = course.stages[1]
-    result = workbook.run("restore", second.number)
+    result = workbook.run("restore", second.number, "--yes")
     assert result.returncode == 0
     assert (workbook.root / "forge/instructions.py").read_text() == (workbook.root / "solutions/forge/instructions.py").read_text()
     backup_name = next(line.split()[-1] for line in result.stdout.splitlines() if "backup of your forge/ saved as" in line)

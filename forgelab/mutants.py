@@ -7,15 +7,13 @@ that is how the course proves its tests can tell a plausible mistake from the re
 
 from __future__ import annotations
 
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.judge.core import TargetSpec
 from forgelab.paths import Workbook
-from forgelab.registry import Course, RegistryError, Stage
-from forgelab.runner import run_pytest
-from forgelab.targets import resolve_target
+from forgelab.registry import RegistryError, Stage
 
 
 @dataclass(frozen=True)
@@ -41,20 +39,17 @@ def apply(source: str, mutant: Mutant, where: str) -> str:
     return source.replace(mutant.find, mutant.replace)
 
 
-def check_mutants(workbook: Workbook, course: Course, stage: Stage) -> tuple[int, list[str]]:
-    """Returns (number killed, names of survivors)."""
-    solution = resolve_target("solution", workbook, course)
+def mutant_targets(workbook: Workbook, stage: Stage, scratch: Path) -> list[tuple[TargetSpec, str]]:
+    """One judge target per known-wrong variant: the solution with that one change. Returns (target, name)."""
     reference = workbook.solutions / stage.module
     source = reference.read_text(encoding="utf-8")
-    killed, survivors = 0, []
-    for mutant in load_mutants(stage):
+    made = []
+    for index, mutant in enumerate(load_mutants(stage)):
         mutated = apply(source, mutant, str(reference.relative_to(workbook.root)))
-        with tempfile.TemporaryDirectory(prefix="forgelab-mutant-") as scratch:
-            solution.materialize(Path(scratch))
-            (Path(scratch) / stage.module).write_text(mutated, encoding="utf-8")
-            run = run_pytest(Path(scratch), workbook.root, [stage.test_file], expected=len(stage.required_tests))
-        if run.tests and all(r.outcome == "passed" for r in run.tests) and not run.problem:
-            survivors.append(mutant.name)
-        else:
-            killed += 1
-    return killed, survivors
+        folder = scratch / f"{stage.number}-{index:03d}"
+        (folder / Path(stage.module).relative_to("forge")).parent.mkdir(parents=True, exist_ok=True)
+        (folder / Path(stage.module).relative_to("forge")).write_text(mutated, encoding="utf-8")
+        spec = TargetSpec(f"mutant:{stage.number}:{index:03d}", (workbook.forge, workbook.solutions / "forge", folder),
+                          stage.number, (stage.module,), first_failure_ends=True)
+        made.append((spec, mutant.name))
+    return made

@@ -16,16 +16,21 @@ from __future__ import annotations
 import ast
 import os
 import re
+import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgelab.build import stale_artefacts
+from forgelab.judge import core, jobs
+from forgelab.judge.core import CourseTests, TargetSpec
+from forgelab.judge.outcomes import Outcome, RunReport
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
-from forgelab.runner import RunResult, run_pytest
-from forgelab.targets import Target, resolve_target
+from forgelab.targets import resolve_target
+
+SOLUTION, LEARNER = "solution", "learner"
 
 
 @dataclass
@@ -65,67 +70,77 @@ def test_functions(path: Path) -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")]
 
 
-def _run(target: Target, root: Path, selection: list[str], expected: int) -> RunResult:
-    with target.importable() as import_dir:
-        return run_pytest(import_dir, root, selection, expected=expected)
-
-
 def _reference_transfer(workbook: Workbook, stage: Stage) -> Path:
     return workbook.solutions / "transfer" / Path(stage.transfer_file).name
 
 
-def _passes(run: RunResult, name: str, prefix: str) -> bool:
-    rows = [r for r in run.tests if r.name == name and r.nodeid.startswith(prefix)]
-    return bool(rows) and all(r.outcome == "passed" for r in rows)
+def _passes(report: RunReport, label: str, file: str, name: str) -> bool:
+    rows = report.named(label, file, name)
+    return bool(rows) and all(r.outcome is Outcome.PASSED for r in rows)
 
 
 def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
-                  progress: Callable[[str], None] = lambda _: None, mutants: bool = False) -> CourseReport:
-    root = workbook.root
+                  progress: Callable[[str], None] = lambda _: None, mutants: bool = False,
+                  settings: JudgeSettings = DEFAULT) -> CourseReport:
+    """Every contract of every stage, from one judge run (split over the machine's CPUs)."""
+    from forgelab.mutants import mutant_targets
+
     solution = resolve_target("solution", workbook, course)
     learner = resolve_target("learner", workbook, course)
-    stage_files = [s.test_file for s in stages]
-    references = [str(_reference_transfer(workbook, s)) for s in stages if _reference_transfer(workbook, s).is_file()]
-    expected = sum(len(s.required_tests) for s in stages) + len(stages)
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        solution_future = pool.submit(_run, solution, root, stage_files + references, expected)
-        learner_future = pool.submit(_run, learner, root, stage_files, expected)
-        fault_futures = {}
-        for stage in stages:
-            selection = [stage.test_file] + ([str(_reference_transfer(workbook, stage))]
-                                             if _reference_transfer(workbook, stage).is_file() else [])
-            fault_target = resolve_target(f"fault:{stage.number}", workbook, course)
-            fault_futures[stage.number] = pool.submit(_run, fault_target, root, selection, len(stage.required_tests) + 2)
-        mutant_futures = {}
+    references = {s.number: _reference_transfer(workbook, s) for s in stages}
+    relative = {n: p.relative_to(workbook.root).as_posix() for n, p in references.items() if p.is_file()}
+    targets = [jobs.spec(solution, SOLUTION), jobs.spec(learner, LEARNER)]
+    course_tests = [CourseTests(SOLUTION, tuple(s.test_file for s in stages) + tuple(relative.values())),
+                    CourseTests(LEARNER, tuple(s.test_file for s in stages))]
+    for stage in stages:
+        label = f"fault:{stage.number}"
+        targets.append(jobs.spec(resolve_target(label, workbook, course), label, stage))
+        course_tests.append(CourseTests(label, (stage.test_file,) + ((relative[stage.number],) if stage.number in relative else ())))
+    with tempfile.TemporaryDirectory(prefix="forgelab-mutants-") as scratch:
+        mutant_labels: dict[str, dict[str, str]] = {}
         if mutants:
-            from forgelab.mutants import check_mutants
-
             for stage in stages:
-                mutant_futures[stage.number] = pool.submit(check_mutants, workbook, course, stage)
+                made = mutant_targets(workbook, stage, Path(scratch))
+                mutant_labels[stage.number] = {spec.label: name for spec, name in made}
+                targets.extend(spec for spec, _ in made)
+                course_tests.extend(CourseTests(spec.label, (stage.test_file,)) for spec, _ in made)
+        job = jobs.job(course, workbook, targets, course_tests)
+        job = core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests,
+                       cache_dir=job.cache_dir, sessions=max(1, min(4, os.cpu_count() or 1)))
         stale = {(s.stage.number, s.artefact): s.reason for s in stale_artefacts(course, stages)}
-        on_solution, on_learner = solution_future.result(), learner_future.result()
-        verdicts = []
-        for stage in stages:
-            verdict = StageVerdict(stage)
-            _check_stage(workbook, stage, verdict, on_solution, on_learner, fault_futures[stage.number].result())
-            for (number, artefact), reason in sorted(stale.items()):
-                if number == stage.number:
-                    verdict.failures.append(f"{artefact}: {reason} (run `forgelab build {number}`)")
-            if not any(f.startswith(("notebooks/", "failure_labs/")) for f in verdict.failures):
-                verdict.facts.append("notebook current")
-            if stage.number in mutant_futures:
-                killed, survivors = mutant_futures[stage.number].result()
-                if survivors:
-                    verdict.failures.append(f"mutants survived: {', '.join(survivors)}")
-                else:
-                    verdict.facts.append(f"{killed} mutants killed")
-            progress(verdict.line())
-            verdicts.append(verdict)
+        report = core.run(job, settings)
+    verdicts = []
+    for stage in stages:
+        verdict = StageVerdict(stage)
+        if report.problem:
+            verdict.failures.append(f"the judge could not run the course's tests: {report.problem}")
+        _check_stage(workbook, stage, verdict, report, relative.get(stage.number))
+        for (number, artefact), reason in sorted(stale.items()):
+            if number == stage.number:
+                verdict.failures.append(f"{artefact}: {reason} (run `forgelab build {number}`)")
+        if not any(f.startswith(("notebooks/", "failure_labs/")) for f in verdict.failures):
+            verdict.facts.append("notebook current")
+        if stage.number in mutant_labels:
+            labels = mutant_labels[stage.number]
+            survivors = [name for label, name in labels.items() if _survived(report, label, stage)]
+            if survivors:
+                verdict.failures.append(f"mutants survived: {', '.join(survivors)}")
+            else:
+                verdict.facts.append(f"{len(labels)} mutants killed")
+        progress(verdict.line())
+        verdicts.append(verdict)
     return CourseReport(verdicts)
 
 
-def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict,
-                 on_solution: RunResult, on_learner: RunResult, on_fault: RunResult) -> None:
+def _survived(report: RunReport, label: str, stage: Stage) -> bool:
+    if label in report.import_problems:
+        return False
+    rows = report.in_file(label, stage.test_file)
+    return bool(rows) and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in rows)
+
+
+def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict, report: RunReport,
+                 reference: str | None) -> None:
     root = workbook.root
     defined = test_functions(root / stage.test_file)
     if defined != list(stage.required_tests):
@@ -133,19 +148,18 @@ def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict,
         missing = sorted(set(stage.required_tests) - set(defined))
         verdict.failures.append(f"required_tests differ from {stage.test_file}: "
                                 f"not listed {extra or '-'}, not defined {missing or '-'}")
-    failing = [n for n in stage.required_tests if not _passes(on_solution, n, stage.test_file)]
+    failing = [n for n in stage.required_tests if not _passes(report, SOLUTION, stage.test_file, n)]
     if failing:
         verdict.failures.append(f"solution fails {', '.join(failing)}")
     else:
         verdict.facts.append(f"solution {len(stage.required_tests)}/{len(stage.required_tests)}")
-    reference = _reference_transfer(workbook, stage)
-    reference_prefix = reference.name
-    transfer_rows = [r for r in on_solution.tests if reference_prefix in r.nodeid and not r.nodeid.startswith("tests/")]
-    if not reference.is_file():
-        verdict.failures.append(f"reference transfer test {reference.relative_to(root)} is missing")
-    elif not transfer_rows or any(r.outcome != "passed" for r in transfer_rows):
-        verdict.failures.append("reference transfer test does not pass on solution")
-    unsolved = [n for n in stage.required_tests if not _passes(on_learner, n, stage.test_file)]
+    if reference is None:
+        verdict.failures.append(f"reference transfer test {_reference_transfer(workbook, stage).relative_to(root)} is missing")
+    else:
+        transfer_rows = report.in_file(SOLUTION, reference)
+        if not transfer_rows or any(r.outcome is not Outcome.PASSED for r in transfer_rows):
+            verdict.failures.append("reference transfer test does not pass on solution")
+    unsolved = [n for n in stage.required_tests if not _passes(report, LEARNER, stage.test_file, n)]
     if not unsolved:
         verdict.failures.append("starter is already solved: every required test passes on learner")
     else:
@@ -154,16 +168,17 @@ def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict,
     variant_files = sorted(p.relative_to(variant_dir.parent).as_posix() for p in variant_dir.rglob("*.py"))
     if variant_files != [stage.fault.fault_file]:
         verdict.failures.append(f"fault variant must hold exactly {stage.fault.fault_file}, holds {variant_files}")
-    target_rows = [r for r in on_fault.tests if r.name == stage.fault.target_test and r.nodeid.startswith(stage.test_file)]
-    failed = [r for r in target_rows if r.outcome == "failed"]
+    fault = f"fault:{stage.number}"
+    target_rows = report.named(fault, stage.test_file, stage.fault.target_test)
+    failed = [r for r in target_rows if r.outcome is Outcome.FAILED]
     if not failed:
         verdict.failures.append(f"{stage.fault.target_test} does not fail on fault:{stage.number}")
-    elif not any(re.search(stage.fault.symptom, r.longrepr or r.cause) for r in failed):
+    elif not any(re.search(stage.fault.symptom, r.detail or r.cause) for r in failed):
         verdict.failures.append(f"fault symptom /{stage.fault.symptom}/ not seen; got: {failed[0].cause}")
     else:
         verdict.facts.append("fault holds")
-    fault_transfer = [r for r in on_fault.tests if reference_prefix in r.nodeid and not r.nodeid.startswith("tests/")]
-    if fault_transfer and all(r.outcome == "passed" for r in fault_transfer):
+    fault_transfer = report.in_file(fault, reference) if reference else ()
+    if fault_transfer and all(r.outcome is Outcome.PASSED for r in fault_transfer):
         verdict.failures.append("reference transfer test passes on the fault variant: it cannot tell right from wrong")
     elif fault_transfer:
         verdict.facts.append("transfer discriminates")

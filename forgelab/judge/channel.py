@@ -175,11 +175,24 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     elif wire.is_forge_module(module):
         error = _course_exception(data, resolve, decode, message) or _stand_in(module, qualname, bases)(message)
     else:
-        error = _stand_in(module, qualname, bases)(message)
+        error = _loaded_exception(module, qualname, message) or _stand_in(module, qualname, bases)(message)
     trace = str(data.get("traceback") or "")
     if trace:
         error.add_note("raised in the learner's code:\n" + trace)
     return error
+
+
+def _loaded_exception(module: str, qualname: str, message: str) -> BaseException | None:
+    """The real class of an exception from a module this process has already loaded (e.g. dataclasses'
+    ``FrozenInstanceError``), when it can be built from a message. Nothing is imported for it."""
+    owner = sys.modules.get(module)
+    found = getattr(owner, qualname, None) if owner is not None and "." not in qualname else None
+    if not (isinstance(found, type) and issubclass(found, Exception)):
+        return None
+    try:
+        return found(message)
+    except Exception:  # noqa: BLE001 - needs more than a message (e.g. JSONDecodeError): use a stand-in
+        return None
 
 
 def _course_exception(data: dict[str, Any], resolve: wire.Resolver, decode: Callable[[object], object],
@@ -383,13 +396,25 @@ class Host:
         return self._handle_ids[key]
 
     def _decoder(self, arguments: tuple[object, ...] = ()) -> wire.Decoder:
-        return wire.Decoder(self._resolve, stub=lambda number: RemoteObject(self, number), arguments=arguments)
+        return wire.Decoder(self._resolve, stub=lambda number: RemoteObject(self, number), arguments=arguments,
+                            own=self._own)
+
+    def _own(self, number: int) -> object:
+        if number not in self._handles:
+            raise wire.WireError(f"no object with handle {number} was handed out")
+        return self._handles[number]
+
+    def _returning(self, value: object) -> int | None:
+        return value._handle if isinstance(value, RemoteObject) and value._host is self else None
+
+    def _encoder(self) -> wire.Encoder:
+        return wire.Encoder(handle=self.register, returning=self._returning)
 
     def request(self, request: dict[str, object], args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         """Send one call and wait for its answer, serving the learner's calls back into test objects."""
         if not self.alive:
             raise LimitExceeded(self._closed_reason or Limit.CRASH, "the learner's process is not running")
-        encoder = wire.Encoder(handle=self.register)
+        encoder = self._encoder()
         try:
             message = {**request, "args": [encoder.encode(a) for a in args],
                        "kwargs": [[k, encoder.encode(v)] for k, v in kwargs.items()]}
@@ -425,7 +450,7 @@ class Host:
             args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
             kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
             result = getattr(target, str(message["name"])) if op == "getattr" else target(*args, **kwargs)
-            frame = {"op": "return", "value": wire.Encoder(handle=self.register).encode(result)}
+            frame = {"op": "return", "value": self._encoder().encode(result)}
         except LimitExceeded:
             raise
         except BaseException as error:  # noqa: BLE001 - the test's own code raised: tell the learner's code

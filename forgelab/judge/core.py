@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ class TargetSpec:
     layers: tuple[Path, ...]  # folders that each hold a forge package's files, laid over each other in order
     stage: str = ""
     probe: tuple[str, ...] = ()  # workbook module paths imported first, e.g. ("forge/instructions.py",)
+    first_failure_ends: bool = False  # stop this target's tests at its first failure (a mutant needs only one)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class Job:
     course_tests: tuple[CourseTests, ...] = ()
     learner_tests: tuple[LearnerTests, ...] = ()
     cache_dir: Path | None = None  # a folder the trusted session may keep caches in (Hypothesis's character tables)
+    sessions: int = 1  # course tests may be split over this many trusted sessions, whole targets each
 
 
 def _safe(label: str) -> str:
@@ -188,8 +190,7 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
 
 
 def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
-                    code_dirs: dict[str, Path], probes: dict[str, tuple[str, ...]], stages: dict[str, str]) -> RunReport:
-    interface = build_interface(job.starters, list(job.stage_modules), run_dir / "interface")
+                    code_dirs: dict[str, Path], interface: Path) -> RunReport:
     tests_dir = run_dir / "tests"
     files: dict[str, dict[str, str]] = {}
     arguments: list[str] = []
@@ -207,8 +208,10 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
         return RunReport(())
     report_path = run_dir / "session-report.json"
     job_path = run_dir / "session-job.json"
+    specs = {target.label: target for target in job.targets}
     job_path.write_text(json.dumps({
-        "targets": {label: {"code_dir": str(path), "probe": [_dotted(m) for m in probes[label]], "stage": stages[label]}
+        "targets": {label: {"code_dir": str(path), "probe": [_dotted(m) for m in specs[label].probe],
+                            "stage": specs[label].stage, "first_failure_ends": specs[label].first_failure_ends}
                     for label, path in code_dirs.items()},
         "files": files, "settings": settings.as_dict(), "report": str(report_path),
         "isolation": {"sandboxed": isolation.sandboxed, "bwrap": isolation.bwrap, "reason": isolation.reason},
@@ -360,17 +363,18 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
     with tempfile.TemporaryDirectory(prefix="forgelab-judge-") as folder:
         run_dir = Path(folder)
         code_dirs: dict[str, Path] = {}
-        probes: dict[str, tuple[str, ...]] = {}
-        stages: dict[str, str] = {}
         for target in job.targets:
             code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
-            probes[target.label] = target.probe
-            stages[target.label] = target.stage
         reports: list[RunReport] = []
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=max(2, job.sessions)) as pool:
             futures = []
             if job.course_tests:
-                futures.append(pool.submit(_course_session, job, settings, isolation, run_dir, code_dirs, probes, stages))
+                interface = build_interface(job.starters, list(job.stage_modules), run_dir / "interface")
+                for index, shard in enumerate(_shards(job)):
+                    folder_of_shard = run_dir / f"session-{index}"
+                    folder_of_shard.mkdir()
+                    futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
+                                               {t.label: code_dirs[t.label] for t in shard.targets}, interface))
             for index, suite in enumerate(job.learner_tests):
                 own = materialize(next(t for t in job.targets if t.label == suite.target),
                                   run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}")
@@ -382,6 +386,25 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
                 stop_everything()
                 raise
     return merge(reports, isolation.description)
+
+
+def _shards(job: Job) -> list[Job]:
+    """Split the course tests over ``job.sessions`` sessions; every target stays whole in one of them."""
+    labels = [target.label for target in job.targets if any(s.target == target.label for s in job.course_tests)]
+    count = max(1, min(job.sessions, len(labels)))
+    weight = {label: sum(len(s.files) for s in job.course_tests if s.target == label) for label in labels}
+    buckets: list[list[str]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for label in sorted(labels, key=lambda item: (-weight[item], labels.index(item))):
+        smallest = loads.index(min(loads))
+        buckets[smallest].append(label)
+        loads[smallest] += weight[label]
+    shards = []
+    for bucket in buckets:
+        chosen = set(bucket)
+        shards.append(replace(job, targets=tuple(t for t in job.targets if t.label in chosen),
+                              course_tests=tuple(s for s in job.course_tests if s.target in chosen), learner_tests=()))
+    return shards
 
 
 def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:

@@ -188,10 +188,18 @@ class Server:
         return number
 
     def encoder(self, arguments: tuple[object, ...] = ()) -> wire.Encoder:
-        return wire.Encoder(handle=self.register, arguments=arguments)
+        return wire.Encoder(handle=self.register, arguments=arguments, returning=self.returning)
 
     def decoder(self) -> wire.Decoder:
-        return wire.Decoder(resolve_class, stub=lambda number: TrustedObject(self, number))
+        return wire.Decoder(resolve_class, stub=lambda number: TrustedObject(self, number), own=self.own)
+
+    def own(self, number: int) -> object:
+        if number not in self.handles:
+            raise wire.WireError(f"no object with handle {number} was handed out")
+        return self.handles[number]
+
+    def returning(self, value: object) -> int | None:
+        return value._handle if isinstance(value, TrustedObject) and value._server is self else None
 
     def send(self, message: dict[str, object]) -> None:
         wire.write_frame(self.fd_out, message)
@@ -241,9 +249,22 @@ class Server:
             self.send({"op": "imported", "problems": problems})
         elif op in ("call", "call_handle", "get_handle"):
             self.call(message)
+        elif op == "setattr":
+            self.assign(message)
         else:
             self.send({"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "WireError",
                                                  "bases": ["ValueError"], "message": f"unknown request {op!r}"}})
+
+    def assign(self, message: dict[str, object]) -> None:
+        """``instance.name = value`` with the learner's class (a frozen one refuses); the instance goes back."""
+        try:
+            decoder = self.decoder()
+            instance, name, value = (decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
+            setattr(instance, str(name), value)
+        except BaseException as error:  # noqa: BLE001
+            self.send({"op": "raise", "error": self.error(error), "mutated": []})
+            return
+        self.reply(instance, (), {}, "return")
 
     @staticmethod
     def limit_cpu(budget: int) -> None:
@@ -266,6 +287,8 @@ class Server:
             kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
             if message["op"] == "call":
                 function = resolve(str(message["target"]))
+                if isinstance(function, property) and function.fget is not None:
+                    function = function.fget
             else:
                 function = self.handles[int(message["handle"])]  # type: ignore[call-overload]
                 if message.get("name"):

@@ -2,8 +2,9 @@
 
 The interface is a copy of the shipped starter package — ``forge/__init__.py``, the finished
 infrastructure in ``forge/project/`` and every stage module — where each stage module ends with a
-call to :func:`forgelab.judge.remote.remotify`. The starters are read from the course, never from
-the learner's ``forge/``: the data types the judge compares with are the course's.
+call to :func:`forgelab.judge.remote.remotify`, given the methods written in each class body (read
+from the syntax tree). The starters are read from the course, never from the learner's ``forge/``:
+the data types the judge compares with are the course's.
 """
 
 from __future__ import annotations
@@ -22,28 +23,50 @@ del _forgelab_remotify
 """
 
 
-def _is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """True when the body is only a docstring and ``raise NotImplementedError(...)``: the learner writes it."""
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc
-    name = raised.func if isinstance(raised, ast.Call) else raised
-    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
+VALIDATORS = frozenset({"field_validator", "model_validator", "validator", "root_validator", "field_serializer",
+                        "model_serializer", "computed_field"})
 
 
-def learner_classes(source: str) -> tuple[str, ...]:
-    """Top-level classes with at least one method the learner writes (a stub in the starter)."""
+def _decorator_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute):
+            names.add(target.attr)
+        elif isinstance(target, ast.Name):
+            names.add(target.id)
+    return names
+
+
+def class_members(source: str) -> dict[str, dict[str, list[str]]]:
+    """For every top-level class: the methods written in its body, by kind.
+
+    Kinds: ``methods`` (instance), ``classmethods``, ``staticmethods``, ``properties``. Dunder methods and
+    Pydantic validators are left out: they run while an instance is built, which happens in the learner's
+    process anyway (construction is remote).
+    """
     tree = ast.parse(source)
-    found = []
+    found: dict[str, dict[str, list[str]]] = {}
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and any(
-                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_stub(item) for item in node.body):
-            found.append(node.name)
-    return tuple(found)
+        if not isinstance(node, ast.ClassDef):
+            continue
+        kinds: dict[str, list[str]] = {"methods": [], "classmethods": [], "staticmethods": [], "properties": []}
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or item.name.startswith("__"):
+                continue
+            decorators = _decorator_names(item)
+            if decorators & VALIDATORS:
+                continue
+            if "property" in decorators or "cached_property" in decorators:
+                kinds["properties"].append(item.name)
+            elif "classmethod" in decorators:
+                kinds["classmethods"].append(item.name)
+            elif "staticmethod" in decorators:
+                kinds["staticmethods"].append(item.name)
+            else:
+                kinds["methods"].append(item.name)
+        found[node.name] = kinds
+    return found
 
 
 def build_interface(starters: Path, stage_modules: list[str], into: Path) -> Path:
@@ -63,5 +86,5 @@ def build_interface(starters: Path, stage_modules: list[str], into: Path) -> Pat
         if not path.is_file():
             raise FileNotFoundError(f"the course's starter {module} is missing: the workbook is incomplete")
         source = path.read_text(encoding="utf-8")
-        path.write_text(source.rstrip("\n") + FOOTER.format(classes=learner_classes(source)), encoding="utf-8")
+        path.write_text(source.rstrip("\n") + FOOTER.format(classes=class_members(source)), encoding="utf-8")
     return into

@@ -2,13 +2,16 @@
 
 The judge builds an *interface* package (:mod:`forgelab.judge.interface`) from the pristine starter
 modules and puts it first on the path of the process that runs the course's tests. Each stage
-module there is the starter itself — its data types, constants and given methods are the course's
-definitions — followed by one call to :func:`remotify`, which replaces every function of the module
-with a :class:`RemoteFunction`: calling it runs the *learner's* function of the same name in the
-current target's host. A class whose starter leaves methods for the learner to write (a Pydantic
-model with validators to implement, say) becomes a :class:`RemoteClass`: constructing it and
-calling its methods run remotely, and the instances that come back are built from the course's
-class without running its validators.
+module there is the starter itself, followed by one call to :func:`remotify`. The rules:
+
+1. every function of the module runs in the learner's process (:class:`RemoteFunction`);
+2. constructing one of its classes runs the learner's class there — its defaults, ``__post_init__``
+   and validators are the learner's (:class:`RemoteClass`); so do the methods, class methods,
+   static methods and properties written in the class body, and assigning to an attribute;
+3. instances travel as data and are rebuilt from the course's own class without running any of its
+   code, so comparing, hashing and printing them use the course's definitions — a learner's
+   ``__eq__`` can never make a wrong answer look right;
+4. constants and ``forge.project`` (the course's finished infrastructure) are the course's, locally.
 
 So a stage test keeps reading like an ordinary test::
 
@@ -155,27 +158,63 @@ class RemoteFunction:
         return f"<learner function {self.module}.{self.qualname}>"
 
 
-class RemoteClass:
-    """A class whose behaviour the learner writes: construct it and call its methods remotely.
+class RemoteMethod:
+    """A method written in a class body of the learner's module: runs remotely, the instance travels as data."""
 
-    Attribute access that is not a method of the class body (fields, ``model_fields``, config)
-    reads the course's definition; ``isinstance(x, RemoteClass)`` checks against it.
+    def __init__(self, module: str, qualname: str) -> None:
+        self.function = RemoteFunction(module, qualname)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.function
+        return functools.partial(self.function, instance)
+
+
+def _remote_property(module: str, qualname: str) -> property:
+    function = RemoteFunction(module, qualname)
+
+    def read(instance: object) -> object:
+        return function(instance)
+
+    return property(read, doc=f"computed by the learner's {qualname}")
+
+
+def _remote_setattr(module: str, qualname: str) -> Callable[[object, str, object], None]:
+    def assign(instance: object, name: str, value: object) -> None:
+        """Assigning to an attribute is the learner's class's business (e.g. a frozen model refuses it)."""
+        from forgelab.judge.channel import apply_in_place
+
+        changed = active_pool().current_host().request(
+            {"op": "setattr", "target": f"{module}:{qualname}"}, (instance, name, value), {})
+        apply_in_place(instance, changed)
+
+    return assign
+
+
+class RemoteClass:
+    """A class of the learner's module: constructing it runs the learner's class in the sandbox.
+
+    The instance comes back as data and is rebuilt from the course's class, so comparing, hashing and
+    printing it use the course's definitions. Its class methods and static methods run remotely;
+    other attributes (fields, ``model_fields``, configuration) read the course's definition, and
+    ``isinstance(x, Proxy)`` checks against it.
     """
 
-    def __init__(self, cls: type, module: str, methods: frozenset[str]) -> None:
+    def __init__(self, cls: type, module: str, remote_names: frozenset[str]) -> None:
         self.wrapped = cls
         self.module = module
-        self.methods = methods
+        self.remote_names = remote_names
         self.__name__ = cls.__name__
         self.__qualname__ = cls.__qualname__
         self.__doc__ = cls.__doc__
+        self.__module__ = module
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         return active_pool().current_host().request(
             {"op": "call", "target": f"{self.module}:{self.wrapped.__qualname__}"}, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        if name in self.methods:
+        if name in self.remote_names:
             return RemoteFunction(self.module, f"{self.wrapped.__qualname__}.{name}")
         return getattr(self.wrapped, name)
 
@@ -186,28 +225,25 @@ class RemoteClass:
         return issubclass(subclass, self.wrapped)
 
     def __repr__(self) -> str:
-        return f"<class {self.module}.{self.wrapped.__qualname__} (learner-written methods run remotely)>"
+        return f"<class {self.module}.{self.wrapped.__qualname__} (built by the learner's code)>"
 
 
-def _class_methods(cls: type) -> frozenset[str]:
-    names = set()
-    for name, value in vars(cls).items():
-        if name.startswith("__") and name != "__call__":
-            continue
-        if isinstance(value, (types.FunctionType, classmethod, staticmethod)) or hasattr(value, "decorator_info"):
-            names.add(name)
-    return frozenset(names)
-
-
-def remotify(namespace: dict[str, Any], module: str, remote_classes: tuple[str, ...] = ()) -> None:
-    """Replace the module's functions with remote ones, and wrap the classes the learner completes."""
+def remotify(namespace: dict[str, Any], module: str, classes: dict[str, dict[str, list[str]]] | None = None) -> None:
+    """Make the module's functions and classes remote (see the module docstring); data stays local."""
     for name, value in list(namespace.items()):
         if isinstance(value, types.FunctionType) and value.__module__ == module:
             namespace[name] = RemoteFunction(module, value.__qualname__, value)
-    for name in remote_classes:
+    for name, members in (classes or {}).items():
         cls = namespace.get(name)
-        if isinstance(cls, type):
-            namespace[name] = RemoteClass(cls, module, _class_methods(cls))
+        if not isinstance(cls, type) or issubclass(cls, BaseException):
+            continue  # exception classes stay the course's: tests catch them with `pytest.raises(...)`
+        for method in members.get("methods", []):
+            setattr(cls, method, RemoteMethod(module, f"{cls.__qualname__}.{method}"))
+        for prop in members.get("properties", []):
+            setattr(cls, prop, _remote_property(module, f"{cls.__qualname__}.{prop}"))
+        cls.__setattr__ = _remote_setattr(module, cls.__qualname__)  # type: ignore[method-assign, assignment]
+        remote = frozenset(members.get("classmethods", [])) | frozenset(members.get("staticmethods", []))
+        namespace[name] = RemoteClass(cls, module, remote)
 
 
 __all__ = ["HostPool", "LimitExceeded", "Limit", "RemoteClass", "RemoteFunction", "active_pool", "install_pool",

@@ -99,6 +99,8 @@ class JudgeSession:
         self.order: list[str] = []
         self.collect_errors: list[dict[str, str]] = []
         self.limits: dict[str, str] = {}
+        self.failed_targets: set[str] = set()
+        self.stop_early = {label for label, spec in job["targets"].items() if spec.get("first_failure_ends")}
 
     # ------------------------------------------------------------ where a test belongs
 
@@ -118,11 +120,28 @@ class JudgeSession:
 
     # ------------------------------------------------------------ hooks
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """A test module is imported while it is collected: values it builds at module level (a case, a
+        fixed input) are built by its own target's code, so that target must be current already."""
+        if isinstance(collector, pytest.Module):
+            target, _ = self.where(collector.path, "")
+            if target:
+                try:
+                    self.pool.begin_test(target)
+                except LimitExceeded:
+                    self.pool.record_limit(target)
+        return (yield)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         target, canonical = self.where(item.path, item.nodeid)
         if not target:
             return None
+        if target in self.failed_targets:
+            row = self._row(item.nodeid, canonical, target)
+            row.update(outcome=str(Outcome.NOT_RUN), cause="not run: an earlier test of this target failed")
+            return True
         hits = self.pool.limit_hits.get(target, 0)
         if hits >= self.settings.max_limit_hits:
             row = self._row(item.nodeid, canonical, target)
@@ -167,6 +186,8 @@ class JudgeSession:
                 row["printed"] = _cut(printed, MAX_PRINTED)
         if report.passed or row["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
             return
+        if target in self.stop_early and not report.skipped:
+            self.failed_targets.add(target)
         cause = crash_line(report)
         detail = _cut(clean_detail(report.longreprtext or ""), MAX_DETAIL)
         if report.skipped:

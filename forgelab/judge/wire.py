@@ -19,6 +19,8 @@ an Enum member              ``{"$e": "module:QualName", "n": "NAME"}`` (``forge`
 anything else (a callable,  ``{"$h": n}``: a *handle*, a number that names the object in the
 an object of a test class)  sender's handle table; the receiver gets a stub whose calls travel
                             back across the boundary as data
+a handle, sent back         ``{"$r": n}``: an object the *receiver* handed out as handle n, passed
+                            back to it (the receiver uses its own object, no round trip)
 an argument, returned       ``{"$arg": i}``: the same object as the i-th positional argument
 ==========================  ===============================================================
 
@@ -86,9 +88,10 @@ class Encoder:
     """Turns values into JSON-ready data. ``handle`` registers an object that is not data (or raises)."""
 
     def __init__(self, handle: Callable[[object], int] | None = None,
-                 arguments: tuple[object, ...] = ()) -> None:
+                 arguments: tuple[object, ...] = (), returning: Callable[[object], int | None] | None = None) -> None:
         self._handle = handle
         self._arguments = arguments
+        self._returning = returning  # "is this a stub of one of the receiver's own objects?" → its handle
 
     def encode(self, value: object) -> object:
         return self._encode(value, 0, top=True)
@@ -142,6 +145,8 @@ class Encoder:
             for plain in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset):
                 if isinstance(value, plain):
                     return self._encode(plain(value), depth)  # type: ignore[call-overload]
+        if self._returning is not None and (number := self._returning(value)) is not None:
+            return {"$r": number}
         if self._handle is not None:
             return {"$h": self._handle(value)}
         raise WireError(f"a {_describe(value)} cannot cross the boundary: use plain data "
@@ -173,10 +178,11 @@ class Decoder:
     """Builds values from data; classes come only from ``resolve``, handles become ``stub(n)``."""
 
     def __init__(self, resolve: Resolver, stub: Callable[[int], object] | None = None,
-                 arguments: tuple[object, ...] = ()) -> None:
+                 arguments: tuple[object, ...] = (), own: Callable[[int], object] | None = None) -> None:
         self._resolve = resolve
         self._stub = stub
         self._arguments = arguments
+        self._own = own  # handle number → the object this side handed out
 
     def decode(self, data: object) -> object:
         return self._decode(data, 0)
@@ -223,6 +229,10 @@ class Decoder:
             if self._stub is None:
                 raise WireError("a handle arrived where only data is allowed")
             return self._stub(_int(data["$h"]))
+        if "$r" in data:
+            if self._own is None:
+                raise WireError("a returned handle arrived where only data is allowed")
+            return self._own(_int(data["$r"]))
         if "$arg" in data:
             index = _int(data["$arg"])
             if not 0 <= index < len(self._arguments):

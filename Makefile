@@ -74,7 +74,7 @@ clean:
 	rm -rf build .forgelab labs test-artifacts
 
 # Mutation testing (mutmut) of the reference modules against their own stage tests; fails below
-# 95 % killed per module, listed equivalents excluded. About 3 minutes on 2 CPUs.
+# 95 % killed per module, listed equivalents excluded. Two to three minutes on 2 CPUs.
 .PHONY: mutation
 mutation: $(STAMP)
 	@test -d solutions || { echo "mutation testing needs the reference solutions: it runs in the course repository, not the learner bundle"; exit 2; }

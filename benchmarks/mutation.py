@@ -168,23 +168,23 @@ def run_mutmut(args: list[str], workspace: Path, log: Path) -> str:
     return done.stdout
 
 
-def read_statuses(workspace: Path, stage: Stage) -> dict[str, str]:
-    """mutant name -> mutmut status, from mutmut's own result file for the module."""
-    from mutmut.stats import status_by_exit_code
-
-    meta = workspace / "mutants" / f"{stage.module}.meta"
-    try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MutationError(f"mutmut wrote no results for {stage.module} ({meta} is missing)") from None
-    return {name: status_by_exit_code[code] for name, code in sorted(data["exit_code_by_key"].items())}
+def read_statuses(workspace: Path, log: Path) -> dict[str, str]:
+    """mutant name -> mutmut status, from ``mutmut results --all true`` (lines ``    name: status``)."""
+    statuses: dict[str, str] = {}
+    for line in run_mutmut(["results", "--all", "true"], workspace, log).splitlines():
+        name, separator, status = line.strip().partition(": ")
+        if separator and "__mutmut_" in name:
+            statuses[name] = status
+    if not statuses:
+        raise MutationError(f"mutmut reported no mutants in {workspace}; see {log}")
+    return dict(sorted(statuses.items()))
 
 
 def mutate_stage(stage: Stage, solution: Path, workspace: Path, jobs: int, log: Path) -> ModuleReport:
     started = time.monotonic()
     prepare(stage, solution, workspace)
     run_mutmut(["run", "--max-children", str(jobs)], workspace, log)
-    statuses = read_statuses(workspace, stage)
+    statuses = read_statuses(workspace, log)
     unfinished = sorted(name for name, status in statuses.items() if status not in KILLED | NOT_KILLED)
     if unfinished:
         raise MutationError(

@@ -152,6 +152,7 @@ def run_mutmut(args: list[str], workspace: Path, log: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "FORGELAB_", "HYPOTHESIS"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only what the stage tests need: no JupyterLab, nbval…
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONHASHSEED"] = "0"  # the same set and dict orders in every run
     try:
         done = subprocess.run(
             [str(MUTMUT), *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=STAGE_WALL_LIMIT

@@ -231,6 +231,7 @@ def _local_check(ctx: SiteContext, stage: Stage) -> str:
 </div>
 <div id="file-message" class="file-message" role="alert" hidden></div>
 <div id="report" class="report" aria-live="polite"></div>
+<div id="previous-report" class="report previous-report" hidden></div>
 <p><button type="button" id="clear-progress">Clear progress for this stage</button></p>
 <noscript><p>The local check needs JavaScript. Nothing you pick ever leaves this browser.</p></noscript>
 </section>"""

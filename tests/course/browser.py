@@ -176,6 +176,13 @@ class SitePage:
         self.page.screenshot(path=str(path), full_page=True)
         return path
 
+    def panel_screenshot(self, name: str) -> Path:
+        """Only the local-check panel: the part a reviewer looks at for a state."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"panel-{name}.png"
+        self.page.locator("#local-check").screenshot(path=str(path))
+        return path
+
     def foreign_requests(self) -> list[str]:
         return [url for url in self.requests if not url.startswith(LOCAL_PREFIXES)]
 

@@ -56,6 +56,23 @@ def test_markdown_leaves_code_spans_and_stray_marks_alone() -> None:
     assert inline('"quoted" & <b>') == '"quoted" &amp; &lt;b&gt;'
 
 
+def test_page_text_renders_code_spans_of_any_backtick_run() -> None:
+    from forgelab.site.pages import inline, md
+
+    assert inline("a fence (```` ```json ````) or") == "a fence (<code>```json</code>) or"
+    assert inline("start with ```` ``` ```` or `~~~`") == "start with <code>```</code> or <code>~~~</code>"
+    assert inline("an unclosed ```json fence and `code`") == "an unclosed ```json fence and <code>code</code>"
+    assert inline("``a `tick` inside`` and *x*") == "<code>a `tick` inside</code> and <em>x</em>"
+    assert md("`<b>` stays text\n\n* `**x**`") == "<p><code>&lt;b&gt;</code> stays text</p>\n<ul><li><code>**x**</code></li></ul>"
+
+
+def test_a_stage_page_shows_fence_markers_as_code(site: Path) -> None:
+    course = load_course(ROOT)
+    stage = next(s for s in course.stages if "```` ```json ````" in s.text().problem)
+    page = (site / f"{stage.key}.html").read_text(encoding="utf-8")
+    assert "<code>```json</code>" in page and "<code></code>" not in page
+
+
 # ---------------------------------------------------------------- the pages
 
 
@@ -88,6 +105,7 @@ def test_every_stage_has_a_page_with_its_facts(site: Path) -> None:
             assert state in page
         assert "not a certificate" in page
         assert 'href="downloads/forge-workbook-lab.zip" download data-bundle' in page
+        assert '<div id="previous-report" class="report previous-report" hidden></div>' in page
 
 
 def test_the_page_publishes_the_digests_of_the_stage_tests(site: Path) -> None:

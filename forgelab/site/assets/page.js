@@ -2,6 +2,12 @@
  *
  * Progress lives in this browser's localStorage only. A picked verification.json is read with
  * FileReader and checked by ForgeVerify (verify.js); nothing is uploaded and no request is made.
+ *
+ * Every pick replaces the verdict: a valid result for this stage becomes the current result; a file
+ * of another stage, or one that cannot be read, takes "self-check passed" away and says why, and the
+ * last valid result stays on the page only as the *previous* one. Each step is marked done only by
+ * its own event: "Lab downloaded" only by a click on the download link, never because a later step
+ * was reached.
  */
 (function () {
   "use strict";
@@ -16,6 +22,9 @@
     { id: "self-check-passed", label: "Self-check passed" },
   ];
   const READING_SCROLL_PX = 120;
+  // The flag that marks each step done, and what a passed-over step says instead of "done".
+  const STEP_FLAGS = { reading: "reading", "lab-downloaded": "downloaded", "results-read": "results" };
+  const PASSED_OVER = { reading: "skipped", "lab-downloaded": "not downloaded here", "results-read": "skipped" };
 
   // ---------------------------------------------------------------- storage (never throws)
   const memory = new Map();
@@ -43,7 +52,15 @@
   const keyFor = (stageNumber) => PREFIX + course.stages[stageNumber].key;
 
   function emptyProgress() {
-    return { reading: false, downloaded: false, results: false, passed: false, report: null };
+    return { reading: false, downloaded: false, results: false, passed: false, report: null, lastPick: null };
+  }
+
+  /* The newest pick when it did not give a valid result for this stage: what it was and why. */
+  function readLastPick(saved) {
+    if (!saved || typeof saved !== "object") return null;
+    const { fileName, code, title, message } = saved;
+    if (typeof fileName !== "string" || typeof title !== "string") return null;
+    return { fileName, title, code: String(code || "other"), message: String(message || "") };
   }
 
   function loadProgress(stageNumber) {
@@ -54,6 +71,8 @@
       const progress = emptyProgress();
       for (const flag of ["reading", "downloaded", "results", "passed"]) progress[flag] = saved[flag] === true;
       progress.report = saved.report && Array.isArray(saved.report.items) ? saved.report : null;
+      progress.lastPick = readLastPick(saved.lastPick);
+      if (progress.lastPick) progress.passed = false; // a newer pick replaced the passing verdict
       return progress;
     } catch (error) {
       return emptyProgress(); // a damaged entry is treated as no progress
@@ -125,22 +144,33 @@
     const input = document.getElementById("verification-file");
     const message = document.getElementById("file-message");
     const reportBox = document.getElementById("report");
+    const previousBox = document.getElementById("previous-report");
     const clearButton = document.getElementById("clear-progress");
     let progress = loadProgress(stageNumber);
-    let shownReport = progress.report;
 
     function renderState() {
       const current = stateIndex(progress);
       panel.setAttribute("data-state", STATES[current].id);
       steps.querySelectorAll("li[data-step]").forEach((li, index) => {
         const status = li.querySelector(".step-status");
-        li.classList.toggle("done", index < current);
+        const step = li.getAttribute("data-step");
+        const flag = STEP_FLAGS[step];
+        const done = index < current && (!flag || progress[flag]);
+        const passedOver = index < current && !done;
+        li.classList.toggle("done", done);
+        li.classList.toggle("passed-over", passedOver);
         li.classList.toggle("current", index === current);
         if (index === current) li.setAttribute("aria-current", "step");
         else li.removeAttribute("aria-current");
-        status.textContent = index < current ? "done" : index === current ? "current" : "to do";
+        status.textContent = done ? "done" : passedOver ? PASSED_OVER[step] : index === current ? "current" : "to do";
       });
-      stateLine.textContent = `State: ${STATES[current].label} (step ${current + 1} of ${STATES.length}).`;
+      let text = `State: ${STATES[current].label} (step ${current + 1} of ${STATES.length}).`;
+      if (progress.lastPick) {
+        text += ` Your last pick, ${progress.lastPick.fileName}, is not a result for this stage ` +
+          `(${progress.lastPick.title}), so this stage is not marked as passed.`;
+        if (progress.report) text += " The result before it is kept below as the previous one.";
+      }
+      stateLine.textContent = text;
     }
 
     function update(change) {
@@ -149,17 +179,13 @@
       renderState();
     }
 
-    function showMessage(problem) {
-      message.replaceChildren(
-        element("p", { class: "message-title", text: problem.title }),
-        element("p", {}, richText(problem.message)),
-      );
+    function showMessage(problem, fileName) {
+      const children = [element("p", { class: "message-title", text: problem.title })];
+      if (fileName) children.push(element("p", { class: "message-file", text: `File: ${fileName}` }));
+      children.push(element("p", {}, richText(problem.message)));
+      message.replaceChildren(...children);
       message.setAttribute("data-problem", problem.code);
       message.hidden = false;
-      if (shownReport) {
-        const note = reportBox.querySelector(".report-caption");
-        if (note) note.textContent = `Last valid result, still shown: ${shownReport.fileName}`;
-      }
     }
 
     function hideMessage() {
@@ -191,14 +217,17 @@
       return element("li", { class: "check", "data-check": entry.id, "data-status": entry.status }, body);
     }
 
+    function outcomeOf(report) {
+      return !report.forThisStage ? "other-stage" : report.passed ? "passed" : "not-passed";
+    }
+
     function renderReport(report, caption) {
       if (!report) {
         reportBox.replaceChildren();
         reportBox.removeAttribute("data-outcome");
         return;
       }
-      const outcome = !report.forThisStage ? "other-stage" : report.passed ? "passed" : "not-passed";
-      reportBox.setAttribute("data-outcome", outcome);
+      reportBox.setAttribute("data-outcome", outcomeOf(report));
       reportBox.replaceChildren(
         element("p", { class: "report-caption", text: caption }),
         element("h3", { class: "report-headline", tabindex: "-1", text: headline(report) }),
@@ -207,15 +236,53 @@
       );
     }
 
+    /* The last valid result, shown only while a newer pick has replaced it: folded, and marked as the previous one. */
+    function renderPrevious() {
+      const report = progress.lastPick ? progress.report : null;
+      if (!report) {
+        previousBox.replaceChildren();
+        previousBox.hidden = true;
+        previousBox.removeAttribute("data-outcome");
+        return;
+      }
+      previousBox.setAttribute("data-outcome", outcomeOf(report));
+      const summary = element("summary", {}, [
+        element("span", { class: "previous-label", text: "Previous result — no longer the current verdict: " }),
+        element("span", { class: "previous-headline", text: headline(report) }),
+        document.createTextNode(` (${report.fileName}, checked by forgelab at ${report.checkedAt})`),
+      ]);
+      previousBox.replaceChildren(element("details", {}, [
+        summary,
+        element("p", { class: "report-caption", text: `Your newer pick replaced this result. Pick this stage's verification.json again to make it current.` }),
+        element("ul", { class: "checks" }, report.items.map(renderCheck)),
+      ]));
+      previousBox.hidden = false;
+    }
+
+    function focusHeadline() {
+      const headlineNode = reportBox.querySelector(".report-headline");
+      if (headlineNode) headlineNode.focus({ preventScroll: false });
+    }
+
     function acceptReport(report) {
       hideMessage();
       renderReport(report, `Result for ${report.fileName}`);
       if (report.forThisStage) {
-        shownReport = report;
-        update({ results: true, passed: report.passed, report });
+        update({ results: true, passed: report.passed, report, lastPick: null });
+      } else {
+        const experiment = report.items.find((entry) => entry.id === "experiment");
+        update({ passed: false, lastPick: { fileName: report.fileName, code: "other-stage", title: headline(report),
+          message: experiment ? experiment.text : "" } });
       }
-      const headlineNode = reportBox.querySelector(".report-headline");
-      if (headlineNode) headlineNode.focus({ preventScroll: false });
+      renderPrevious();
+      focusHeadline();
+    }
+
+    function rejectFile(problem, fileName) {
+      renderReport(null);
+      showMessage(problem, fileName);
+      update({ passed: false, lastPick: { fileName, code: problem.code, title: problem.title, message: problem.message } });
+      renderPrevious();
     }
 
     function handleFile(file) {
@@ -224,7 +291,7 @@
         stage: stage.number, evidenceDir: stage.evidence_dir, maxBytes: course.max_bytes,
       });
       if (tooBig) {
-        showMessage(tooBig);
+        rejectFile(tooBig, file.name);
         return;
       }
       const reader = new FileReader();
@@ -232,15 +299,16 @@
         try {
           const outcome = verify.checkBytes(new Uint8Array(reader.result), file.name, stageNumber, course);
           if (outcome.ok) acceptReport(outcome.report);
-          else showMessage(outcome);
+          else rejectFile(outcome, file.name);
         } catch (error) {
-          showMessage({ code: "unexpected", title: "This file could not be checked",
-            message: `Something unexpected happened while reading it (${error.message}). Nothing was changed.` });
+          rejectFile({ code: "unexpected", title: "This file could not be checked",
+            message: `Something unexpected happened while reading it (${error.message}). Run \`forgelab check ${stageNumber}\` and pick the new file.` },
+          file.name);
         }
       });
       reader.addEventListener("error", () => {
-        showMessage({ code: "unreadable", title: "The file could not be read",
-          message: "The browser could not open it. Pick the file again, or copy it somewhere readable first." });
+        rejectFile({ code: "unreadable", title: "The file could not be read",
+          message: "The browser could not open it. Pick the file again, or copy it somewhere readable first." }, file.name);
       });
       reader.readAsArrayBuffer(file);
     }
@@ -251,6 +319,7 @@
       input.value = ""; // picking the same file again runs the checks again
     });
 
+    // Only a click on the download link itself marks the lab as downloaded.
     for (const link of document.querySelectorAll("a[data-bundle]")) {
       link.addEventListener("click", () => update({ downloaded: true }));
     }
@@ -268,16 +337,22 @@
     clearButton.addEventListener("click", () => {
       storage.remove(keyFor(stageNumber));
       progress = emptyProgress();
-      shownReport = null;
       hideMessage();
       renderReport(null);
+      renderPrevious();
       renderState();
       scrollBaseline = window.scrollY; // read after the re-render: a shorter page may have moved it
       stateLine.textContent += " Progress for this stage was cleared in this browser.";
     });
 
     renderState();
-    if (shownReport) renderReport(shownReport, `Last result, saved in this browser: ${shownReport.fileName}`);
+    if (progress.lastPick) {
+      showMessage({ code: progress.lastPick.code, title: progress.lastPick.title, message: progress.lastPick.message },
+        progress.lastPick.fileName);
+      renderPrevious();
+    } else if (progress.report) {
+      renderReport(progress.report, `Last result, saved in this browser: ${progress.report.fileName}`);
+    }
     markReading();
   }
 

@@ -348,8 +348,10 @@
       not_written: ["fail", "Transfer test not written yet"],
       failed: ["fail", "Transfer test fails"],
       error: ["fail", "Transfer test could not run"],
+      cannot_tell: ["fail", "Transfer test cannot tell right from wrong"],
     };
-    const [status, title] = texts[transfer.status];
+    const known = texts[transfer.status];
+    const [status, title] = known || ["fail", `Transfer challenge ${String(transfer.status).replace(/_/g, " ")}`];
     return item("transfer", status, title, `${transfer.file}: ${sentence(transfer.detail)}`);
   }
 

@@ -26,22 +26,26 @@ def _shown(path: Path) -> str:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from forgelab.cli import _context
-    from forgelab.grading.batch import grade_batch
+    from forgelab.grading.batch import ShardSpec, grade_batch
     from forgelab.grading.gradebook import GradebookError
-    from forgelab.grading.isolation import Limits, describe_network, network_mode
     from forgelab.grading.rubric import parse_stages
     from forgelab.grading.submission import SubmissionError, discover
+    from forgelab.judge.sandbox import SandboxUnavailable
+    from forgelab.judge.settings import DEFAULT, SandboxMode
+    from forgelab.registry import RegistryError
 
     workbook, course = _context()
     if not workbook.has_solutions and not (workbook.root / "instructor").is_dir():
         print("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
               "without the instructor checks")
-    from forgelab.registry import RegistryError
-
     try:
         stages = parse_stages(course, args.stages)
     except RegistryError as error:
         return fail(str(error), "give --stages as a range or a list of the course's stages, e.g. --stages 01-03")
+    try:
+        shard = ShardSpec.parse(args.shard) if args.shard else None
+    except ValueError as error:
+        return fail(str(error), "e.g. --shard 1/4 on the first of four machines, 2/4 on the second …")
     try:
         subs = discover(args.submissions)
     except SubmissionError as error:
@@ -53,22 +57,23 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if out == sub.path or sub.path in out.parents:
             return fail(f"--out {out} is inside the submission {sub.path}: grading never writes into a submission",
                         "choose an --out folder outside every submission")
+    settings = DEFAULT.with_(sandbox=SandboxMode.OFF if args.unsandboxed else SandboxMode.REQUIRED,
+                             test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit)
+    chosen = shard.select(subs) if shard else subs
+    jobs = max(1, min(args.jobs, len(chosen) or 1))
+    what = f"shard {shard}: {len(chosen)} of {len(subs)}" if shard else f"{len(subs)}"
+    print(f"grading {what} submission(s), stage(s) {', '.join(s.number for s in stages)}, {jobs} at a time", flush=True)
     try:
-        network = network_mode(args.network)
-    except RuntimeError as error:
-        return fail(str(error))
-    limits = Limits(test_s=args.test_timeout, cell_s=args.cell_timeout, notebook_s=args.notebook_timeout,
-                    submission_s=args.submission_timeout or 0)
-    jobs = min(args.jobs, len(subs))
-    print(f"grading {len(subs)} submission(s), stage(s) {', '.join(s.number for s in stages)}, "
-          f"{jobs} at a time — {describe_network(network)}")
-    print(f"limits: {limits.test_s} s per test, {limits.cell_s} s per notebook cell, {limits.notebook_s} s per notebook, "
-          f"{limits.for_submission(len(stages))} s per submission", flush=True)
-    try:
-        result = grade_batch(course, stages, subs, out, jobs=jobs, limits=limits, network=network,
+        result = grade_batch(course, workbook, stages, subs, out, jobs=jobs, settings=settings, shard=shard,
                              progress=lambda line: print(line, flush=True))
+    except SandboxUnavailable as error:
+        return fail(str(error))
     except GradebookError as error:
         return fail(str(error))
+    print(f"{result.sandbox}; limits: {settings.test_cpu_s} s of CPU time and {settings.test_wall_s} s per test")
+    if args.unsandboxed:
+        print("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
+              "the gradebook records it")
     print()
     rows = []
     for graded in result.graded:
@@ -80,7 +85,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(f"gradebook: {_shown(result.gradebook)} (SQLite; table grades), "
           f"{_shown(result.csv)}, {_shown(result.totals)}")
     flagged = sum(1 for g in result.graded for item in g.items if item.flag)
-    if flagged:
+    if shard:
+        print(f"next: when every shard is done, `forgelab gradebook merge OUT1 OUT2 … --into DIR`")
+    elif flagged:
         print(f"next: {flagged} item(s) are flagged for review — see the rows with flag=review in "
               f"{_shown(result.csv)}")
     else:
@@ -88,21 +95,48 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from forgelab.cli import _context
+    from forgelab.grading.batch import merge
+    from forgelab.grading.gradebook import GradebookError
+
+    workbook, course = _context()
+    folders = [Path(folder).expanduser().resolve() for folder in args.shards]
+    into = Path(args.into).expanduser().resolve()
+    if into in folders:
+        return fail(f"--into {args.into} is one of the shard folders", "merge into a new, empty folder")
+    try:
+        count, book, csv_path, pages = merge(course, folders, into)
+    except GradebookError as error:
+        return fail(str(error))
+    print(f"merged {len(folders)} shard(s): {count} submission(s), {len(pages)} feedback page(s)")
+    print(f"gradebook: {_shown(book)}, {_shown(csv_path)}")
+    return 0
+
+
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     grade = sub.add_parser(
-        "grade", help="grade learner submissions (folders or zips): stage tests, instructor checks, nbval, evidence",
-        description="Grade each submission in its own process tree and temporary copy, write an SQLite gradebook, "
-                    "CSV exports and one feedback page per learner. Submissions are never written.")
+        "grade", help="grade learner submissions (folders or zips): stage tests, instructor checks, notebooks, evidence",
+        description="Grade each submission with the judge: its code runs only in a sandbox (bubblewrap) and is "
+                    "called across a data-only boundary. Writes an SQLite gradebook, CSV exports and one feedback "
+                    "page per learner. Submissions are never written.")
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="a learner's workbook folder or its zip")
     grade.add_argument("--out", help="folder for gradebook.sqlite, gradebook.csv, totals.csv and feedback/ "
                                      "(default: build/grading in the course)")
     grade.add_argument("--jobs", type=_positive, default=1, help="submissions graded in parallel (default 1)")
     grade.add_argument("--stages", help="stages to grade: 01-07, 01,03 or 02 (default: all)")
-    grade.add_argument("--network", choices=("auto", "namespace", "guard"), default="auto",
-                       help="how network access is blocked (default auto: a network namespace when available)")
-    grade.add_argument("--test-timeout", type=_positive, default=10, help="seconds per test (default 10); an import gets at least 15")
-    grade.add_argument("--cell-timeout", type=_positive, default=60, help="seconds per notebook cell (default 60)")
-    grade.add_argument("--notebook-timeout", type=_positive, default=240, help="seconds per notebook (default 240)")
-    grade.add_argument("--submission-timeout", type=_positive, default=None,
-                       help="seconds per submission (default: derived from the other limits and the stage count)")
+    grade.add_argument("--shard", metavar="K/N", help="grade only the K-th of N deterministic slices of the submissions")
+    grade.add_argument("--cpu-limit", type=_positive, default=10,
+                       help="CPU seconds a submission's code may use in one test (default 10): an endless loop")
+    grade.add_argument("--wall-limit", type=_positive, default=90,
+                       help="wall-clock seconds per test for code that waits instead of computing (default 90)")
+    grade.add_argument("--unsandboxed", action="store_true",
+                       help="grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)")
     grade.set_defaults(handler=cmd_grade)
+
+    book = sub.add_parser("gradebook", help="work with gradebooks: merge the output of `grade --shard` runs")
+    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="combine shard output folders into one gradebook, CSV and feedback set")
+    merge.add_argument("shards", nargs="+", metavar="OUT", help="the --out folders of the shard runs")
+    merge.add_argument("--into", required=True, help="a new folder for the merged gradebook")
+    merge.set_defaults(handler=cmd_merge)

@@ -1,15 +1,16 @@
 """Instructor grading: ``forgelab grade SUBMISSION...``.
 
-A submission (a learner's workbook folder, or a zip of one) is graded stage by stage, in its own
-subprocess tree and its own temporary copy, against the COURSE's material:
+A submission (a learner's workbook folder, or a zip of one) is read into a scratch copy and graded
+against the COURSE's material through one judge job (:mod:`forgelab.judge`): its code runs only in
+the sandbox, the course's tests, instructor checks and notebook replay decide on the trusted side.
 
 * the stage tests and the instructor-only checks (``instructor/checks/``) against its ``forge/``;
-* the reference notebooks under ``nbval --nbval-lax`` (the reference outputs are the answer key);
-* the fault-lab fix, the transfer test and the design answer it hands in, re-run here;
+* the worked demonstration of each reference notebook, replayed (the reference outputs are the key);
+* the fault-lab fix, the transfer test (also against the known-wrong variant) and the design answer;
 * a consistency check of its own ``verification.json`` against what grading observed.
 
 Layers: :mod:`rubric` (items and points) → :mod:`submission` (read and copy a submission) →
-:mod:`isolation` (environment, network, process trees) → :mod:`notebooks`, :mod:`consistency`,
-:mod:`stage_grader` → :mod:`worker` (one submission, one subprocess) → :mod:`batch` (many, in
-parallel) → :mod:`gradebook` and :mod:`feedback` (what people read).
+:mod:`grader` (one judge job per submission) → :mod:`items` and :mod:`consistency` (the seven items
+of a stage) → :mod:`batch` (many, in parallel; shards and their merge) → :mod:`gradebook` and
+:mod:`feedback` (what people read).
 """

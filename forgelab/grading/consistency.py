@@ -24,7 +24,7 @@ from typing import Any
 from forgelab import evidence
 from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
 from forgelab.registry import Stage
-from forgelab.runner import TestResult
+from forgelab.judge.outcomes import TestRow
 
 ACCEPTANCE_LABELS = {
     "required_tests_passed": "all required tests passed",
@@ -47,7 +47,7 @@ def _listed(items: list[str]) -> str:
     return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
 
 
-def _observed_passed(stage: Stage, observed: tuple[TestResult, ...]) -> set[str]:
+def _observed_passed(stage: Stage, observed: tuple[TestRow, ...]) -> set[str]:
     return {name for name in stage.required_tests
             if (rows := [r for r in observed if r.name == name]) and all(r.outcome == "passed" for r in rows)}
 
@@ -60,7 +60,7 @@ def _claimed_passed(document: dict[str, Any]) -> set[str]:
     return {name for name, outcomes in rows.items() if outcomes and all(o == "passed" for o in outcomes)}
 
 
-def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestResult, ...],
+def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestRow, ...],
                 acceptance_seen: dict[str, bool]) -> list[str]:
     """Everything the document claims that grading did not observe, in a stable order."""
     claims: list[str] = []
@@ -109,7 +109,7 @@ def edited_tests(stage: Stage, course_root: Path, home: Path) -> bool:
     return handed_in.is_file() and evidence.sha256_file(handed_in) != evidence.sha256_file(course_root / stage.test_file)
 
 
-def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: tuple[TestResult, ...],
+def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: tuple[TestRow, ...],
           acceptance_seen: dict[str, bool]) -> Finding:
     """Judge ``home/<evidence dir>/verification.json`` against what grading observed: the stage test
     rows and the four acceptance conditions (``required_tests_passed``, ``fault_lab_fixed``,

@@ -3,7 +3,7 @@
 Each stage is a table of the seven items: points, the result in plain words, what was checked,
 why points were lost, and what to do next. Every piece of text is HTML-escaped. The instructor
 checks appear by name and outcome only — the rows never carry their code or assertion messages
-(see :func:`forgelab.grading.stage_grader.grade_instructor_checks`), and this page adds nothing
+(see :func:`forgelab.grading.items.grade_instructor_checks`), and this page adds nothing
 from them.
 """
 
@@ -98,14 +98,35 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
     return "\n".join(out)
 
 
+def page_names(submissions: list[str]) -> dict[str, str]:
+    """A unique, file-name-safe page name per submission id, decided over the whole set.
+
+    Ids that map to the same safe name ("alice smith", "alice-smith") get ``-2``, ``-3``… in the sorted
+    order of their ids, so the same set of submissions always gets the same names — also when shards
+    are merged.
+    """
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for submission in sorted(set(submissions)):
+        base = safe_name(submission)
+        name, count = base, 1
+        while name.lower() in taken:
+            count += 1
+            name = f"{base}-{count}"
+        taken.add(name.lower())
+        names[submission] = f"{name}.html"
+    return names
+
+
 def write_pages(course: Course, out: Path, records: dict[str, str], items: list[GradeItem]) -> dict[str, Path]:
-    """Write ``out/feedback/<submission>.html`` for each submission in ``records`` (id → content digest)."""
+    """Write ``out/feedback/<page>.html`` for each submission in ``records`` (id → content digest)."""
     folder = out / "feedback"
     folder.mkdir(parents=True, exist_ok=True)
+    names = page_names(list(records))
     written: dict[str, Path] = {}
     for submission, digest in sorted(records.items()):
         mine = [item for item in items if item.submission == submission]
-        path = folder / f"{safe_name(submission)}.html"
+        path = folder / names[submission]
         path.write_text(page(course, submission, digest, mine), encoding="utf-8")
         written[submission] = path
     return written

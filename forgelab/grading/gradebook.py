@@ -19,11 +19,11 @@ from pathlib import Path
 
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILENAME = "gradebook.sqlite"
 CSV_NAME = "gradebook.csv"
 TOTALS_NAME = "totals.csv"
-CSV_COLUMNS = ("submission", "stage", "item", "points", "max_points", "outcome", "flag", "reason")
+CSV_COLUMNS = ("submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag")
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -65,6 +65,11 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (run_id, submission, stage, phase)
     );
     """,
+    2: """
+    ALTER TABLE runs ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
+    ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
+    ALTER TABLE submissions ADD COLUMN feedback_page TEXT NOT NULL DEFAULT '';
+    """,
 }
 
 
@@ -103,11 +108,13 @@ def open_gradebook(path: Path) -> sqlite3.Connection:
 
 
 def start_run(connection: sqlite3.Connection, *, started_at: str, tool_version: str, course_version: str,
-              stages: str, jobs: int, network: str, submissions: int) -> int:
+              stages: str, jobs: int, network: str, submissions: int, sandbox: str = "", shard: str = "") -> int:
+    """Record a grading run: when, with which tool and course, and how learner code was isolated."""
     with connection:
         cursor = connection.execute(
-            "INSERT INTO runs (started_at, tool_version, course_version, stages, jobs, network, submissions) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", (started_at, tool_version, course_version, stages, jobs, network, submissions))
+            "INSERT INTO runs (started_at, tool_version, course_version, stages, jobs, network, submissions, sandbox, "
+            "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (started_at, tool_version, course_version, stages, jobs, network, submissions, sandbox, shard))
     return int(cursor.lastrowid or 0)
 
 
@@ -119,6 +126,11 @@ def finish_run(connection: sqlite3.Connection, run_id: int, finished_at: str) ->
 def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord, items: list[GradeItem],
            timings: Iterable[tuple[str, str, float]]) -> None:
     """Replace this submission's rows for the stages in ``items`` and keep the run's timings."""
+    unique: dict[tuple[str, str], GradeItem] = {}
+    for item in items:  # one row per stage and item, whatever a caller passed (the last one wins)
+        if item.submission == record.submission:
+            unique[(item.stage, item.item)] = item
+    items = list(unique.values())
     stages = sorted({item.stage for item in items})
     with connection:
         connection.execute(
@@ -159,7 +171,7 @@ def csv_text(items: list[GradeItem]) -> str:
     writer.writerow(CSV_COLUMNS)
     for item in items:
         writer.writerow([_cell(item.submission), item.stage, item.item, item.points, item.max_points, item.outcome,
-                         item.flag, _cell(item.reason)])
+                         _cell(item.reason), item.flag])
     return buffer.getvalue()
 
 
@@ -189,3 +201,97 @@ def export(connection: sqlite3.Connection, out: Path) -> tuple[Path, Path]:
     grades.write_text(csv_text(items), encoding="utf-8")
     totals.write_text(totals_text(items), encoding="utf-8")
     return grades, totals
+
+
+def set_feedback_pages(connection: sqlite3.Connection, pages: dict[str, str]) -> None:
+    """Record which feedback page (file name under feedback/) belongs to each submission."""
+    with connection:
+        connection.executemany("UPDATE submissions SET feedback_page = ? WHERE submission = ?",
+                               [(page, submission) for submission, page in sorted(pages.items())])
+
+
+def submission_records(connection: sqlite3.Connection) -> list[SubmissionRecord]:
+    return [SubmissionRecord(*row) for row in connection.execute(
+        "SELECT submission, content_sha256, source, kind FROM submissions ORDER BY submission")]
+
+
+# ---------------------------------------------------------------- merging shards
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    records: list[SubmissionRecord]
+    items: list[GradeItem]
+    runs: list[tuple[object, ...]]
+    timings: list[tuple[object, ...]]
+
+
+def read_shard(folder: Path) -> Shard:
+    path = folder / FILENAME
+    if not path.is_file():
+        raise GradebookError(f"{folder} holds no {FILENAME}: give the --out folder of a `forgelab grade --shard` run")
+    connection = open_gradebook(path)
+    try:
+        runs = list(connection.execute("SELECT run_id, started_at, finished_at, tool_version, course_version, stages, "
+                                       "jobs, network, submissions, sandbox, shard FROM runs ORDER BY run_id"))
+        timings = list(connection.execute("SELECT run_id, submission, stage, phase, seconds FROM timings"))
+        return Shard(folder, submission_records(connection), rows(connection), runs, timings)
+    finally:
+        connection.close()
+
+
+def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[SubmissionRecord]]:
+    """One gradebook from the shards' gradebooks: the same rows a single run would have written.
+
+    A submission graded in two shards must have identical rows there; otherwise the merge is refused.
+    """
+    shards = [read_shard(folder) for folder in folders]
+    into.mkdir(parents=True, exist_ok=True)
+    target = into / FILENAME
+    if target.exists() and any(target.resolve() == (s.path / FILENAME).resolve() for s in shards):
+        raise GradebookError(f"--into {into} is one of the shards: merge into a new folder")
+    if target.exists():
+        target.unlink()
+    connection = open_gradebook(target)
+    seen: dict[str, tuple[SubmissionRecord, list[GradeItem], Path]] = {}
+    for shard in shards:
+        for record in shard.records:
+            mine = sorted((item for item in shard.items if item.submission == record.submission), key=lambda i: i.sort_key)
+            if record.submission in seen:
+                earlier, earlier_items, where = seen[record.submission]
+                if earlier_items != mine or earlier.content_sha256 != record.content_sha256:
+                    connection.close()
+                    raise GradebookError(f"submission {record.submission!r} was graded differently in {where} and "
+                                         f"{shard.path}: grade it once (each submission belongs to one shard)")
+                continue
+            seen[record.submission] = (record, mine, shard.path)
+    for shard in shards:
+        for run in shard.runs:
+            with connection:
+                cursor = connection.execute(
+                    "INSERT INTO runs (started_at, finished_at, tool_version, course_version, stages, jobs, network, "
+                    "submissions, sandbox, shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run[1:])
+                new_id = cursor.lastrowid
+                connection.executemany(
+                    "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
+                    [(new_id, *timing[1:]) for timing in shard.timings if timing[0] == run[0]])
+    for submission in sorted(seen):
+        record, mine, _ = seen[submission]
+        record_rows(connection, record, mine)
+    return connection, [seen[name][0] for name in sorted(seen)]
+
+
+def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem]) -> None:
+    """The submission and its grade rows, without timings (used by merge)."""
+    with connection:
+        connection.execute(
+            "INSERT INTO submissions (submission, content_sha256, source, kind) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(submission) DO UPDATE SET content_sha256 = excluded.content_sha256, "
+            "source = excluded.source, kind = excluded.kind",
+            (record_.submission, record_.content_sha256, record_.source, record_.kind))
+        connection.executemany(
+            "INSERT OR REPLACE INTO grades (submission, stage, item, item_order, points, max_points, outcome, flag, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
+             for i in sorted(items, key=lambda i: i.sort_key)])

@@ -8,8 +8,6 @@ that nothing the learner handed in can stand in for the course's tooling:
 ``home/labs/NN-slug/forge/``  their fault-lab workspaces (only the ``forge/`` inside each)
 ``home/evidence/``       their verification.json files and design answers
 ``home/tests/stages/``   their copy of the stage tests — compared by digest, never run
-``checker-home/``        the same as ``home/`` without ``transfer/``: what ``forgelab check``'s
-                         judgement sees, so the learner's own tests never run in the stage tests' process
 
 A learner's ``forgelab/``, ``conftest.py`` or ``sitecustomize.py`` is never copied, so it can not
 replace the course's pytest plugin or configuration. Symbolic links are skipped. A zip is accepted
@@ -197,18 +195,13 @@ def content_digest(files: dict[tuple[str, str], bytes]) -> str:
     return digest.hexdigest()
 
 
-def lay_out(files: dict[tuple[str, str], bytes], scratch: Path) -> tuple[Path, Path, Path]:
-    """Write the files under ``scratch/import`` and ``scratch/home``, and ``scratch/checker-home``
-    (the home without ``transfer/``: the stage tests never share a process with the learner's own
-    tests). Returns the three folders."""
-    import_dir, home, checker_home = scratch / _IMPORT, scratch / _HOME, scratch / "checker-home"
-    for folder in (import_dir, home, checker_home):
+def lay_out(files: dict[tuple[str, str], bytes], scratch: Path) -> tuple[Path, Path]:
+    """Write the files under ``scratch/import`` and ``scratch/home``; returns the two folders."""
+    import_dir, home = scratch / _IMPORT, scratch / _HOME
+    for folder in (import_dir, home):
         folder.mkdir(parents=True, exist_ok=True)
     for (area, relative), data in sorted(files.items()):
-        targets = [scratch / area / relative]
-        if area == _HOME and not relative.startswith("transfer/"):
-            targets.append(checker_home / relative)
-        for destination in targets:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(data)
-    return import_dir, home, checker_home
+        destination = scratch / area / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(data)
+    return import_dir, home

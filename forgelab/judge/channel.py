@@ -169,9 +169,7 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     elif module == "builtins" and qualname == "NotImplementedError":
         error = NotImplementedYet(message or "this function is not implemented yet — see hint 1")
     elif module == "builtins" and (found := _builtin_exception(qualname)) is not None and issubclass(found, Exception):
-        error = found(message) if found is not KeyError else KeyError(message)
-        if found is KeyError:
-            error.args = (message,)
+        error = _with_args(found, data, decode, message)
     elif wire.is_forge_module(module):
         error = _course_exception(data, resolve, decode, message) or _stand_in(module, qualname, bases)(message)
     else:
@@ -180,6 +178,18 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     if trace:
         error.add_note("raised in the learner's code:\n" + trace)
     return error
+
+
+def _with_args(cls: type[BaseException], data: dict[str, Any], decode: Callable[[object], object],
+               message: str) -> BaseException:
+    """``cls(*args)`` from the arguments that travelled as data (so KeyError('x') stays KeyError('x'))."""
+    raw = data.get("args")
+    if isinstance(raw, list):
+        try:
+            return cls(*(decode(item) for item in raw))
+        except Exception:  # noqa: BLE001 - arguments that do not fit: the message still does
+            pass
+    return cls(message)
 
 
 def _loaded_exception(module: str, qualname: str, message: str) -> BaseException | None:
@@ -277,6 +287,7 @@ class Host:
         self._test_cpu_start: float | None = None
         self._budget = settings.test_cpu_s
         self._pending_budget: int | None = None
+        self._same_shape: dict[str, bool] = {}  # class path → the learner's class builds like the course's
         self._test_deadline = 0.0
         self._closed_reason: Limit | None = None
 
@@ -376,6 +387,20 @@ class Host:
             self._output = bytearray()
         return text
 
+    # ------------------------------------------------------------ building instances locally
+
+    def builds_like(self, path: str, ours: dict[str, object]) -> bool:
+        """True when the learner's class at ``path`` has the shape ``ours`` of the course's class (a plain
+        dataclass with the same fields, defaults and flags): then the judge builds instances itself."""
+        if path not in self._same_shape:
+            if ours.get("kind") != "dataclass":
+                self._same_shape[path] = False
+            else:
+                reply = self._exchange({"op": "shape", "classes": [path]})
+                shapes = reply.get("shapes") if isinstance(reply.get("shapes"), list) else []
+                self._same_shape[path] = bool(shapes) and shapes[0] == ours  # type: ignore[index]
+        return self._same_shape[path]
+
     # ------------------------------------------------------------ per test
 
     def begin_test(self, cpu_s: int | None = None) -> None:
@@ -454,8 +479,7 @@ class Host:
         except LimitExceeded:
             raise
         except BaseException as error:  # noqa: BLE001 - the test's own code raised: tell the learner's code
-            frame = {"op": "raise", "error": {"module": type(error).__module__, "qualname": type(error).__qualname__,
-                                              "message": wire.cap(str(error), 500)}}
+            frame = {"op": "raise", "error": wire.describe_exception(error, self._encoder())}
         return self._exchange(frame)
 
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:

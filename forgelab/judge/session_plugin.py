@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from forgelab.judge import explain
-from forgelab.judge.channel import BoundaryError, LimitExceeded
+from forgelab.judge.channel import BoundaryError, LimitExceeded, NotImplementedYet
 from forgelab.judge.outcomes import Outcome
 from forgelab.judge.remote import HostPool, install_pool
 from forgelab.judge.sandbox import Isolation
@@ -100,6 +100,7 @@ class JudgeSession:
         self.collect_errors: list[dict[str, str]] = []
         self.limits: dict[str, str] = {}
         self.failed_targets: set[str] = set()
+        self.causes: dict[str, str] = {}  # a cause the judge itself worded (a limit, a stub not written yet)
         self.stop_early = {label for label, spec in job["targets"].items() if spec.get("first_failure_ends")}
 
     # ------------------------------------------------------------ where a test belongs
@@ -119,6 +120,13 @@ class JudgeSession:
         return self.rows[key]
 
     # ------------------------------------------------------------ hooks
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if file_path.suffix == ".ipynb" and str(file_path.resolve()) in self.files:
+            from forgelab.judge.notebook_replay import NotebookFile
+
+            return NotebookFile.from_parent(parent, path=file_path)
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -164,6 +172,8 @@ class JudgeSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
+        if call.excinfo is not None and isinstance(call.excinfo.value, (LimitExceeded, NotImplementedYet)):
+            self.causes[item.nodeid] = str(call.excinfo.value)
         if call.excinfo is not None and isinstance(call.excinfo.value, LimitExceeded):
             self.limits[item.nodeid] = str(call.excinfo.value.limit)
             target, _ = self.where(item.path, item.nodeid)
@@ -188,7 +198,7 @@ class JudgeSession:
             return
         if target in self.stop_early and not report.skipped:
             self.failed_targets.add(target)
-        cause = crash_line(report)
+        cause = self.causes.get(report.nodeid) or crash_line(report)
         detail = _cut(clean_detail(report.longreprtext or ""), MAX_DETAIL)
         if report.skipped:
             row.update(outcome=str(Outcome.SKIPPED), cause=cause)

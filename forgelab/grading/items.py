@@ -1,0 +1,260 @@
+"""The seven items of one stage, judged from the judge's typed rows (never from message wording).
+
+Every reason is one deterministic line in plain words: no scratch or course paths, no memory
+addresses. The instructor checks are reported by name and outcome only — their code, inputs and
+assertion messages never reach a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from forgelab import faultlab
+from forgelab.checker import Part, _judge_design, judge_transfer
+from forgelab.grading import consistency
+from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REVIEW, SPEC, TIMEOUT, GradeItem,
+                                     outcome_for, proportional)
+from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+from forgelab.paths import Workbook
+from forgelab.registry import Course, Stage
+
+if TYPE_CHECKING:
+    from forgelab.grading.grader import Laid
+
+MAX_LISTED = 4
+CAUSE_CHARS = 180
+
+
+def clean(text: str, course_root: Path) -> str:
+    """One deterministic line: no course or temporary paths, no memory addresses."""
+    text = text.replace(str(course_root) + "/", "").replace(str(course_root), "<course>")
+    text = re.sub(r"/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", text)
+    text = " ".join(text.split())
+    return text if len(text) <= 900 else text[:899] + "…"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CAUSE_CHARS else text[: CAUSE_CHARS - 1] + "…"
+
+
+def _listed(entries: list[str]) -> str:
+    shown = "; ".join(entries[:MAX_LISTED])
+    return shown + (f"; and {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else "")
+
+
+def _row_cause(row: TestRow) -> str:
+    words = str(row.outcome).replace("_", " ")
+    text = _short(row.cause)
+    return text if text.lower().startswith(words) else f"{words}: {text}"
+
+
+class _Stage:
+    """Builds the stage's rows with the submission and the course root at hand."""
+
+    def __init__(self, submission: str, stage: Stage, course_root: Path) -> None:
+        self.submission, self.stage, self.root = submission, stage, course_root
+
+    def item(self, key: str, points: int, outcome: str, reason: str, flag: str = "", max_points: int | None = None) -> GradeItem:
+        top = SPEC[key].max_points if max_points is None else max_points
+        return GradeItem(self.submission, self.stage.number, key, points, top, outcome, clean(reason, self.root), flag)
+
+
+def _limit_outcome(rows: list[TestRow]) -> bool:
+    return any(row.outcome is Outcome.TIMEOUT for row in rows)
+
+
+def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
+    stage = ctx.stage
+    total = len(stage.required_tests)
+    problem = report.import_problems.get(label)
+    if problem is not None:
+        outcome = TIMEOUT if problem.kind == "limit" else MISSING if problem.kind == "missing" else ERROR
+        return ctx.item("stage_tests", 0, outcome, f"0 of {total} required tests could run: {problem.cause}")
+    rows = report.in_file(label, stage.test_file)
+    failing: list[str] = []
+    bad_rows: list[TestRow] = []
+    for name in stage.required_tests:
+        mine = [row for row in rows if row.name == name]
+        bad = [row for row in mine if row.outcome is not Outcome.PASSED]
+        if not mine or bad:
+            bad_rows.extend(bad)
+            failing.append(f"{name} ({_row_cause(bad[0]) if bad else 'not found: did it run?'})")
+    passed = total - len(failing)
+    top = SPEC["stage_tests"].max_points
+    points = proportional(top, passed, total)
+    if not failing:
+        return ctx.item("stage_tests", points, PASSED, f"all {total} required tests pass")
+    result = TIMEOUT if _limit_outcome(bad_rows) else outcome_for(points, top)
+    return ctx.item("stage_tests", points, result, f"{passed} of {total} required tests pass; failing: {_listed(failing)}")
+
+
+def grade_instructor_checks(ctx: _Stage, report: RunReport, label: str, files: list[str]) -> GradeItem:
+    """By name and outcome only: the checks' code, inputs and assertion messages never reach a reason."""
+    if not files:
+        return ctx.item("instructor_checks", 0, NOT_GRADED, "the course has no instructor checks for this stage",
+                        max_points=0)
+    if report.import_problems.get(label) is not None:
+        return ctx.item("instructor_checks", 0, ERROR, "not run: the stage module does not import (see the stage tests)")
+    rows = [row for row in report.for_target(label) if row.file in files]
+    if not rows:
+        return ctx.item("instructor_checks", 0, ERROR, "0 instructor checks ran: they could not be loaded against this forge/")
+    names = sorted({row.name for row in rows})
+    failing = []
+    for name in names:
+        bad = [row for row in rows if row.name == name and row.outcome is not Outcome.PASSED]
+        if bad:
+            failing.append((name, bad[0].outcome))
+    passed = len(names) - len(failing)
+    top = SPEC["instructor_checks"].max_points
+    points = proportional(top, passed, len(names))
+    if not failing:
+        return ctx.item("instructor_checks", points, PASSED, f"all {len(names)} instructor checks pass")
+    listed = [f"{name} ({str(outcome).replace('_', ' ')})" for name, outcome in failing]
+    result = TIMEOUT if any(outcome is Outcome.TIMEOUT for _, outcome in failing) else outcome_for(points, top)
+    return ctx.item("instructor_checks", points, result,
+                    f"{passed} of {len(names)} instructor checks pass; not passing: {_listed(listed)}")
+
+
+def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -> GradeItem:
+    stage = ctx.stage
+    if not (course.root / stage.notebook).is_file():
+        return ctx.item("notebook", 0, NOT_GRADED, f"the course has no reference notebook {stage.notebook} yet", max_points=0)
+    rows = list(report.in_file(label, stage.notebook))
+    problem = report.import_problems.get(label)
+    if problem is not None:
+        return ctx.item("notebook", 0, ERROR, f"the graded cells could not run: {problem.cause}")
+    if not rows:
+        return ctx.item("notebook", 0, NOT_GRADED, f"{stage.notebook} has no graded demonstration cells", max_points=0)
+    failing = [row for row in rows if row.outcome is not Outcome.PASSED]
+    passed = len(rows) - len(failing)
+    top = SPEC["notebook"].max_points
+    points = proportional(top, passed, len(rows))
+    head = f"{passed} of {len(rows)} graded cells of {stage.notebook} reproduce the reference output"
+    if not failing:
+        return ctx.item("notebook", points, PASSED, head)
+    listed = [f"{row.nodeid.rsplit('::', 1)[-1]}: {_short(row.cause)}" for row in failing]
+    result = TIMEOUT if _limit_outcome(failing) else outcome_for(points, top)
+    return ctx.item("notebook", points, result, f"{head}; {_listed(listed)}")
+
+
+def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook) -> GradeItem:
+    stage = ctx.stage
+    top = SPEC["fault_lab"].max_points
+    where = f"labs/{stage.key}/{stage.fault.fault_file}"
+    label = f"lab-{stage.number}"
+    if not any(label == key for key in (*report.import_problems, *(row.target for row in report.rows))):
+        return ctx.item("fault_lab", 0, MISSING, f"no fault lab handed in ({where} is missing): run "
+                                                 f"`forgelab fault start {stage.number}`, fix it, and hand in labs/")
+    verdict = faultlab.judge(stage, report, label)
+    if verdict.status == "fixed":
+        return ctx.item("fault_lab", top, PASSED, f"{where}: the target test and every stage test pass in the lab workspace")
+    if verdict.status == "error":
+        return ctx.item("fault_lab", 0, ERROR, f"{where} is not fixed: {verdict.problem}")
+    rows = report.in_file(label, stage.test_file)
+    if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
+        detail = f"{stage.fault.target_test} still fails: {_short(verdict.target.cause)}"
+    else:
+        detail = f"the target test passes, but the fix breaks: {', '.join(verdict.failing[:MAX_LISTED])}"
+    result = TIMEOUT if _limit_outcome(list(rows)) else FAILED
+    return ctx.item("fault_lab", 0, result, f"{where} is not fixed: {detail}")
+
+
+def transfer_part(stage: Stage, report: RunReport, laid: Laid) -> tuple[Part, bool]:
+    """The transfer part (as ``forgelab check`` judges it) and whether a limit stopped the learner's test."""
+    from forgelab.grading.grader import TRANSFER, wrong_label
+
+    shown = stage.transfer_file
+    if not (laid.home / shown).is_file():
+        return Part("missing", f"{shown} was not handed in"), False
+    rows = report.in_file(TRANSFER, shown)
+    errors = [e.cause for e in report.collect_errors if e.target == TRANSFER and e.file == shown]
+    problem = report.target_problems.get(TRANSFER) or (f"could not collect {shown}: {errors[0]}" if errors else None)
+    wrong = wrong_label(stage)
+    on_wrong = report.in_file(wrong, shown) if any(row.target == wrong for row in report.rows) or \
+        wrong in report.target_problems else None
+    return judge_transfer(rows, problem, shown, on_wrong), any(row.outcome is Outcome.TIMEOUT for row in rows)
+
+
+def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
+    stage = ctx.stage
+    top = SPEC["transfer"].max_points
+    if part.status == "passed":
+        return ctx.item("transfer", top, PASSED, f"{stage.transfer_file}: {part.detail}")
+    if part.status == "cannot_tell":
+        return ctx.item("transfer", 0, FAILED, f"{stage.transfer_file}: {part.detail}", REVIEW)
+    if part.status in ("missing", "not_written"):
+        return ctx.item("transfer", 0, MISSING, f"{stage.transfer_file}: {part.detail}")
+    result = TIMEOUT if timed_out else (ERROR if part.status == "error" else FAILED)
+    return ctx.item("transfer", 0, result, f"{stage.transfer_file} does not pass: {part.detail}")
+
+
+def grade_design(ctx: _Stage, laid: Laid) -> GradeItem:
+    stage = ctx.stage
+    part = _judge_design(laid.home / stage.design_answer_file, stage.design_answer_file)
+    top = SPEC["design_answer"].max_points
+    if part.status == "present":
+        return ctx.item("design_answer", top, PASSED, f"{stage.design_answer_file}: handed in ({part.detail}); its "
+                                                      "content is read against the rubric by the instructor")
+    if part.status == "missing":
+        return ctx.item("design_answer", 0, MISSING, f"no design answer handed in ({stage.design_answer_file})")
+    return ctx.item("design_answer", 0, FAILED, f"{stage.design_answer_file}: {part.detail}")
+
+
+def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[GradeItem], transfer_status: str) -> GradeItem:
+    stage = ctx.stage
+    label = f"sub-{stage.number}"
+    observed = report.in_file(label, stage.test_file)
+    by_key = {item.item: item for item in items}
+    acceptance = {
+        "required_tests_passed": by_key["stage_tests"].outcome == PASSED,
+        "fault_lab_fixed": by_key["fault_lab"].outcome == PASSED,
+        "transfer_passed": transfer_status == "passed",
+        "design_answer_present": by_key["design_answer"].outcome == PASSED,
+    }
+    module_file = laid.import_dir / stage.module
+    finding = consistency.check(stage, ctx.root, laid.home, module_file if module_file.is_file() else None,
+                                observed, acceptance)
+    top = SPEC["evidence"].max_points
+    return ctx.item("evidence", top if finding.outcome == PASSED else 0, finding.outcome, finding.reason, finding.flag)
+
+
+def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, report: RunReport) -> list[GradeItem]:
+    from forgelab.grading.grader import check_files, sub_label
+
+    ctx = _Stage(laid.submission.id, stage, course.root)
+    label = sub_label(stage)
+    part, timed_out = transfer_part(stage, report, laid)
+    rows = [
+        grade_tests(ctx, report, label),
+        grade_instructor_checks(ctx, report, label, check_files(course.root, stage)),
+        grade_notebook(ctx, report, label, course),
+        grade_fault_lab(ctx, report, laid, workbook),
+        grade_transfer(ctx, part, timed_out),
+        grade_design(ctx, laid),
+    ]
+    rows.append(grade_evidence(ctx, report, laid, rows, part.status))
+    return rows
+
+
+def gradeable(course_root: Path, stage: Stage) -> dict[str, bool]:
+    """Which items the course can grade for this stage (the others are worth 0 of 0)."""
+    from forgelab.grading.grader import check_files
+
+    return {key: (key != "instructor_checks" or bool(check_files(course_root, stage)))
+            and (key != "notebook" or (course_root / stage.notebook).is_file()) for key in SPEC}
+
+
+def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, course_root: Path) -> list[GradeItem]:
+    """Every item of a stage lost for one cause (a grader failure): flagged for review."""
+    rows = []
+    for key, can in gradeable(course_root, stage).items():
+        if can:
+            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, reason, REVIEW))
+        else:
+            rows.append(GradeItem(submission, stage.number, key, 0, 0, NOT_GRADED,
+                                  "not graded: the course has nothing to grade this item with for this stage"))
+    return rows

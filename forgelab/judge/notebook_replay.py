@@ -1,0 +1,153 @@
+"""Replay a stage notebook's worked demonstration against a target, on the judge's trusted side.
+
+The course's reference notebook is the answer key: its demonstration cells carry the reference
+output. Grading replays those cells — the course's own code, never the learner's — in the judge's
+trusted session, where every ``forge`` call crosses into the learner's sandbox like a stage test's
+do, and compares what each graded cell prints with the reference output, after the same sanitizers
+as the course's nbval run (``forgelab/data/nbval-sanitize.cfg``). No Jupyter kernel is started.
+
+Which cells: the code cells of the demonstration (widgets, magics and ``lab.`` tool cells are left
+out; they are graded as their own items), run in order in one namespace per notebook; a cell tagged
+``nbval-check-output`` is a graded item. A cell that raises stops the cells that need it: each later
+graded cell says which earlier cell failed.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import contextlib
+import io
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forgelab.judge import explain
+
+GRADED = "nbval-check-output"
+SKIPPED_TAGS = frozenset({"forgelab-widget", "nbval-skip", "nbval-ignore-output"})
+
+
+def sanitizers() -> list[tuple[re.Pattern[str], str]]:
+    parser = configparser.ConfigParser()
+    parser.read_string((resources.files("forgelab") / "data" / "nbval-sanitize.cfg").read_text(encoding="utf-8"))
+    return [(re.compile(parser[section]["regex"]), parser[section]["replace"]) for section in parser.sections()]
+
+
+def sanitize(text: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def demonstration_cells(notebook: dict[str, Any]) -> list[tuple[int, str, bool, str]]:
+    """(index in the notebook, source, graded?, reference output) for every replayed cell, in order."""
+    found = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        source = _source(cell)
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        stripped = source.lstrip()
+        if tags & SKIPPED_TAGS or stripped.startswith(("%", "lab.", "from forgelab.notebook")) or not stripped:
+            continue
+        reference = "".join("".join(out.get("text", "")) if isinstance(out.get("text"), list) else str(out.get("text", ""))
+                            for out in cell.get("outputs", []) if out.get("output_type") == "stream"
+                            and out.get("name") == "stdout")
+        found.append((index, source, GRADED in tags, reference))
+    return found
+
+
+def _label(source: str) -> str:
+    for line in source.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line if len(line) <= 70 else line[:69] + "…"
+    return "(empty cell)"
+
+
+class CellFailed(Exception):
+    """A replayed cell raised, or printed something other than the reference."""
+
+
+def run_cell(source: str, namespace: dict[str, Any], name: str) -> str:
+    """Execute one cell like a notebook would: its prints, and the value of a last bare expression."""
+    tree = ast.parse(source, filename=name)
+    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if last is not None:
+        tree.body = tree.body[:-1]
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        exec(compile(tree, name, "exec"), namespace)  # noqa: S102 - the course's own demonstration code
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)  # noqa: S307 - course code
+            if value is not None:
+                captured.write(repr(value) + "\n")
+    return captured.getvalue()
+
+
+class NotebookFile(pytest.File):
+    """One reference notebook: a graded item per graded demonstration cell."""
+
+    def collect(self) -> Any:
+        notebook = json.loads(self.path.read_text(encoding="utf-8"))
+        namespace: dict[str, Any] = {"__name__": "__forgelab_notebook__"}
+        state: dict[str, Any] = {"done": -1, "failed": None}
+        waiting: list[tuple[int, str]] = []
+        cells = demonstration_cells(notebook)
+        number = 0
+        for index, source, graded, reference in cells:
+            if not graded:
+                waiting.append((index, source))
+                continue
+            number += 1
+            yield NotebookCell.from_parent(self, name=f"cell-{index:02d}", index=index, source=source,
+                                           reference=reference, before=tuple(waiting), namespace=namespace,
+                                           state=state, number=number)
+            waiting = []
+
+
+class NotebookCell(pytest.Item):
+    def __init__(self, *, index: int, source: str, reference: str, before: tuple[tuple[int, str], ...],
+                 namespace: dict[str, Any], state: dict[str, Any], number: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index, self.source, self.reference, self.before = index, source, reference, before
+        self.namespace, self.state, self.number = namespace, state, number
+
+    def runtest(self) -> None:
+        if self.state["failed"] is not None:
+            raise CellFailed(f"not run: an earlier cell failed ({self.state['failed']})")
+        for index, source in self.before:
+            try:
+                run_cell(source, self.namespace, f"<cell {index}>")
+            except BaseException as error:
+                self.state["failed"] = f"cell {index} `{_label(source)}` raised {type(error).__name__}: {error}"
+                raise CellFailed(f"a setup cell raised: cell {index} `{_label(source)}`: "
+                                 f"{type(error).__name__}: {error}") from error
+        try:
+            printed = run_cell(self.source, self.namespace, f"<cell {self.index}>")
+        except BaseException as error:
+            self.state["failed"] = f"cell {self.index} raised {type(error).__name__}"
+            raise
+        rules = sanitizers()
+        got, expected = sanitize(printed, rules), sanitize(self.reference, rules)
+        if got != expected:
+            where = explain.first_difference(got, expected) or "the output differs"
+            raise CellFailed(f"output differs from the reference: {where}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CellFailed):
+            return f"cell {self.index} `{_label(self.source)}`: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.index, f"cell {self.index}: {_label(self.source)}"

@@ -1,7 +1,12 @@
-"""Run nbval over stage notebooks against a target, in a fresh workspace.
+"""Check the stage notebooks against a target.
 
-The kernel inherits ``PYTHONPATH`` (the target's ``forge`` first), ``FORGELAB_TARGET`` and a
-temporary ``FORGELAB_WORKSPACE``, so evidence, labs and answers never land in the workbook.
+* Against the course's own code (``solution``, ``fault:NN``): real ``pytest --nbval`` in a Jupyter
+  kernel, over the whole notebooks — this proves the committed notebooks and their reference outputs.
+  The kernel inherits ``PYTHONPATH`` (the target's ``forge`` first), ``FORGELAB_TARGET`` and a
+  temporary ``FORGELAB_WORKSPACE``, so evidence, labs and answers never land in the workbook.
+* Against learner code (``learner``, a submitted workbook): the judge replays each notebook's
+  worked demonstration (:mod:`forgelab.judge.notebook_replay`) — the learner's code runs in the
+  sandbox, and the comparison with the reference output happens on the trusted side.
 """
 
 from __future__ import annotations
@@ -35,9 +40,43 @@ def nbval_env(import_dir: Path, target_name: str, workspace: Path, root: Path) -
     return env
 
 
+def replay(workbook: Workbook, course: Course, target_name: str, notebooks: list[str] | None = None) -> int:
+    """The graded demonstration cells against learner code, through the judge; one line per cell."""
+    from forgelab.judge import core, jobs
+    from forgelab.judge.core import CourseTests
+    from forgelab.judge.outcomes import Outcome
+    from forgelab.judge.settings import DEFAULT
+
+    target = resolve_target(target_name, workbook, course)
+    stages = [stage for stage in course.stages if notebooks is None or stage.notebook in notebooks]
+    specs = [jobs.spec(target, f"stage-{stage.number}", stage) for stage in stages]
+    suites = [CourseTests(f"stage-{stage.number}", (stage.notebook,)) for stage in stages]
+    report = core.run(jobs.job(course, workbook, specs, suites), DEFAULT)
+    print(f"notebook replay: {len(stages)} notebook(s) against target {target.name} — {report.sandbox}")
+    failed = 0
+    for stage in stages:
+        label = f"stage-{stage.number}"
+        problem = report.import_problems.get(label)
+        rows = report.in_file(label, stage.notebook)
+        if problem is not None:
+            print(f"  {stage.notebook}: not run — {problem.cause}")
+            failed += 1
+            continue
+        bad = [row for row in rows if row.outcome is not Outcome.PASSED]
+        failed += len(bad)
+        print(f"  {stage.notebook}: {len(rows) - len(bad)}/{len(rows)} graded cells reproduce the reference output")
+        for row in bad:
+            print(f"    {row.nodeid.rsplit('::', 1)[-1]}: {row.cause}")
+    if report.problem:
+        print(f"problem: {report.problem}")
+    return 1 if failed or report.problem else 0
+
+
 def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks: list[str] | None = None,
               lax: bool = False, extra: list[str] | None = None) -> int:
     target = resolve_target(target_name, workbook, course)
+    if not target.is_reference:
+        return replay(workbook, course, target_name, notebooks)
     chosen = notebooks or [stage.notebook for stage in course.stages]
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-nbval-") as workspace:
         print(f"nbval: {len(chosen)} notebook(s) against target {target.name} (workspace {workspace})", flush=True)

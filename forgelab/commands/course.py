@@ -67,9 +67,11 @@ def cmd_nbval(args: argparse.Namespace) -> int:
 
 
 def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    nbval = sub.add_parser("nbval", help="run `pytest --nbval` over the stage notebooks against a target")
+    nbval = sub.add_parser("nbval", help="check the stage notebooks: nbval against the reference, a sandboxed replay "
+                                         "of the worked demonstrations against learner code")
     nbval.add_argument("stages", nargs="*", help="stage numbers (default: all notebooks)")
-    nbval.add_argument("--target", default="solution", help="solution (default), learner, or a workbook path")
+    nbval.add_argument("--target", default="solution",
+                       help="solution (default: real nbval), or learner / a workbook path (replayed through the judge)")
     nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")
     nbval.add_argument("-k", dest="keyword", help="passed to pytest -k (select cells)")
     nbval.set_defaults(handler=cmd_nbval)

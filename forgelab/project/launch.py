@@ -1,7 +1,9 @@
 """Start the project driver against a target and read its answer (the parent side of the subprocess).
 
-The target's ``forge`` goes first on ``PYTHONPATH`` (``forgelab.runner.base_env``), bytecode is not
-written into it, and the run has a wall-clock limit, so a learner's infinite loop is reported.
+The target's ``forge`` goes first on ``PYTHONPATH``, bytecode is not written into it, and the run has
+a wall-clock limit, so a learner's infinite loop is reported. This runs the learner's own extractor
+for the learner (it may call a model server the learner configured), so it is a plain subprocess,
+not the judge's sandbox: nothing here is graded.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.paths import Workbook
-from forgelab.runner import base_env
 from forgelab.targets import Target
 
 MOCK_TIMEOUT_S = int(os.environ.get("FORGELAB_PROJECT_TIMEOUT", "60"))
@@ -25,6 +26,16 @@ class LaunchError(RuntimeError):
     def __init__(self, message: str, next_step: str) -> None:
         super().__init__(message)
         self.next_step = next_step
+
+
+def base_env(import_dir: Path) -> dict[str, str]:
+    """The driver's environment: the target first on the path, no bytecode written, no pytest plugins."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env["PYTHONPATH"] = str(import_dir)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    env.pop("PYTHONSTARTUP", None)
+    return env
 
 
 def timeout_for(request: dict[str, Any]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from forgelab.display import fail
 
@@ -47,21 +48,86 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.stage == "all":
         if args.out:
             return fail("--out names one file: use it with a single stage", "drop --out, or give a stage number")
-        accepted = 0
-        for stage in course.stages:
-            outcome = run_check(course, workbook, stage, target, settings=settings)
-            summary = outcome.document["summary"]
-            verdict = "ACCEPTED" if outcome.accepted else "not accepted: " + "; ".join(outcome.document["problems"])
-            print(f"{stage.number} {stage.text().title:<32} tests {summary['required_passed']:>2}/{summary['required_total']:<2} "
-                  f"{verdict}", flush=True)
-            accepted += outcome.accepted
-        print(f"{accepted}/{len(course.stages)} stages accepted; details: forgelab check NN")
-        return 0 if accepted == len(course.stages) else 1
+        return _check_all(course, workbook, target, settings)
     stage = course.stage(args.stage)
     outcome = run_check(course, workbook, stage, target, out=Path(args.out) if args.out else None, settings=settings)
     shown = workbook.relative(outcome.path) if outcome.path else None
     print(format_check(outcome, shown))
     return 0 if outcome.accepted else 1
+
+
+if TYPE_CHECKING:
+    from forgelab.judge.settings import JudgeSettings
+    from forgelab.paths import Workbook
+    from forgelab.registry import Course, Stage
+    from forgelab.targets import Target
+
+# `check all`: one line per stage, at most ALL_WIDTH columns. One short word per part of the stage.
+ALL_WIDTH = 100
+_PART_WORDS = {
+    "fault_lab": {"fixed": "fixed", "not_started": "to do", "broken": "broken", "error": "error"},
+    "transfer": {"passed": "passed", "not_written": "to do", "missing": "missing", "failed": "failed",
+                 "error": "error", "cannot_tell": "weak"},
+    "design_answer": {"present": "ok", "missing": "to do", "too_short": "short"},
+}
+_ALL_COLUMNS = (("stage", 28), ("tests", 5), ("lab", 6), ("transfer", 8), ("answer", 6))
+
+
+def _part_word(part: str, status: str) -> str:
+    return _PART_WORDS[part].get(status, status.replace("_", " ")[:8])
+
+
+def _brief(text: str, room: int) -> str:
+    """``text`` in ``room`` columns: first without its trailing explanation, then cut with "…"."""
+    from forgelab.display import shorten
+
+    text = " ".join(text.split())
+    for mark in (" (", ", then ", "; ", ": "):
+        if len(text) > room and mark in text:
+            text = text[: text.index(mark)]
+    return shorten(text, room)
+
+
+def _all_line(cells: list[str], last: str, total: int) -> str:
+    fixed = "  ".join(cell.ljust(width) if index != 1 else cell.rjust(width)
+                      for index, (cell, (_, width)) in enumerate(zip(cells, _ALL_COLUMNS)))
+    return f"{fixed}  {_brief(last, max(total - len(fixed) - 2, 12))}".rstrip()
+
+
+def _check_all(course: Course, workbook: Workbook, target: Target, settings: JudgeSettings) -> int:
+    """Check every stage; print one readable line per stage as it finishes, then the next step."""
+    from forgelab.checker import run_check
+    from forgelab.display import shorten, width
+    from forgelab.report import _first_next_step
+
+    total = min(ALL_WIDTH, width())
+    headers = [name for name, _ in _ALL_COLUMNS]
+    print(_all_line(headers[:1] + [headers[1].rjust(_ALL_COLUMNS[1][1])] + headers[2:], "first open item", total))
+    accepted = 0
+    first_open: tuple[Stage, str] | None = None
+    for stage in course.stages:
+        outcome = run_check(course, workbook, stage, target, settings=settings)
+        doc = outcome.document
+        summary = doc["summary"]
+        title = shorten(f"{stage.number} {stage.text().title}", _ALL_COLUMNS[0][1])
+        cells = [title, f"{summary['required_passed']}/{summary['required_total']}",
+                 _part_word("fault_lab", doc["fault_lab"]["status"]), _part_word("transfer", doc["transfer"]["status"]),
+                 _part_word("design_answer", doc["design_answer"]["status"])]
+        step = "ACCEPTED" if outcome.accepted else _first_next_step(outcome)
+        print(_all_line(cells, step, total), flush=True)
+        accepted += outcome.accepted
+        if not outcome.accepted and first_open is None:
+            first_open = (stage, step)
+    count = len(course.stages)
+    if first_open is None:
+        print(shorten(f"{accepted}/{count} stages accepted. Next: pick each verification.json on the course page.", total))
+        return 0
+    stage, step = first_open
+    head = f"{accepted}/{count} stages accepted. Next: stage {stage.number} — "
+    tail = f"; details: forgelab check {stage.number}"
+    line = head + _brief(step, max(total - len(head), 12))
+    print(line + tail if len(line + tail) <= total else line)
+    return 1
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:

@@ -25,10 +25,11 @@ class SandboxMode(enum.StrEnum):
 class JudgeSettings:
     """Limits for learner code. "Endless" is measured in CPU time, so a busy machine fails no one.
 
-    * ``test_cpu_s`` — CPU seconds the learner's code may use during one test (all its calls);
+    * ``test_cpu_s`` — CPU seconds the learner's code may use during one test (all its calls), and while
+      its module is imported; a run of the learner's own tests gets ``learner_tests_factor`` times that;
     * ``test_wall_s`` — a generous wall-clock limit per test, for code that waits instead of computing;
     * ``session_wall_s`` — the whole test session, course code included (a last resort);
-    * ``learner_tests_cpu_s`` / ``learner_tests_wall_s`` — one run of tests the learner wrote;
+    * ``learner_tests_wall_s`` — one run of tests the learner wrote, in wall-clock seconds;
     * ``memory_mb``, ``file_mb``, ``open_files``, ``processes`` — per process in the sandbox;
     * ``output_kb`` — what the learner's code may print per process before it is stopped;
     * ``max_limit_hits`` — after this many tests of one target hit a limit, its other tests are not run.
@@ -37,9 +38,8 @@ class JudgeSettings:
     test_cpu_s: int = 10
     test_wall_s: int = 90
     session_wall_s: int = 1800
-    learner_tests_cpu_s: int = 60
+    learner_tests_factor: int = 2
     learner_tests_wall_s: int = 300
-    import_cpu_s: int = 10
     memory_mb: int = 1536
     file_mb: int = 64
     open_files: int = 256
@@ -47,6 +47,14 @@ class JudgeSettings:
     output_kb: int = 4096
     max_limit_hits: int = 2
     sandbox: SandboxMode = SandboxMode.AUTO
+
+    @property
+    def import_cpu_s(self) -> int:
+        return self.test_cpu_s
+
+    @property
+    def learner_tests_cpu_s(self) -> int:
+        return self.test_cpu_s * self.learner_tests_factor
 
     def with_(self, **changes: Any) -> JudgeSettings:
         return replace(self, **changes)

@@ -78,7 +78,7 @@ BROKEN_MODULES = {
 def test_broken_module_gives_one_readable_cause(workbook, verification_validator, case: str) -> None:
     source, expected = BROKEN_MODULES[case]
     workbook.write("forge/instructions.py", source)
-    result = workbook.run("check", "01")
+    result = workbook.run("check", "01", "--cpu-limit", "2")
     assert result.returncode == 1
     assert "Traceback" not in result.output
     import re

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -74,6 +75,7 @@ def test_starter_source_reads_git_head_in_the_course_repository(tmp_path: Path) 
 
 def test_starter_source_without_bundle_or_git_says_what_to_do(tmp_path: Path) -> None:
     plain = copy_workbook(tmp_path / "plain").root
+    shutil.rmtree(plain / "course" / "starters")  # the copy carries them, as a bundle would: take them away
     with pytest.raises(StarterError, match=r"no pristine starter for forge/instructions.py: .*course/starters/.*git"):
         starter_source(plain, MODULE)
 

@@ -7,52 +7,39 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from forgelab.commands.context import add_judge_flags
 from forgelab.display import fail
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _context():  # type: ignore[no-untyped-def]
-    from forgelab.paths import Workbook
-    from forgelab.registry import load_course
+    from forgelab.commands.context import open_workbook
 
-    workbook = Workbook.locate()
-    return workbook, load_course(workbook.root)
-
-
-def judge_settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The judge's settings from a command's flags (defaults otherwise)."""
-    from forgelab.judge.settings import DEFAULT
-
-    changes = {}
-    if getattr(args, "cpu_limit", None):
-        changes["test_cpu_s"] = int(args.cpu_limit)
-    return DEFAULT.with_(**changes)
-
-
-def add_judge_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cpu-limit", type=int, metavar="SECONDS",
-                        help="CPU seconds your code may use in one test before it counts as an endless loop (default 10)")
+    return open_workbook()
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from forgelab.checker import run_check
-    from forgelab.report import format_check
-    from forgelab.targets import resolve_target
+    from forgelab.commands.context import judge_settings
+    from forgelab.workbench import Workbench
 
-    workbook, course = _context()
-    target = resolve_target(args.target, workbook, course)
-    settings = judge_settings(args)
+    bench = Workbench.locate(judge_settings(args))
+    workbook, course = bench.workbook, bench.course
+    target = bench.target(args.target)
     if args.stage == "all":
-        if args.out:
-            return fail("--out names one file: use it with a single stage", "drop --out, or give a stage number")
-        return _check_all(course, workbook, target, settings)
+        if args.out or args.why:
+            return fail("--out and --why are about one stage: use them with a stage number", "drop them, or give a stage")
+        return _check_all(course, workbook, target, bench.settings)
     stage = course.stage(args.stage)
-    outcome = run_check(course, workbook, stage, target, out=Path(args.out) if args.out else None, settings=settings)
+    if args.why:
+        message = bench.why(stage, args.why, args.target)
+        print(message.text())
+        return 0 if message.ok else 1
+    outcome = bench.check(stage, args.target, out=Path(args.out) if args.out else None)
     shown = workbook.relative(outcome.path) if outcome.path else None
-    print(format_check(outcome, shown))
+    print(bench.check_message(outcome, shown).text())
     return 0 if outcome.accepted else 1
 
 
@@ -96,9 +83,10 @@ def _all_line(cells: list[str], last: str, total: int) -> str:
 
 def _check_all(course: Course, workbook: Workbook, target: Target, settings: JudgeSettings) -> int:
     """Check every stage; print one readable line per stage as it finishes, then the next step."""
-    from forgelab.checker import run_check
     from forgelab.display import shorten, width
-    from forgelab.report import _first_next_step
+    from forgelab.workbench import Workbench
+
+    bench = Workbench(workbook, course, settings)
 
     total = min(ALL_WIDTH, width())
     headers = [name for name, _ in _ALL_COLUMNS]
@@ -106,14 +94,14 @@ def _check_all(course: Course, workbook: Workbook, target: Target, settings: Jud
     accepted = 0
     first_open: tuple[Stage, str] | None = None
     for stage in course.stages:
-        outcome = run_check(course, workbook, stage, target, settings=settings)
+        outcome = bench.check(stage, target.name if target.kind != "path" else str(target.home))
         doc = outcome.document
         summary = doc["summary"]
         title = shorten(f"{stage.number} {stage.text().title}", _ALL_COLUMNS[0][1])
         cells = [title, f"{summary['required_passed']}/{summary['required_total']}",
                  _part_word("fault_lab", doc["fault_lab"]["status"]), _part_word("transfer", doc["transfer"]["status"]),
                  _part_word("design_answer", doc["design_answer"]["status"])]
-        step = "ACCEPTED" if outcome.accepted else _first_next_step(outcome)
+        step = "ACCEPTED" if outcome.accepted else bench.next_step(outcome)
         print(_all_line(cells, step, total), flush=True)
         accepted += outcome.accepted
         if not outcome.accepted and first_open is None:
@@ -162,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("stage", help="stage number, e.g. 01, or `all` for a one-line summary of every stage")
     check.add_argument("--target", default="learner", help="learner (default), solution, fault:NN or a workbook path")
     check.add_argument("--out", help="write verification.json here instead of the evidence folder")
+    check.add_argument("--why", metavar="TEST", help="show everything about one test: its source, the whole failure, "
+                                                    "what your code printed (writes no evidence)")
     add_judge_flags(check)
     check.set_defaults(handler=cmd_check)
 

@@ -10,9 +10,9 @@ from forgelab.display import fail
 
 def cmd_build(args: argparse.Namespace) -> int:
     from forgelab.build import build_stage, stale_artefacts
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
     if args.check:
         problems = stale_artefacts(course, stages)
@@ -32,10 +32,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
     from forgelab.verify import verify_course
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
     report = verify_course(workbook, course, stages, progress=print, mutants=args.mutants)
     print(report.summary)
@@ -58,10 +58,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def cmd_nbval(args: argparse.Namespace) -> int:
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
     from forgelab.nbval_run import run_nbval
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     notebooks = [course.stage(s).notebook for s in args.stages] if args.stages else None
     return run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax, extra=["-k", args.keyword] if args.keyword else None)
 

@@ -25,7 +25,7 @@ def _shown(path: Path) -> str:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
     from forgelab.grading.batch import ShardSpec, grade_batch
     from forgelab.grading.gradebook import GradebookError
     from forgelab.grading.rubric import parse_stages
@@ -34,7 +34,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from forgelab.judge.settings import DEFAULT, SandboxMode
     from forgelab.registry import RegistryError
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     if not workbook.has_solutions and not (workbook.root / "instructor").is_dir():
         print("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
               "without the instructor checks")
@@ -96,11 +96,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
     from forgelab.grading.batch import merge
     from forgelab.grading.gradebook import GradebookError
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     folders = [Path(folder).expanduser().resolve() for folder in args.shards]
     into = Path(args.into).expanduser().resolve()
     if into in folders:

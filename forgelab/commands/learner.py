@@ -6,21 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from forgelab.commands.context import add_judge_flags, open_workbook
 from forgelab.display import fail, table
-
-
-def _context():  # type: ignore[no-untyped-def]
-    from forgelab.cli import _context as context
-
-    return context()
 
 
 # ---------------------------------------------------------------- status
 def cmd_status(args: argparse.Namespace) -> int:
+    from forgelab.commands.context import judge_settings
     from forgelab.status import collect_status
 
-    workbook, course = _context()
-    report = collect_status(workbook, course, force=bool(getattr(args, "rerun", False)))
+    workbook, course = open_workbook()
+    report = collect_status(workbook, course, judge_settings(args), force=bool(getattr(args, "rerun", False)))
     print(f"Forge Workbook — {course.text('title')}  (workbook: {workbook.root})")
     if report.problem:
         print(f"warning: {report.problem}")
@@ -37,90 +33,29 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- hint
 def cmd_hint(args: argparse.Namespace) -> int:
-    from forgelab import state
+    from forgelab.workbench import Workbench
 
-    workbook, course = _context()
-    stage = course.stage(args.stage)
-    hints = stage.text().hints
-    if args.reset:
-        state.update(workbook, "hints", stage.number, 0)
-        print(f"stage {stage.number}: hints hidden again (0 of {len(hints)} shown)")
-        return 0
-    shown, new = state.reveal_next_hint(workbook, stage.number, hints)
-    for index, hint in enumerate(hints[:shown], 1):
-        marker = "new" if new is not None and index == shown else "   "
-        print(f"[{marker}] hint {index}/{len(hints)}: {hint}")
-    if new is None:
-        print(f"all {len(hints)} hints are shown; the notebook's worked demonstration (part 5) shows the idea end to end")
+    bench = Workbench.locate()
+    print(bench.hint(bench.course.stage(args.stage), reset=args.reset).text())
     return 0
 
 
 # ---------------------------------------------------------------- fault lab
 def cmd_fault(args: argparse.Namespace) -> int:
     from forgelab import faultlab
+    from forgelab.commands.context import judge_settings
+    from forgelab.workbench import Workbench
 
-    workbook, course = _context()
-    stage = course.stage(args.stage)
+    bench = Workbench.locate(judge_settings(args))
+    stage = bench.course.stage(args.stage)
+    actions = {"start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff,
+               "reset": bench.fault_reset}
     try:
-        if args.action == "start":
-            module, created = faultlab.start(workbook, stage)
-            shown = workbook.relative(module)
-            if created:
-                print(f"fault lab {stage.number} started: the broken module is {shown}")
-                print(stage.text().fault_story)
-                print(f"next: `forgelab fault check {stage.number}` to watch the target test fail")
-            else:
-                print(f"fault lab {stage.number} is already started; your edits in {shown} are kept")
-                print(f"next: `forgelab fault check {stage.number}`, or `forgelab fault reset {stage.number}` to start over")
-            return 0
-        if args.action == "check":
-            status = _print_lab_check(workbook, stage, faultlab.check(workbook, course, stage))
-            if status == 0:
-                _record_in_evidence(workbook, course, stage)
-            return status
-        if args.action == "diff":
-            text = faultlab.diff(workbook, stage)
-            print(text if text else "no changes yet: the lab file is still the broken variant")
-            return 0
-        saved = faultlab.reset(workbook, stage)
-        print(f"fault lab {stage.number} reset to the broken variant; your previous file is kept in backup {saved.name}")
-        return 0
+        message = actions[args.action](stage)
     except faultlab.FaultLabError as error:
         return fail(str(error))
-
-
-def _record_in_evidence(workbook, course, stage) -> None:  # type: ignore[no-untyped-def]
-    """A fixed lab goes into the stage's verification.json at once (the whole stage is re-checked)."""
-    from forgelab.checker import run_check
-    from forgelab.targets import resolve_target
-
-    outcome = run_check(course, workbook, stage, resolve_target("learner", workbook, course))
-    verdict = "accepted" if outcome.accepted else "not accepted yet"
-    print(f"evidence updated: {workbook.relative(outcome.path)} — fault lab {outcome.fault_lab.status}, stage {verdict}"
-          if outcome.path else "")
-
-
-def _print_lab_check(workbook, stage, result) -> int:  # type: ignore[no-untyped-def]
-    target = stage.fault.target_test
-    if result.status == "error":
-        print(f"fault lab {stage.number}: the lab module does not import — {result.problem}")
-        return 1
-    if result.status == "fixed":
-        print(f"fault lab {stage.number}: FIXED — {target} and every other stage {stage.number} test pass in the lab")
-        print(f"fix principle: {stage.text().fault_fix_principle}")
-        return 0
-    row = result.target
-    if row is not None and row.outcome != "passed":
-        print(f"fault lab {stage.number}: {target} {row.outcome.upper()}")
-        print(f"  {row.cause}")
-        if result.symptom_matched:
-            print(f"  declared symptom seen: {result.symptom_text}")
-        else:
-            print("  (this is not the declared symptom any more — your change moved the failure)")
-    else:
-        print(f"fault lab {stage.number}: {target} passes, but these stage tests still fail: {', '.join(result.failing)}")
-    print(f"next: diagnose and edit labs/{stage.key}/{stage.fault.fault_file}; `forgelab hint {stage.number}` and the notebook part 7 help")
-    return 1
+    print(message.text())
+    return 0 if message.ok else 1
 
 
 # ---------------------------------------------------------------- restore and backups
@@ -138,7 +73,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from forgelab.restore import apply_restore, plan_restore
     from forgelab.targets import TargetError
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     stage = course.stage(args.stage)
     try:
         chosen = plan_restore(workbook, course, stage)
@@ -186,7 +121,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from forgelab import backups
     from forgelab.starters import restore_transfer_files
 
-    workbook, _ = _context()
+    workbook, _ = open_workbook()
     try:
         if args.action == "list":
             items = backups.listing(workbook)
@@ -216,7 +151,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 def cmd_answer(args: argparse.Namespace) -> int:
     from forgelab.answers import length_warning, save_answer
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     stage = course.stage(args.stage)
     if args.file:
         try:
@@ -242,6 +177,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     status = sub.add_parser("status", help="a table of every stage and the next step to take")
     status.add_argument("--rerun", action="store_true", help="run every stage again instead of remembering unchanged ones")
+    add_judge_flags(status)
     status.set_defaults(handler=cmd_status)
 
     hint = sub.add_parser("hint", help="reveal the next hint of a stage (remembers how many were shown)")
@@ -252,6 +188,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     fault = sub.add_parser("fault", help="the fault lab in its own workspace: start, check, diff, reset")
     fault.add_argument("action", choices=["start", "check", "diff", "reset"])
     fault.add_argument("stage")
+    add_judge_flags(fault)
     fault.set_defaults(handler=cmd_fault)
 
     restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ "

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from forgelab.commands.context import open_workbook
 from forgelab.display import fail
 
 MODELS = ("mock", "replay", "openai")
@@ -25,12 +26,6 @@ NEXT_BY_STEP = {
     "permission": "the answer grants write access the instructions deny: look for retrieved text outside its "
                   "data block with --show-prompt",
 }
-
-
-def _context():  # type: ignore[no-untyped-def]
-    from forgelab.cli import _context as context
-
-    return context()
 
 
 def _scenarios(target: Any) -> list[str]:
@@ -82,7 +77,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     from forgelab.project.report import format_audit, format_extraction
     from forgelab.targets import resolve_target
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     target = resolve_target(args.target, workbook, course)
     known = _scenarios(target)
     if not known:
@@ -162,7 +157,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     from forgelab.project.regress import PromptChoice, RegressError, list_runs, run_regress
     from forgelab.targets import resolve_target
 
-    workbook, course = _context()
+    workbook, course = open_workbook()
     if args.list:
         try:
             return list_runs(workbook)

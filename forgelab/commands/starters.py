@@ -39,9 +39,9 @@ def confirm(question: str, *, yes: bool, command: str) -> int | None:
 
 def cmd_starter(args: argparse.Namespace) -> int:
     from forgelab import starters
-    from forgelab.cli import _context
+    from forgelab.commands.context import open_workbook
 
-    workbook, course = _context()  # type: ignore[no-untyped-call]
+    workbook, course = open_workbook()
     stage = course.stage(args.stage)
     module, transfer = (True, True) if args.all else (False, True) if args.transfer else (True, False)
     command = f"forgelab starter {stage.number}" + (" --all" if args.all else " --transfer" if args.transfer else "")

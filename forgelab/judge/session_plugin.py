@@ -66,12 +66,30 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-JUDGE_FRAMES = re.compile(r'^  File ".*?/forgelab/judge/[a-z_]+\.py", line \d+, in .*\n(?:    .*\n)*', re.M)
+FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+, in .*$')
 
 
-def clean_detail(text: str) -> str:
-    """A native traceback without the judge's own frames (they are the boundary, not the learner's code)."""
-    return JUDGE_FRAMES.sub("", text).replace("forgelab.judge.channel.", "")
+def clean_detail(text: str, files: dict[str, dict[str, str]] | None = None) -> str:
+    """A native traceback cut to the frames of the course's test file (shown by its course path); pytest's,
+    pluggy's and the judge's own frames are the machinery, not what a learner needs to read."""
+    kept: list[str] = []
+    keep = True
+    for line in text.splitlines():
+        match = FRAME.match(line)
+        if match:
+            path = match.group("path")
+            keep = "site-packages" not in path and "/forgelab/" not in path
+            if keep and files:
+                entry = files.get(path)
+                if entry is not None:
+                    line = line.replace(path, entry["canonical"])
+        elif not line.startswith("    "):
+            keep = True
+        if keep and not set(line.strip()) <= set("^~ "):
+            kept.append(line)
+        elif keep and line.strip() == "":
+            kept.append(line)
+    return "\n".join(kept).replace("forgelab.judge.channel.", "")
 
 
 def crash_line(report: Any) -> str:
@@ -199,7 +217,7 @@ class JudgeSession:
         if target in self.stop_early and not report.skipped:
             self.failed_targets.add(target)
         cause = self.causes.get(report.nodeid) or crash_line(report)
-        detail = _cut(clean_detail(report.longreprtext or ""), MAX_DETAIL)
+        detail = _cut(clean_detail(report.longreprtext or "", self.files), MAX_DETAIL)
         if report.skipped:
             row.update(outcome=str(Outcome.SKIPPED), cause=cause)
         elif report.nodeid in self.limits:

@@ -3,14 +3,16 @@
 Every submission is built the way a learner would build it — modules written into ``forge/``,
 ``forgelab fault start`` and a fixed lab file, the transfer test, ``forgelab answer`` and finally
 ``forgelab check`` for the evidence — and then handed in without ``solutions/`` and ``instructor/``.
-The variants change one thing each:
+The base is complete for :data:`BASE_STAGES` (01 for the variants below, 05 for the Hypothesis test
+that once flaked under load, 07 for the stage whose tests hand the learner's code a callable).
+The variants change one thing each, in stage 01:
 
 =============  =====================================================================================
 correct        reference modules, reference transfer tests and answers, fault labs fixed, evidence
-wrong          stage 01: same-rank conflicts resolved last-wins (a subtle, plausible mistake)
-hangs          stage 01: ``explain`` loops forever
-syntax         stage 01: a syntax error in ``forge/instructions.py``
-edited-tests   the wrong solution, with the stage test that catches it weakened, and evidence from
+wrong          same-rank conflicts resolved last-wins (a subtle, plausible mistake)
+hangs          ``explain`` loops forever
+syntax         a syntax error in ``forge/instructions.py``
+edited-tests   the wrong solution, with the stage tests that catch it weakened, and evidence from
                those edited tests
 forged         the wrong solution; verification.json edited to claim every pass, then resealed
 hand-edited    the same claims without resealing (broken integrity digest); handed in as a zip
@@ -18,31 +20,40 @@ transfer-typo  the correct submission whose transfer test got a syntax error aft
 trivial        the correct submission with a transfer test that cannot fail (an import and
                ``assert True``), checked again so that its evidence is honest
 =============  =====================================================================================
+
+The hostile submissions (each one attack on top of the ``wrong`` defect) live in
+``hostile_submissions.py``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from conftest import WorkbookCopy, copy_workbook
 
 from forgelab import evidence
 
 STAGE = "01"
+BASE_STAGES = ("01", "05", "07")
 KEY = "01-instruction-hierarchy"
 MODULE = "forge/instructions.py"
 EVIDENCE = f"evidence/prompt-context-output/{KEY}/verification.json"
 TEST_FILE = "tests/stages/test_01_instruction_hierarchy.py"
 SAME_RANK_FIND = "key=lambda index: (-ranks[index], index)"
 SAME_RANK_LAST_WINS = "key=lambda index: (-ranks[index], -index)"
-FAST = {"FORGELAB_TEST_TIMEOUT": "1", "FORGELAB_PROBE_TIMEOUT": "2"}
+HANDED_IN = ("forge", "transfer", "labs", "evidence", "tests")  # what grading reads from a workbook folder
 
 
 def _checked(copy: WorkbookCopy, *args: str, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> str:
-    result = copy.run(*args, env=env)
+    result = copy.run(*args, env=env, timeout=600)
     assert result.returncode in ok, f"forgelab {' '.join(args)} → {result.returncode}\n{result.output}"
     return result.output
 
@@ -54,7 +65,7 @@ def hand_in(copy: WorkbookCopy) -> Path:
     return copy.root
 
 
-def build_correct(destination: Path, stages: tuple[str, ...]) -> WorkbookCopy:
+def build_correct(destination: Path, stages: tuple[str, ...] = BASE_STAGES) -> WorkbookCopy:
     copy = copy_workbook(destination)
     solutions = copy.root / "solutions"
     for module in sorted((solutions / "forge").glob("*.py")):
@@ -81,10 +92,20 @@ def derive(base: WorkbookCopy, destination: Path) -> WorkbookCopy:
     return WorkbookCopy(destination)
 
 
-def break_module(copy: WorkbookCopy, find: str, replace: str) -> None:
-    path = copy.root / MODULE
+def derive_handed_in(base: Path, destination: Path) -> Path:
+    """A copy of only what a learner hands in and grading reads (fast: no course material)."""
+    destination.mkdir(parents=True)
+    for name in HANDED_IN:
+        if (base / name).is_dir():
+            shutil.copytree(base / name, destination / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return destination
+
+
+def break_module(copy: WorkbookCopy | Path, find: str, replace: str, module: str = MODULE) -> None:
+    root = copy.root if isinstance(copy, WorkbookCopy) else copy
+    path = root / module
     text = path.read_text(encoding="utf-8")
-    assert find in text, f"{find!r} is no longer in the reference {MODULE}: update the grading fixtures"
+    assert find in text, f"{find!r} is no longer in the reference {module}: update the grading fixtures"
     path.write_text(text.replace(find, replace, 1), encoding="utf-8")
 
 
@@ -99,7 +120,7 @@ def make_hangs(base: WorkbookCopy, destination: Path) -> Path:
     copy = derive(base, destination)
     break_module(copy, '    """Decide every key and keep the reason for every rejection."""\n',
                  '    """Decide every key and keep the reason for every rejection."""\n    while True:\n        pass\n')
-    _checked(copy, "check", STAGE, env=FAST, ok=(1,))
+    _checked(copy, "check", STAGE, "--cpu-limit", "2", ok=(1,))
     return hand_in(copy)
 
 
@@ -120,6 +141,7 @@ def make_edited_tests(base: WorkbookCopy, destination: Path) -> Path:
 
     tree = ast.parse(text)
     failing = _failing_tests(copy)
+    assert failing, "the same-rank mistake no longer fails a stage test: update the grading fixtures"
     lines = text.splitlines(keepends=True)
     for node in sorted((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in failing),
                        key=lambda n: -n.lineno):
@@ -132,7 +154,7 @@ def make_edited_tests(base: WorkbookCopy, destination: Path) -> Path:
 
 
 def _failing_tests(copy: WorkbookCopy) -> set[str]:
-    copy.run("check", STAGE)
+    copy.run("check", STAGE, timeout=600)
     document = copy.evidence(KEY)
     return {row["name"] for row in document["tests"] if row["outcome"] != "passed"}
 
@@ -143,7 +165,8 @@ def _claim_everything(document: dict) -> dict:
         row["outcome"], row["cause"] = "passed", ""
     summary = claimed["summary"]
     for key in ("failed", "error", "skipped", "timeout", "not_run"):
-        summary[key] = 0
+        if key in summary:
+            summary[key] = 0
     summary["passed"] = len(claimed["tests"])
     summary["required_passed"] = summary["required_total"]
     claimed["acceptance"] = {key: True for key in claimed["acceptance"]}
@@ -216,20 +239,68 @@ def snapshot(path: Path) -> dict[str, bytes]:
     return {file.relative_to(path).as_posix(): file.read_bytes() for file in sorted(path.rglob("*")) if file.is_file()}
 
 
-def build_all(folder: Path, stages: tuple[str, ...] = (STAGE,)) -> dict[str, Path]:
-    base = build_correct(folder / "base", stages)
+def build_base(folder: Path) -> Path:
+    """The complete, correct submission for :data:`BASE_STAGES`, handed in (the others derive from it)."""
+    return hand_in(build_correct(folder, BASE_STAGES))
+
+
+def build_all(folder: Path, base: Path) -> dict[str, Path]:
+    """Every variant above, derived from the handed-in correct ``base`` (which is not changed)."""
+    # the variants are checked again by `forgelab check`, which needs the course material: put it back
+    work = copy_workbook(folder / "work")
+    for name in HANDED_IN:
+        shutil.rmtree(work.root / name, ignore_errors=True)
+        if (base / name).is_dir():
+            shutil.copytree(base / name, work.root / name)
     made = {
-        "wrong": make_wrong(base, folder / "wrong"),
-        "hangs": make_hangs(base, folder / "hangs"),
-        "syntax": make_syntax(base, folder / "syntax"),
-        "edited-tests": make_edited_tests(base, folder / "edited-tests"),
-        "forged": make_forged(base, folder / "forged"),
-        "hand-edited": make_hand_edited_zip(base, folder / "zips"),
-        "transfer-typo": make_transfer_typo(base, folder / "transfer-typo"),
-        "trivial": make_trivial_transfer(base, folder / "trivial"),
+        "wrong": make_wrong(work, folder / "wrong"),
+        "hangs": make_hangs(work, folder / "hangs"),
+        "syntax": make_syntax(work, folder / "syntax"),
+        "edited-tests": make_edited_tests(work, folder / "edited-tests"),
+        "forged": make_forged(work, folder / "forged"),
+        "hand-edited": make_hand_edited_zip(work, folder / "zips"),
+        "transfer-typo": make_transfer_typo(work, folder / "transfer-typo"),
+        "trivial": make_trivial_transfer(work, folder / "trivial"),
     }
-    shutil.move(str(hand_in(base)), folder / "correct")
+    shutil.copytree(base, folder / "correct")
+    shutil.rmtree(work.root)
     return {"correct": folder / "correct", **made}
 
 
-__all__ = ["build_all", "snapshot"]
+
+
+# ---------------------------------------------------------------- sharing expensive work between xdist workers
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def shared(tmp_path_factory: Any, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """``make(folder)`` once per test session, shared by every xdist worker; its JSON result is kept.
+
+    Under pytest-xdist each worker has its own base temporary folder inside the session's folder: the
+    work is done in that shared parent, under a file lock, by whichever worker asks first.
+    """
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "grading-shared"
+    folder, done = root / name, root / f"{name}.json"
+    with locked(root / f"{name}.lock"):
+        if not done.is_file():
+            done.write_text(json.dumps(make(folder)), encoding="utf-8")
+    return json.loads(done.read_text(encoding="utf-8"))
+
+
+def shared_base(tmp_path_factory: Any) -> Path:
+    """The handed-in correct submission for :data:`BASE_STAGES`, built once per test session."""
+    return Path(shared(tmp_path_factory, "base", lambda folder: {"path": str(build_base(folder))})["path"])
+
+
+__all__ = ["BASE_STAGES", "build_all", "build_base", "derive_handed_in", "shared", "shared_base", "snapshot"]

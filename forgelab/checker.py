@@ -60,20 +60,20 @@ class CheckOutcome:
 
 
 def lab_dir(workbook: Workbook, stage: Stage, target: Target) -> Path:
-    base = workbook.labs if target.kind == "learner" else target.home / "labs"
-    return base / stage.key
+    base = workbook.workspace if target.kind == "learner" else target.home
+    return base / stage.lab_dir
 
 
 def transfer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
     if target.is_reference:
-        return workbook.solutions / "transfer" / Path(stage.transfer_file).name
+        return workbook.root / stage.reference_transfer
     base = workbook.root if target.kind == "learner" else target.home
     return base / stage.transfer_file
 
 
 def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
     if target.is_reference:
-        return workbook.solutions / "answers" / f"{stage.key}.md"
+        return workbook.root / stage.reference_answer
     return target.home / stage.design_answer_file
 
 
@@ -174,7 +174,7 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) 
         else:
             learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
             variant = jobs.fault_variant(workbook, stage)
-            if (variant.parent / stage.fault.fault_file).is_file():
+            if (workbook.root / stage.fault_variant).is_file():
                 targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
                 learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
     return jobs.job(course, workbook, targets, course_tests, learner_tests)

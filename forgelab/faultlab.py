@@ -39,11 +39,11 @@ class LabCheck:
 
 
 def lab_path(workbook: Workbook, stage: Stage) -> Path:
-    return workbook.labs / stage.key
+    return workbook.workspace / stage.lab_dir
 
 
 def broken_file(workbook: Workbook, stage: Stage) -> Path:
-    return workbook.root / stage.failure_lab / stage.fault.fault_file
+    return workbook.root / stage.fault_variant
 
 
 def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> tuple[Path, bool]:
@@ -120,11 +120,11 @@ def diff(workbook: Workbook, stage: Stage) -> str:
     original = broken_file(workbook, stage).read_text(encoding="utf-8").splitlines(keepends=True)
     current = module.read_text(encoding="utf-8").splitlines(keepends=True)
     name = stage.fault.fault_file
-    return "".join(difflib.unified_diff(original, current, f"broken/{name}", f"labs/{stage.key}/{name}"))
+    return "".join(difflib.unified_diff(original, current, f"broken/{name}", stage.lab_module))
 
 
 def reset(workbook: Workbook, stage: Stage) -> backups.Backup:
     module = _require(workbook, stage)
-    saved = backups.take(workbook, f"lab-{stage.number}", {f"labs/{stage.key}/{stage.fault.fault_file}": module})
+    saved = backups.take(workbook, f"lab-{stage.number}", {stage.lab_module: module})
     shutil.copyfile(broken_file(workbook, stage), module)
     return saved

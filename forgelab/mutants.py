@@ -24,7 +24,7 @@ class Mutant:
 
 
 def load_mutants(stage: Stage) -> list[Mutant]:
-    path = stage.source_dir / "mutants.toml"
+    path = stage.mutants_file
     if not path.is_file():
         return []
     with path.open("rb") as handle:
@@ -41,7 +41,7 @@ def apply(source: str, mutant: Mutant, where: str) -> str:
 
 def mutant_targets(workbook: Workbook, stage: Stage, scratch: Path) -> list[tuple[TargetSpec, str]]:
     """One judge target per known-wrong variant: the solution with that one change. Returns (target, name)."""
-    reference = workbook.solutions / stage.module
+    reference = workbook.root / stage.solution_module
     source = reference.read_text(encoding="utf-8")
     made = []
     for index, mutant in enumerate(load_mutants(stage)):

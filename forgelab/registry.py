@@ -58,7 +58,7 @@ class StageText:
 
 @dataclass(frozen=True)
 class FaultContract:
-    fault_file: str
+    fault_file: str  # the stage's module: the lab holds a broken copy of it
     target_test: str
     symptom: str
 
@@ -77,21 +77,26 @@ class EquivalentMutant:
 
 @dataclass(frozen=True)
 class Stage:
+    """One stage. Its facts come from ``stage.toml``; every path follows from number, slug and module.
+
+    The layout (all paths relative to the workbook root; those under ``labs/`` and ``evidence/`` to the
+    workspace) is defined here and nowhere else: tools ask a stage for its paths, they never build them.
+    """
+
     number: str
     slug: str
     module: str
-    test_file: str
     scenario: str
     builds_on: tuple[str, ...]
     required_tests: tuple[str, ...]
     fault: FaultContract
-    transfer_file: str
     transfer_scenario: str
     source_dir: Path
     texts: dict[str, StageText] = field(repr=False)
     module_id: str = "prompt-context-output"
     equivalent_mutants: tuple[EquivalentMutant, ...] = ()
 
+    # ---------------------------------------------------------------- names
     @property
     def key(self) -> str:
         return f"{self.number}-{self.slug}"
@@ -101,8 +106,21 @@ class Stage:
         return f"{self.module_id}-{self.key}"
 
     @property
-    def evidence_dir(self) -> str:
-        return f"evidence/{self.module_id}/{self.key}"
+    def _snake(self) -> str:
+        return f"{self.number}_{self.slug.replace('-', '_')}"
+
+    @property
+    def fault_target_nodeid(self) -> str:
+        return f"{self.test_file}::{self.fault.target_test}"
+
+    # ---------------------------------------------------------------- what learners receive
+    @property
+    def test_file(self) -> str:
+        return f"tests/stages/test_{self._snake}.py"
+
+    @property
+    def transfer_file(self) -> str:
+        return f"transfer/test_{self._snake}.py"
 
     @property
     def notebook(self) -> str:
@@ -113,12 +131,56 @@ class Stage:
         return f"failure_labs/{self.key}"
 
     @property
+    def fault_variant(self) -> str:
+        """The broken module the fault lab starts from (generated from the reference by ``forgelab build``)."""
+        return f"{self.failure_lab}/{self.module}"
+
+    @property
+    def fault_contract_file(self) -> str:
+        return f"{self.failure_lab}/fixtures/failure.json"
+
+    # ---------------------------------------------------------------- written by the tools (workspace)
+    @property
+    def evidence_dir(self) -> str:
+        return f"evidence/{self.module_id}/{self.key}"
+
+    @property
+    def evidence_file(self) -> str:
+        return f"{self.evidence_dir}/verification.json"
+
+    @property
     def design_answer_file(self) -> str:
         return f"{self.evidence_dir}/design-answer.md"
 
     @property
-    def fault_target_nodeid(self) -> str:
-        return f"{self.test_file}::{self.fault.target_test}"
+    def lab_dir(self) -> str:
+        return f"labs/{self.key}"
+
+    @property
+    def lab_module(self) -> str:
+        return f"{self.lab_dir}/{self.module}"
+
+    # ---------------------------------------------------------------- the course's own material
+    @property
+    def solution_module(self) -> str:
+        return f"solutions/{self.module}"
+
+    @property
+    def reference_transfer(self) -> str:
+        return f"solutions/{self.transfer_file}"
+
+    @property
+    def reference_answer(self) -> str:
+        return f"solutions/answers/{self.key}.md"
+
+    @property
+    def instructor_checks(self) -> str:
+        """A glob, relative to the root, of the instructor's hidden checks for this stage."""
+        return f"instructor/checks/test_{self.number}_*.py"
+
+    @property
+    def mutants_file(self) -> Path:
+        return self.source_dir / "mutants.toml"
 
     def text(self, language: str = "en") -> StageText:
         if language in self.texts:
@@ -286,6 +348,9 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
     number, slug = top.text("number"), top.text("slug")
     if folder.name != f"{number}-{slug}":
         raise RegistryError(f"{source}: folder name {folder.name!r} must be '{number}-{slug}'")
+    for table, key in ((data, "test_file"), (data.get("transfer", {}), "test_file"), (data.get("fault", {}), "fault_file")):
+        if isinstance(table, dict) and key in table:
+            raise RegistryError(f"{source}: {key!r} is derived from the stage's number, slug and module — remove it")
     fault = top.table("fault")
     transfer = top.table("transfer")
     scenario = top.text("scenario")
@@ -299,19 +364,18 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
     required = top.texts("required_tests")
     if len(set(required)) != len(required) or not required:
         raise RegistryError(f"{source}: required_tests must be a non-empty list without duplicates")
-    contract = FaultContract(fault.text("fault_file"), fault.text("target_test"), fault.text("symptom"))
+    module = top.text("module")
+    contract = FaultContract(module, fault.text("target_test"), fault.text("symptom"))
     if contract.target_test not in required:
         raise RegistryError(f"{source}: fault target_test {contract.target_test!r} is not in required_tests")
     return Stage(
         number=number,
         slug=slug,
-        module=top.text("module"),
-        test_file=top.text("test_file"),
+        module=module,
         scenario=scenario,
         builds_on=top.texts("builds_on"),
         required_tests=required,
         fault=contract,
-        transfer_file=transfer.text("test_file"),
         transfer_scenario=transfer.text("scenario"),
         source_dir=folder,
         texts=texts,

@@ -122,7 +122,7 @@ def stage_key(course: Course, workbook: Workbook, stage: Stage) -> str:
     """A digest of everything the stage's results depend on; a different key means "run it again"."""
     digest = hashlib.sha256(f"course {course.version}\0".encode())
     for path in [*dependency_files(workbook, stage), course.root / stage.test_file, workbook.root / stage.transfer_file,
-                 jobs.fault_variant(workbook, stage) / Path(stage.fault.fault_file).relative_to("forge")]:
+                 workbook.root / stage.fault_variant]:
         digest.update(str(path.relative_to(workbook.root) if path.is_relative_to(workbook.root) else path).encode())
         digest.update(b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
     return digest.hexdigest()
@@ -176,7 +176,7 @@ def transfer_cell(workbook: Workbook, stage: Stage, report: RunReport, wrong_lab
 
 
 def _lab_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
-    lab_module = workbook.labs / stage.key / stage.fault.fault_file
+    lab_module = workbook.workspace / stage.lab_module
     if not lab_module.is_file():
         return "not started", False
     last = state.get(workbook, "fault_lab", stage.number)
@@ -196,7 +196,7 @@ def _design_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
 
 
 def _evidence_cell(workbook: Workbook, stage: Stage) -> str:
-    path = workbook.workspace / stage.evidence_dir / evidence.FILENAME
+    path = workbook.workspace / stage.evidence_file
     if not path.is_file():
         return "none"
     try:
@@ -236,7 +236,7 @@ def status_job(course: Course, workbook: Workbook, stages: list[Stage]) -> tuple
                                                                 for s in written)))
     for stage in written:
         variant = jobs.fault_variant(workbook, stage)
-        if _is_starter(workbook, stage.transfer_file) or not (variant.parent / stage.fault.fault_file).is_file():
+        if _is_starter(workbook, stage.transfer_file) or not (workbook.root / stage.fault_variant).is_file():
             continue
         label = f"known-wrong-{stage.number}"
         wrong[stage.number] = label

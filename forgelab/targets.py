@@ -95,7 +95,7 @@ def resolve_target(name: str, workbook: Workbook, course: Course) -> Target:
             stage = course.stage(name.split(":", 1)[1])
         except RegistryError as error:
             raise TargetError(f"unknown target {name!r}: {error}") from None
-        lab = root / stage.failure_lab / "forge"
+        lab = root / stage.failure_lab / "forge"  # the folder that holds the broken module (stage.fault_variant)
         return Target(f"fault:{stage.number}", "fault", (root / "forge", root / "solutions" / "forge", lab), root)
     path = Path(name).expanduser()
     if path.is_dir():

@@ -52,16 +52,18 @@ class StageVerdict:
 @dataclass(frozen=True)
 class CourseReport:
     verdicts: list[StageVerdict]
+    unowned: tuple[str, ...] = ()  # files in the course folders that no stage owns
 
     @property
     def ok(self) -> bool:
-        return all(v.ok for v in self.verdicts)
+        return all(v.ok for v in self.verdicts) and not self.unowned
 
     @property
     def summary(self) -> str:
         held = sum(v.ok for v in self.verdicts)
         word = "all contracts hold" if self.ok else "some contracts do not hold"
-        return f"verify-course: {held}/{len(self.verdicts)} stages verified — {word}"
+        extra = f"; {len(self.unowned)} file(s) belong to no stage" if self.unowned else ""
+        return f"verify-course: {held}/{len(self.verdicts)} stages verified — {word}{extra}"
 
 
 def test_functions(path: Path) -> list[str]:
@@ -71,7 +73,7 @@ def test_functions(path: Path) -> list[str]:
 
 
 def _reference_transfer(workbook: Workbook, stage: Stage) -> Path:
-    return workbook.solutions / "transfer" / Path(stage.transfer_file).name
+    return workbook.root / stage.reference_transfer
 
 
 def _passes(report: RunReport, label: str, file: str, name: str) -> bool:
@@ -109,9 +111,15 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
                        cache_dir=job.cache_dir, sessions=max(1, min(4, os.cpu_count() or 1)))
         stale = {(s.stage.number, s.artefact): s.reason for s in stale_artefacts(course, stages)}
         report = core.run(job, settings)
+    from forgelab.scaffold import unfinished, unowned_files
+
     verdicts = []
     for stage in stages:
         verdict = StageVerdict(stage)
+        todo = unfinished(course, stage.number)
+        if todo:
+            verdict.failures.append(f"incomplete: {len(todo)} file(s) still carry the scaffold's TODO marker "
+                                    f"({', '.join(todo[:4])}{'…' if len(todo) > 4 else ''})")
         if report.problem:
             verdict.failures.append(f"the judge could not run the course's tests: {report.problem}")
         _check_stage(workbook, stage, verdict, report, relative.get(stage.number))
@@ -129,7 +137,10 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
                 verdict.facts.append(f"{len(labels)} mutants killed")
         progress(verdict.line())
         verdicts.append(verdict)
-    return CourseReport(verdicts)
+    unowned = tuple(unowned_files(course)) if len(stages) == len(course.stages) else ()
+    for path in unowned:
+        progress(f"FAIL    {path}: no stage owns this file (remove it, or register it in its stage's source)")
+    return CourseReport(verdicts, unowned)
 
 
 def _survived(report: RunReport, label: str, stage: Stage) -> bool:
@@ -164,7 +175,7 @@ def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict, report
         verdict.failures.append("starter is already solved: every required test passes on learner")
     else:
         verdict.facts.append(f"starter unsolved ({len(unsolved)} failing)")
-    variant_dir = root / stage.failure_lab / "forge"
+    variant_dir = jobs.fault_variant(workbook, stage)
     variant_files = sorted(p.relative_to(variant_dir.parent).as_posix() for p in variant_dir.rglob("*.py"))
     if variant_files != [stage.fault.fault_file]:
         verdict.failures.append(f"fault variant must hold exactly {stage.fault.fault_file}, holds {variant_files}")

@@ -127,7 +127,7 @@ class Workbench:
         if not acceptance["fault_lab_fixed"]:
             if outcome.fault_lab.status == "not_started":
                 return f"start the fault lab: `forgelab fault start {stage.number}`"
-            return f"fix labs/{stage.key}/{stage.fault.fault_file}, then `forgelab fault check {stage.number}`"
+            return f"fix {stage.lab_module}, then `forgelab fault check {stage.number}`"
         if outcome.transfer.status == "cannot_tell":
             return (f"make your transfer test in {stage.transfer_file} assert the exact results the challenge asks "
                     "for, so that it fails on the known-wrong implementation")
@@ -206,7 +206,7 @@ class Workbench:
         note = self._prerequisites_note(stage)
         if result.status == "error":
             return Message((f"fault lab {stage.number}: the lab module does not import — {result.problem}", *note), False,
-                           f"fix labs/{stage.key}/{stage.fault.fault_file} so that it imports")
+                           f"fix {stage.lab_module} so that it imports")
         if result.status == "fixed":
             lines = [f"fault lab {stage.number}: FIXED — {target} and every other stage {stage.number} test pass in the lab",
                      f"fix principle: {stage.text().fault_fix_principle}"]
@@ -224,7 +224,7 @@ class Workbench:
         else:
             lines = [f"fault lab {stage.number}: {target} passes, but these stage tests still fail: "
                      f"{', '.join(result.failing)}"]
-        return Message((*lines, *note), False, f"diagnose and edit labs/{stage.key}/{stage.fault.fault_file}; "
+        return Message((*lines, *note), False, f"diagnose and edit {stage.lab_module}; "
                                                f"`forgelab hint {stage.number}` and the notebook part 7 help")
 
     def fault_diff(self, stage: Stage) -> Message:

@@ -42,7 +42,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_new_stage(args: argparse.Namespace) -> int:
+    from forgelab import scaffold
+    from forgelab.commands.context import open_workbook
+    from forgelab.registry import RegistryError
+
+    workbook, course = open_workbook()
+    if not workbook.has_solutions:
+        return fail("new stages are added in the course repository, not in a learner bundle",
+                    "run this in the repository that has solutions/")
+    try:
+        plan = scaffold.plan(course, args.number, args.slug, args.module, args.title or "")
+    except RegistryError as error:
+        return fail(str(error))
+    written = scaffold.write(course, plan)
+    print(f"stage {plan.number} ({plan.slug}) scaffolded: {len(written)} new files, no existing file changed")
+    for path in written:
+        print(f"  {path}")
+    print(f"every file says {scaffold.TODO}; `forgelab verify-course` lists the stage as incomplete until none does")
+    print(f"next: write the texts, the reference and the tests, then `forgelab build {plan.number}` "
+          f"(to undo: delete the files listed above)")
+    return 0
+
+
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    new = sub.add_parser("new-stage", help="scaffold every file a new stage needs (course authors)")
+    new.add_argument("number", help="the new stage's two-digit number, e.g. 11")
+    new.add_argument("slug", help="lower-case words joined by hyphens, e.g. tool-call-budget")
+    new.add_argument("--module", required=True, help="the learner's new module, e.g. forge/tool_budget.py")
+    new.add_argument("--title", help="the stage's title (default: from the slug)")
+    new.set_defaults(handler=cmd_new_stage)
+
     build = sub.add_parser("build", help="regenerate notebooks (executed against the solution) and fault contracts")
     build.add_argument("stages", nargs="*", help="stage numbers (default: all)")
     build.add_argument("--check", action="store_true", help="only report artefacts that are out of date; exit 1 if any")

@@ -74,8 +74,13 @@ def _template_request(reference: str | None, target: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- extract
 def cmd_extract(args: argparse.Namespace) -> int:
     from forgelab.project.launch import LaunchError, run_driver
-    from forgelab.project.report import format_audit, format_extraction
     from forgelab.targets import resolve_target
+
+    try:  # the spec and audit views are finished infrastructure of the learner's package
+        from forge.project.report import format_audit, format_extraction
+    except Exception as error:  # noqa: BLE001 - a broken forge/ package must not become a traceback
+        return fail(f"forge/project/report.py cannot be imported ({type(error).__name__}: {error})",
+                    "bring forge/__init__.py and forge/project/ back to the shipped versions")
 
     workbook, course = open_workbook()
     target = resolve_target(args.target, workbook, course)

@@ -97,8 +97,7 @@ def changed_since(stage: Stage, document: dict[str, Any], home: Path, module_fil
         (stage.module, _digest_at(document, "digests", "module", "sha256"), module_file),
         (stage.transfer_file, _digest_at(document, "transfer", "sha256"), home / stage.transfer_file),
         (stage.design_answer_file, _digest_at(document, "design_answer", "sha256"), home / stage.design_answer_file),
-        (f"labs/{stage.key}/{stage.fault.fault_file}", _digest_at(document, "fault_lab", "fixed_file_sha256"),
-         home / "labs" / stage.key / stage.fault.fault_file),
+        (stage.lab_module, _digest_at(document, "fault_lab", "fixed_file_sha256"), home / stage.lab_module),
     ]
     return [shown for shown, recorded, path in pairs
             if recorded is not None and recorded != evidence.sha256_file(path)]

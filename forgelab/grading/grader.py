@@ -38,7 +38,6 @@ from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 
 TRANSFER = "transfer"
-CHECKS_DIR = Path("instructor") / "checks"
 
 
 def sub_label(stage: Stage) -> str:
@@ -54,8 +53,7 @@ def wrong_label(stage: Stage) -> str:
 
 
 def check_files(course_root: Path, stage: Stage) -> list[str]:
-    return sorted(path.relative_to(course_root).as_posix()
-                  for path in (course_root / CHECKS_DIR).glob(f"test_{stage.number}_*.py"))
+    return sorted(path.relative_to(course_root).as_posix() for path in course_root.glob(stage.instructor_checks))
 
 
 @dataclass(frozen=True)
@@ -85,8 +83,8 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         targets.append(TargetSpec(label, (forge,), stage.number, (stage.module,)))
         notebook = [stage.notebook] if (course.root / stage.notebook).is_file() else []
         course_tests.append(CourseTests(label, (stage.test_file, *check_files(course.root, stage), *notebook)))
-        lab = laid.home / "labs" / stage.key / "forge"
-        if (lab / "__init__.py").is_file() or (laid.home / "labs" / stage.key / stage.fault.fault_file).is_file():
+        lab = laid.home / stage.lab_dir / "forge"
+        if (lab / "__init__.py").is_file() or (laid.home / stage.lab_module).is_file():
             targets.append(TargetSpec(lab_label(stage), (lab,), stage.number, (stage.module,)))
             course_tests.append(CourseTests(lab_label(stage), (stage.test_file,)))
     written = [stage for stage in stages if (laid.home / stage.transfer_file).is_file()]
@@ -95,7 +93,7 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         learner_tests.append(LearnerTests(TRANSFER, tuple((laid.home / s.transfer_file, s.transfer_file) for s in written)))
     for stage in written:
         variant = jobs.fault_variant(workbook, stage)
-        if (variant.parent / stage.fault.fault_file).is_file():
+        if (workbook.root / stage.fault_variant).is_file():
             targets.append(TargetSpec(wrong_label(stage), (forge, variant), stage.number))
             learner_tests.append(LearnerTests(wrong_label(stage), ((laid.home / stage.transfer_file, stage.transfer_file),)))
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)

@@ -144,7 +144,7 @@ def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -
 def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook) -> GradeItem:
     stage = ctx.stage
     top = SPEC["fault_lab"].max_points
-    where = f"labs/{stage.key}/{stage.fault.fault_file}"
+    where = stage.lab_module
     label = f"lab-{stage.number}"
     if not any(label == key for key in (*report.import_problems, *(row.target for row in report.rows))):
         return ctx.item("fault_lab", 0, MISSING, f"no fault lab handed in ({where} is missing): run "

@@ -83,8 +83,8 @@ def build_interface(starters: Path, stage_modules: list[str], into: Path) -> Pat
     shutil.copytree(source_root, destination, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
     for module in stage_modules:
         path = into / module
-        if not path.is_file():
-            raise FileNotFoundError(f"the course's starter {module} is missing: the workbook is incomplete")
+        if not path.is_file():  # e.g. a new stage not committed yet: its tests report that they cannot import it
+            continue
         source = path.read_text(encoding="utf-8")
         path.write_text(source.rstrip("\n") + FOOTER.format(classes=class_members(source)), encoding="utf-8")
     return into

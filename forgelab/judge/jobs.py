@@ -70,8 +70,8 @@ def spec(target: Target, label: str, stage: Stage | None = None, extra: tuple[Pa
 
 
 def fault_variant(workbook: Workbook, stage: Stage) -> Path:
-    """The folder that holds the stage's known-wrong module (a forge package's files)."""
-    return workbook.root / stage.failure_lab / "forge"
+    """The folder that holds the stage's known-wrong module, as a layer of a forge package."""
+    return (workbook.root / stage.fault_variant).parents[len(Path(stage.module).parts) - 2]
 
 
 def lab_spec(lab: Path, stage: Stage, label: str = "lab") -> TargetSpec:

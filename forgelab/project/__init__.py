@@ -5,5 +5,4 @@
 ``launch``   starts the driver for a target and reads its one JSON answer.
 ``history``  the regression history: a versioned SQLite file under the workspace.
 ``regress``  runs the fixed cases for a prompt version, stores the run, compares with a baseline.
-``report``   plain-text rendering of specs, audit trails and regression tables.
 """

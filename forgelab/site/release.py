@@ -75,6 +75,7 @@ INCLUDE: tuple[str, ...] = (
 EXCLUDED_FILES: tuple[str, ...] = (
     "solutions/*",
     "course/stages/*/mutants.toml",  # exact lines of the reference modules, for mutation testing
+    "course/stages/*/fault.toml",  # the fault lab's defect as edits of the reference module (reference lines)
 )
 EXCLUDED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", ".DS_Store"})
 EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
@@ -360,7 +361,7 @@ def _missing_needed(committed: Committed, course: Course) -> list[str]:
     needed = list(NEEDED)
     for stage in course.stages:
         needed += [stage.module, stage.test_file, stage.transfer_file, stage.notebook,
-                   f"{stage.failure_lab}/{stage.fault.fault_file}", f"{stage.failure_lab}/fixtures/failure.json"]
+                   stage.fault_variant, stage.fault_contract_file]
     missing = []
     for entry in needed:
         if not any(path == entry or path.startswith(entry + "/") for path in committed.files):

@@ -22,7 +22,7 @@ for name in SCENARIOS:
 # `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` prints them.
 
 # %%
-from forgelab.project.report import format_extraction
+from forge.project.report import format_extraction
 
 software = load_scenario("software")
 result = extract(software, "为前端仓库增加功能、修改代码并补测试", MockModel())

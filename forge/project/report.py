@@ -1,4 +1,5 @@
-"""Plain-text views of an extraction (spec + audit trail) for the terminal and the notebook.
+"""Plain-text views of an extraction (spec + audit trail) for the terminal and the notebook (finished
+infrastructure: you use it, you do not need to change it).
 
 Both functions take the JSON form the driver produces (``spec.model_dump(mode="json")`` and
 ``audit.to_dict()``), so the CLI and the notebook show exactly the same thing.

@@ -21,6 +21,7 @@ import builtins
 import dataclasses
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -246,6 +248,29 @@ def apply_in_place(original: object, new: object) -> None:
 # ---------------------------------------------------------------- the host process
 
 
+PUBLIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def handle_allowed(value: object, test_roots: tuple[Path, ...]) -> bool:
+    """May ``value`` be handed to the learner's code as a handle? Only code and objects of the test files."""
+    if isinstance(value, (types.ModuleType, type)) or isinstance(value, (types.BuiltinFunctionType,
+                                                                          types.BuiltinMethodType)):
+        return False
+    if isinstance(value, types.MethodType):
+        return handle_allowed(value.__func__, test_roots) and handle_allowed(value.__self__, test_roots)
+    if isinstance(value, types.FunctionType):
+        return _in_tests(value.__code__.co_filename, test_roots)
+    module = sys.modules.get(type(value).__module__)
+    return module is not None and _in_tests(getattr(module, "__file__", None) or "", test_roots)
+
+
+def _in_tests(filename: str, roots: tuple[Path, ...]) -> bool:
+    if not filename or not roots:
+        return False
+    path = Path(filename).resolve()
+    return any(root in path.parents for root in roots)
+
+
 class RemoteObject:
     """An object that lives in the learner's process (e.g. a returned closure); using it is a call."""
 
@@ -288,6 +313,7 @@ class Host:
         self._budget = settings.test_cpu_s
         self._pending_budget: int | None = None
         self._same_shape: dict[str, bool] = {}  # class path → the learner's class builds like the course's
+        self.test_roots: tuple[Path, ...] = ()  # where the course's test files live (see handle_allowed)
         self._test_deadline = 0.0
         self._closed_reason: Limit | None = None
 
@@ -413,6 +439,15 @@ class Host:
     # ------------------------------------------------------------ calls
 
     def register(self, value: object) -> int:
+        """A handle for an object of the test that is not data (a fake model, a callback).
+
+        Only the test's own functions, lambdas, bound methods and instances of classes the test file
+        defines can be handed out: never a module, a class, a built-in, or anything of the judge or of
+        the standard library, so the learner's code can reach nothing but what the test gave it.
+        """
+        if not handle_allowed(value, self.test_roots):
+            raise wire.WireError(f"a {type(value).__name__} object cannot be handed to the learner's code: pass data, "
+                                 "a function of the test, or an object of a class the test defines")
         key = id(value)
         if key not in self._handle_ids:
             number = len(self._handles) + 1
@@ -474,7 +509,13 @@ class Host:
             decoder = self._decoder()
             args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
             kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
-            result = getattr(target, str(message["name"])) if op == "getattr" else target(*args, **kwargs)
+            if op == "getattr":
+                name = str(message["name"])
+                if not PUBLIC_NAME.match(name):
+                    raise AttributeError(f"{name!r}: the learner's code may read only public attributes of a test object")
+                result = getattr(target, name)
+            else:
+                result = target(*args, **kwargs)
             frame = {"op": "return", "value": self._encoder().encode(result)}
         except LimitExceeded:
             raise

@@ -213,7 +213,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
         "targets": {label: {"code_dir": str(path), "probe": [_dotted(m) for m in specs[label].probe],
                             "stage": specs[label].stage, "first_failure_ends": specs[label].first_failure_ends}
                     for label, path in code_dirs.items()},
-        "files": files, "settings": settings.as_dict(), "report": str(report_path),
+        "files": files, "settings": settings.as_dict(), "report": str(report_path), "tests_root": str(tests_dir),
         "isolation": {"sandboxed": isolation.sandboxed, "bwrap": isolation.bwrap, "reason": isolation.reason},
     }), encoding="utf-8")
     ini = run_dir / "session.ini"

@@ -20,6 +20,8 @@ import contextlib
 import io
 import json
 import re
+import sys
+import types
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -100,7 +102,12 @@ class NotebookFile(pytest.File):
 
     def collect(self) -> Any:
         notebook = json.loads(self.path.read_text(encoding="utf-8"))
-        namespace: dict[str, Any] = {"__name__": "__forgelab_notebook__"}
+        # the cells run in a module of their own whose file is the notebook: objects they define are the
+        # test's objects (they may be handed to the learner's code as handles), like a test file's
+        module = types.ModuleType(f"forgelab_notebook_{re.sub(r'[^A-Za-z0-9_]', '_', self.path.stem)}")
+        module.__file__ = str(self.path)
+        sys.modules[module.__name__] = module
+        namespace: dict[str, Any] = module.__dict__
         state: dict[str, Any] = {"done": -1, "failed": None}
         waiting: list[tuple[int, str]] = []
         cells = demonstration_cells(notebook)
@@ -128,13 +135,13 @@ class NotebookCell(pytest.Item):
             raise CellFailed(f"not run: an earlier cell failed ({self.state['failed']})")
         for index, source in self.before:
             try:
-                run_cell(source, self.namespace, f"<cell {index}>")
+                run_cell(source, self.namespace, f"{self.path}#cell-{index}")
             except BaseException as error:
                 self.state["failed"] = f"cell {index} `{_label(source)}` raised {type(error).__name__}: {error}"
                 raise CellFailed(f"a setup cell raised: cell {index} `{_label(source)}`: "
                                  f"{type(error).__name__}: {error}") from error
         try:
-            printed = run_cell(self.source, self.namespace, f"<cell {self.index}>")
+            printed = run_cell(self.source, self.namespace, f"{self.path}#cell-{self.index}")
         except BaseException as error:
             self.state["failed"] = f"cell {self.index} raised {type(error).__name__}"
             raise
@@ -147,7 +154,8 @@ class NotebookCell(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CellFailed):
             return f"cell {self.index} `{_label(self.source)}`: {excinfo.value}"
-        return str(super().repr_failure(excinfo))
+        error = excinfo.value
+        return f"cell {self.index} `{_label(self.source)}` raised {type(error).__name__}: {error}"
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.index, f"cell {self.index}: {_label(self.source)}"

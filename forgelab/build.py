@@ -24,7 +24,11 @@ from typing import Any
 from forgelab.paths import Workbook
 from forgelab.registry import Course, RegistryError, Stage
 
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
+
+
+class BuildError(RuntimeError):
+    """A reference notebook could not be built; the message names the cell and the cause."""
 IGNORE_OUTPUT = "nbval-ignore-output"
 GRADED = "nbval-check-output"  # compared even under --nbval-lax (graders use lax mode)
 WIDGET = "forgelab-widget"
@@ -163,25 +167,30 @@ run them again whenever you change that file (no kernel restart needed).
 Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {n}` shares the same counter).
 """)
     out.code("lab.hint()", IGNORE_OUTPUT, WIDGET)
-    out.md("Run the stage tests against your code. The table shows each required test and, for a failure, its cause in one line.")
+    out.md("Run the stage tests against your code. The table shows each required test and, for a failure, "
+           "its first difference in one line; the *Why?* button below it shows a whole failure "
+           f"(terminal: `forgelab check {n} --why TEST`).")
     out.code("lab.run_tests()", GRADED)
+    out.code("lab.why()", IGNORE_OUTPUT, WIDGET)
     out.md(f"""
 ## 7 · Fault lab 🔧
 
-{text.fault_story}
+Someone changed a copy of `{stage.module}`, and now a stage test fails. Your job is a diagnosis: watch
+the symptom, find the cause yourself, and repair the copy. The lab is a separate workspace,
+`{stage.lab_dir}/`; your own `forge/` is never touched.
 
-The lab is a separate workspace, `{stage.lab_dir}/`; your own `forge/` is never touched. Start it,
-watch the target test `{stage.fault.target_test}` fail with the declared symptom, then diagnose:
+1. **Start the lab** — nothing happens until you press it; *Run All* never starts a lab.
+2. **Check my fix** — the first time, it shows the symptom: the target test `{stage.fault.target_test}`
+   and how it fails.
+3. Diagnose. Stuck? **Next diagnosis step** reveals the lab's story, then one diagnosis step at a time,
+   then the fix principle (the terminal command `forgelab fault hint {n}` shares the counter).
+4. Edit `{stage.lab_module}`, then **Check my fix** again until it says FIXED; a fixed lab is recorded in
+   your evidence at once. **Show my changes** compares your file with the broken one.
 
-{_bullets(text.fault_diagnosis, numbered=True)}
-
-Edit `{stage.lab_module}` and run the check cell again until it says FIXED.
-Terminal equivalents: `forgelab fault start|check|diff|reset {n}`.
+Terminal equivalents: `forgelab fault start|check|diff|reset|hint {n}`; in a cell: `lab.fault_start()`,
+`lab.fault_check()`, `lab.fault_diff()`.
 """)
-    out.code("lab.fault_start()")
-    out.code("lab.fault_check()")
-    out.md("Your changes so far, against the broken file:")
-    out.code("lab.fault_diff()")
+    out.code("lab.fault_lab()", IGNORE_OUTPUT, WIDGET)
     criteria = _bullets(text.transfer_criteria)
     out.md(f"""
 ## 8 · Transfer challenge 🔧
@@ -206,10 +215,13 @@ Write the test in `{stage.transfer_file}` (replace the `pytest.skip` line), then
 
 {_bullets(text.mastery)}
 
-The check below runs every part for real, writes `{stage.evidence_dir}/verification.json`, and says
-what the course page will show when you pick that file. (Terminal: `forgelab check {n}`.)
+The button below runs every part for real, writes `{stage.evidence_file}`, and says what the course
+page will show when you pick that file. Nothing is written until you press it. (In a cell:
+`lab.write_evidence()`; terminal: `forgelab check {n}`.)
 """)
-    out.code("lab.check()")
+    out.code("lab.evidence()", IGNORE_OUTPUT, WIDGET)
+    out.md("Where this stage stands — what is done and what is still open (it runs the tests and writes nothing):")
+    out.code("lab.summary()", IGNORE_OUTPUT)
     for index, cell in enumerate(out.cells):
         cell["id"] = f"cell-{index:02d}"  # stable ids keep rebuilds diff-friendly
     notebook = nbformat.v4.new_notebook(cells=out.cells)
@@ -247,10 +259,17 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-    for cell in notebook.cells:
+    from forgelab.notebook_cells import MARKER
+
+    for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and WIDGET in cell.metadata.get("tags", []):
             cell.outputs = []
             cell.execution_count = None
+        printed = "".join(str(out.get("text", "")) for out in cell.get("outputs", []))
+        if MARKER in printed:
+            first = cell.source.strip().splitlines()[0] if cell.source.strip() else "(empty)"
+            raise BuildError(f"cell {index} (`{first[:60]}`) did not finish against {target_name}: "
+                             f"{printed.strip().splitlines()[0][:300]} — fix the stage source or the reference")
     return notebook
 
 

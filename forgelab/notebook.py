@@ -1,12 +1,16 @@
 """Helpers the stage notebooks call. Learners use them; they never need to edit them.
 
 ``%load_ext forgelab.notebook`` turns on autoreload (edits to ``forge/`` take effect without a
-kernel restart) and shows unfinished starter code as one friendly line instead of a traceback.
-``stage_tools("01")`` returns the object behind every interactive cell of a stage notebook.
+kernel restart) and makes *Run All* safe: no cell raises — unfinished starter code, a syntax error
+or a failing call becomes one readable output (:mod:`forgelab.notebook_cells`), so the notebook
+always reaches its last cell, which says what is still open. ``stage_tools("01")`` returns the
+object behind every interactive cell of a stage notebook; it talks to the same facade as the
+command line (:class:`forgelab.workbench.Workbench`), so both say the same things.
 
-Graded cells print plain text (never inside an ipywidgets ``Output``), so nbval can compare them.
-The target comes from ``FORGELAB_TARGET`` (``learner`` unless the course builder or a grader says
-otherwise).
+Running the notebook starts no fault lab and writes no evidence: those happen only when the learner
+presses a button (or calls ``lab.fault_start()`` / ``lab.write_evidence()``). Graded cells print
+plain text (never inside an ipywidgets ``Output``), so nbval can compare them. The target comes from
+``FORGELAB_TARGET`` (``learner`` unless the course builder or a grader says otherwise).
 """
 
 from __future__ import annotations
@@ -20,22 +24,13 @@ from forgelab.registry import Course, Stage, load_course
 
 
 # ---------------------------------------------------------------- IPython extension
-def _friendly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> None:
-    if isinstance(value, NotImplementedError):
-        message = str(value) or "this function is not implemented yet — see hint 1"
-        print(f"not implemented yet — {message}" if "not implemented yet" not in message else message)
-        return
-    if isinstance(value, SyntaxError) and value.filename and "forge" in Path(value.filename).parts:
-        print(f"syntax error in {Path(value.filename).name}, line {value.lineno}: {value.msg} — fix it and run the cell again")
-        return
-    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-
-
 def load_ipython_extension(ipython: Any) -> None:
+    from forgelab import notebook_cells
+
     os.environ.setdefault("FORGELAB_WIDTH", "110")  # tables look the same in every kernel
     ipython.run_line_magic("load_ext", "autoreload")
     ipython.run_line_magic("autoreload", "2")
-    ipython.set_custom_exc((NotImplementedError, SyntaxError), _friendly)
+    notebook_cells.install(ipython)
 
 
 # ---------------------------------------------------------------- stage tools
@@ -43,19 +38,17 @@ class StageTools:
     """Everything a stage notebook does beyond plain code: predict, hint, test, fault lab, evidence."""
 
     def __init__(self, stage_number: str, target: str | None = None) -> None:
+        from forgelab.workbench import Workbench
+
         self.workbook: Workbook = Workbook.locate()
         self.course: Course = load_course(self.workbook.root)
         self.stage: Stage = self.course.stage(stage_number)
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")
+        self.bench = Workbench(self.workbook, self.course)
 
     @property
     def text(self):  # type: ignore[no-untyped-def]
         return self.stage.text()
-
-    def _target(self):  # type: ignore[no-untyped-def]
-        from forgelab.targets import resolve_target
-
-        return resolve_target(self.target_name, self.workbook, self.course)
 
     # part 2 — predict first
     def predict(self) -> Any:
@@ -166,64 +159,85 @@ class StageTools:
         return widgets.VBox([button, shown])
 
     def run_tests(self) -> None:
-        from forgelab.checker import run_check
-        from forgelab.report import collapse
-        from forgelab.display import table
-
-        outcome = run_check(self.course, self.workbook, self.stage, self._target(), write=False)
-        rows = collapse(self.stage.required_tests, outcome.tests)
-        print(table(["test", "outcome", "cause"], rows, total_width=110))
+        """The stage tests against your code, one row each (writes no evidence)."""
+        outcome = self.bench.check(self.stage, self.target_name, write=False)
+        print("\n".join(self.bench.tests_table(outcome, width=110)))
         summary = outcome.document["summary"]
         print(f"\nrequired tests: {summary['required_passed']}/{summary['required_total']} passed")
         if summary["required_passed"] == summary["required_total"]:
             print("All stage tests pass. Next: the fault lab (part 7).")
         else:
-            print(f"Keep going: edit {self.stage.module} and run this cell again.")
+            print(f"Keep going: edit {self.stage.module} and run this cell again "
+                  "(the Why? button below shows a whole failure).")
 
-    # part 7 — fault lab
+    def why(self) -> Any:
+        """A button per failing test that shows its source, the whole failure and what your code printed."""
+        import ipywidgets as widgets
+
+        choice = widgets.Dropdown(options=list(self.stage.required_tests), description="test",
+                                  layout=widgets.Layout(width="max-content"))
+        button = widgets.Button(description="Why does it fail?", icon="search",
+                                layout=widgets.Layout(width="max-content", min_width="max-content"))
+        shown = widgets.HTML(value="")
+
+        def explain(_: Any) -> None:
+            shown.value = "<p>running the test…</p>"
+            message = self.bench.why(self.stage, str(choice.value), self.target_name)
+            shown.value = _pre(message.text())
+
+        button.on_click(explain)
+        return widgets.VBox([widgets.HBox([choice, button]), shown])
+
+    # part 7 — fault lab (nothing happens until the learner asks)
+    def fault_lab(self) -> Any:
+        """Buttons for the fault lab: start it, check the fix, show the changes, reveal the next diagnosis step."""
+        import ipywidgets as widgets
+
+        shown = widgets.HTML(value=_pre(self._lab_state()))
+        actions = [("Start the lab", "play", self.bench.fault_start), ("Check my fix", "check", self.bench.fault_check),
+                   ("Show my changes", "code", self.bench.fault_diff)]
+        if hasattr(self.bench, "fault_hint"):
+            actions.append(("Next diagnosis step", "lightbulb-o", self.bench.fault_hint))
+        buttons = []
+        for label, icon, action in actions:
+            button = widgets.Button(description=label, icon=icon,
+                                    layout=widgets.Layout(width="max-content", min_width="max-content"))
+
+            def run(_: Any, action: Any = action) -> None:
+                from forgelab.faultlab import FaultLabError
+
+                shown.value = "<p>working…</p>"
+                try:
+                    shown.value = _pre(action(self.stage).text())
+                except FaultLabError as error:
+                    shown.value = _pre(str(error))
+
+            button.on_click(run)
+            buttons.append(button)
+        return widgets.VBox([widgets.HBox(buttons), shown])
+
+    def _lab_state(self) -> str:
+        lab = self.workbook.workspace / self.stage.lab_module
+        if not lab.is_file():
+            return "The lab is not started. Press \"Start the lab\" (or run lab.fault_start()) when you are ready."
+        return f"The lab is in {self.stage.lab_module}: edit it, then press \"Check my fix\"."
+
     def fault_start(self) -> None:
-        from forgelab import faultlab
-
-        target = self._target()
-        with target.importable() as import_dir:
-            base = import_dir / "forge" if target.kind != "learner" else None
-            module, created = faultlab.start(self.workbook, self.stage, base)
-        shown = self.workbook.relative(module)
-        if created:
-            print(f"fault lab started: the broken module is {shown}")
-        else:
-            print(f"fault lab already started: your edits in {shown} are kept (reset: forgelab fault reset {self.stage.number})")
-        print("your own forge/ is not touched by the lab")
+        print(self.bench.fault_start(self.stage, self.target_name).text())
 
     def fault_check(self) -> None:
-        from forgelab import faultlab
-
-        result = faultlab.check(self.workbook, self.course, self.stage)
-        target = self.stage.fault.target_test
-        if result.status == "fixed":
-            print(f"FIXED: {target} and the whole stage pass in the lab workspace.")
-            print(f"Fix principle: {self.text.fault_fix_principle}")
-        elif result.status == "error":
-            print(f"the lab module does not import: {result.problem}")
-        elif result.target is not None and result.target.outcome != "passed":
-            print(f"{target}: {result.target.outcome.upper()}")
-            print(f"  {result.target.cause}")
-            if result.symptom_matched:
-                print(f"  declared symptom seen: {result.symptom_text}")
-        else:
-            print(f"{target} passes, but these stage tests still fail: {', '.join(result.failing)}")
+        print(self.bench.fault_check(self.stage).text())
 
     def fault_diff(self) -> None:
-        from forgelab import faultlab
+        print(self.bench.fault_diff(self.stage).text())
 
-        text = faultlab.diff(self.workbook, self.stage)
-        print(text if text else "no changes yet: the lab file is still the broken variant")
+    def fault_reset(self) -> None:
+        print(self.bench.fault_reset(self.stage).text())
 
     # part 8 — transfer
     def run_transfer(self) -> None:
-        from forgelab.checker import run_check
-
-        outcome = run_check(self.course, self.workbook, self.stage, self._target(), write=False)
+        """Your transfer test against your code, and against the stage's known-wrong code (writes no evidence)."""
+        outcome = self.bench.check(self.stage, self.target_name, write=False)
         part = outcome.transfer
         print(f"transfer challenge: {part.status.replace('_', ' ')} — {part.detail}")
         for row in outcome.transfer_tests:
@@ -264,18 +278,65 @@ class StageTools:
         return (f"<p>Saved to {self.workbook.relative(path)} ({words} words). Compare it with the rubric — "
                 f"a strong answer covers:</p><ul>{rubric}</ul>")
 
-    # part 10 — evidence
-    def check(self) -> None:
-        from forgelab.checker import run_check
-        from forgelab.report import format_check
+    # part 10 — evidence (written only when the learner asks)
+    def evidence(self) -> Any:
+        """A button that runs every part for real and writes verification.json."""
+        import ipywidgets as widgets
 
-        outcome = run_check(self.course, self.workbook, self.stage, self._target())
+        button = widgets.Button(description="Check everything and write my evidence", button_style="primary",
+                                icon="check-square-o", layout=widgets.Layout(width="max-content", min_width="max-content"))
+        shown = widgets.HTML(value="")
+
+        def run(_: Any) -> None:
+            shown.value = "<p>checking every part…</p>"
+            shown.value = _pre(self._evidence_text())
+
+        button.on_click(run)
+        return widgets.VBox([button, shown])
+
+    def write_evidence(self) -> None:
+        """The same as the evidence button, for people who prefer a cell."""
+        print(self._evidence_text())
+
+    def _evidence_text(self) -> str:
+        outcome = self.bench.check(self.stage, self.target_name)
         shown = self.workbook.relative(outcome.path) if outcome.path else None
-        print(format_check(outcome, shown))
-        if outcome.accepted:
-            print("\nThe course page will show: self-check passed.")
+        text = self.bench.check_message(outcome, shown, width=110).text()
+        page = ("self-check passed" if outcome.accepted else "results read, with the items above still open")
+        return f"{text}\n\nThe course page will show: {page}."
+
+    def summary(self) -> None:
+        """What is still open in this stage (runs the stage tests; writes nothing)."""
+        from forgelab import state
+        from forgelab.answers import answer_path
+        from forgelab.checker import MIN_DESIGN_WORDS
+
+        outcome = self.bench.check(self.stage, self.target_name, write=False)
+        doc = outcome.document
+        summary = doc["summary"]
+        lab = self.workbook.workspace / self.stage.lab_module
+        last = state.get(self.workbook, "fault_lab", self.stage.number) or {}
+        answer = answer_path(self.workbook, self.stage)
+        words = len(answer.read_text(encoding="utf-8").split()) if answer.is_file() else 0
+        rows = [
+            ("stage tests", summary["required_passed"] == summary["required_total"],
+             f"{summary['required_passed']}/{summary['required_total']} pass"),
+            ("fault lab", last.get("status") == "fixed",
+             "fixed" if last.get("status") == "fixed" else ("started, not fixed yet" if lab.is_file() else "not started")),
+            ("transfer test", outcome.transfer.status == "passed", outcome.transfer.status.replace("_", " ")),
+            ("design answer", words >= MIN_DESIGN_WORDS, f"{words} words (at least {MIN_DESIGN_WORDS})"),
+        ]
+        evidence = self.workbook.workspace / self.stage.evidence_file
+        open_items = [name for name, ok, _ in rows if not ok]
+        print(f"Stage {self.stage.number} at a glance:")
+        for name, ok, detail in rows:
+            print(f"  {'done' if ok else 'open':<5} {name:<14} {detail}")
+        print(f"  {'done' if evidence.is_file() else 'open':<5} {'evidence':<14} "
+              f"{'written' if evidence.is_file() else 'not written yet (part 10 button)'}")
+        if open_items:
+            print(f"Still open: {', '.join(open_items)}. Next: {self.bench.next_step(outcome)}")
         else:
-            print("\nThe course page will show: results read, with the items above still open.")
+            print("Every part holds. Write your evidence (part 10) and pick it on the course page.")
 
 
 def stage_tools(stage_number: str, target: str | None = None) -> StageTools:
@@ -284,6 +345,12 @@ def stage_tools(stage_number: str, target: str | None = None) -> StageTools:
 
 # Widget HTML inherits the 28 px line height of a widget row; running text reads better at 1.5.
 _TEXT_STYLE = 'style="line-height: 1.5"'
+
+
+def _pre(text: str) -> str:
+    import html
+
+    return f'<pre style="white-space: pre-wrap; line-height: 1.4">{html.escape(text)}</pre>'
 
 
 def _html(text: str) -> str:

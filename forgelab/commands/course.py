@@ -23,10 +23,15 @@ def cmd_build(args: argparse.Namespace) -> int:
                         "run `forgelab build` and commit the result")
         print(f"all generated artefacts are current ({len(stages)} stage(s))")
         return 0
+    from forgelab.build import BuildError
+
     for stage in stages:
         started = time.monotonic()
         print(f"building stage {stage.number} ({stage.slug})…", flush=True)
-        written = build_stage(course, workbook, stage, run=not args.no_execute)
+        try:
+            written = build_stage(course, workbook, stage, run=not args.no_execute)
+        except BuildError as error:
+            return fail(f"stage {stage.number}: {error}")
         print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
     return 0
 

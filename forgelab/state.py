@@ -1,4 +1,4 @@
-"""Small per-workspace memory: hints shown, prediction answers, last fault-lab checks.
+"""Small per-workspace memory: hints and fault-lab hints shown, prediction answers, last fault-lab checks.
 
 Stored as ``.forgelab/state.json`` and replaced atomically; a damaged file is set aside, not trusted.
 """
@@ -44,10 +44,28 @@ def hints_shown(workbook: Workbook, stage_number: str) -> int:
     return int(get(workbook, "hints", stage_number, 0))
 
 
+def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tuple[str, ...]) -> tuple[int, str | None]:
+    shown = int(get(workbook, section, stage_number, 0))
+    if shown >= len(items):
+        return shown, None
+    update(workbook, section, stage_number, shown + 1)
+    return shown + 1, items[shown]
+
+
 def reveal_next_hint(workbook: Workbook, stage_number: str, hints: tuple[str, ...]) -> tuple[int, str | None]:
     """Reveal one more hint; returns (how many are shown now, the new hint or None if all were shown)."""
-    shown = hints_shown(workbook, stage_number)
-    if shown >= len(hints):
-        return shown, None
-    update(workbook, "hints", stage_number, shown + 1)
-    return shown + 1, hints[shown]
+    return _reveal_next(workbook, "hints", stage_number, hints)
+
+
+def fault_hints_shown(workbook: Workbook, stage_number: str) -> int:
+    """How many rungs of the stage's fault-lab ladder (story, diagnosis steps, fix principle) are shown."""
+    return int(get(workbook, "fault_hints", stage_number, 0))
+
+
+def reveal_next_fault_hint(workbook: Workbook, stage_number: str, rungs: tuple[str, ...]) -> tuple[int, str | None]:
+    """Reveal one more rung of the fault-lab ladder; returns (how many are shown now, the new rung or None)."""
+    return _reveal_next(workbook, "fault_hints", stage_number, rungs)
+
+
+def hide_fault_hints(workbook: Workbook, stage_number: str) -> None:
+    update(workbook, "fault_hints", stage_number, 0)

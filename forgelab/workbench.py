@@ -236,6 +236,32 @@ class Workbench:
         return Message((f"fault lab {stage.number} reset to the broken variant; your previous file is kept in "
                         f"backup {saved.name}",), True, f"`forgelab fault check {stage.number}`")
 
+    def fault_hint(self, stage: Stage, reset: bool = False) -> Message:
+        """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle."""
+        from forgelab.faulthints import ladder
+
+        rungs = ladder(stage.text())
+        if reset:
+            state.hide_fault_hints(self.workbook, stage.number)
+            return Message((f"fault lab {stage.number}: the story, diagnosis steps and fix principle are hidden again "
+                            f"(0 of {len(rungs)} shown)",), True, f"`forgelab fault hint {stage.number}` shows the first")
+        shown, new = state.reveal_next_fault_hint(self.workbook, stage.number, tuple(rung.text for rung in rungs))
+        shown = min(shown, len(rungs))
+        lines = [f"[{'new' if new is not None and index == shown else '   '}] {index}/{len(rungs)} {rung.label}: {rung.text}"
+                 for index, rung in enumerate(rungs[:shown], 1)]
+        lab_started = (faultlab.lab_path(self.workbook, stage) / stage.fault.fault_file).is_file()
+        if new is None:
+            lines.append(f"all {len(rungs)} are shown (the story, {len(rungs) - 2} diagnosis steps and the fix principle); "
+                         f"`forgelab fault hint {stage.number} --reset` hides them again")
+            next_step = (f"fix {stage.lab_module}, then `forgelab fault check {stage.number}`" if lab_started
+                         else f"`forgelab fault start {stage.number}`")
+        elif not lab_started:
+            next_step = f"`forgelab fault start {stage.number}` and watch the target test fail, then diagnose"
+        else:
+            next_step = (f"try the step in the lab, `forgelab fault check {stage.number}` to re-check; "
+                         f"`forgelab fault hint {stage.number}` reveals the next one ({len(rungs) - shown} left)")
+        return Message(tuple(lines), True, next_step)
+
     # ------------------------------------------------------------ hints
 
     def hint(self, stage: Stage, reset: bool = False) -> Message:

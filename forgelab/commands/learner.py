@@ -49,7 +49,10 @@ def cmd_fault(args: argparse.Namespace) -> int:
     bench = Workbench.locate(judge_settings(args))
     stage = bench.course.stage(args.stage)
     actions = {"start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff,
-               "reset": bench.fault_reset}
+               "reset": bench.fault_reset, "hint": lambda chosen: bench.fault_hint(chosen, reset=args.reset)}
+    if args.reset and args.action != "hint":
+        return fail(f"--reset belongs to `forgelab fault hint {stage.number}` (it hides the revealed hints)",
+                    f"to put the broken module back, run `forgelab fault reset {stage.number}`")
     try:
         message = actions[args.action](stage)
     except faultlab.FaultLabError as error:
@@ -185,9 +188,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     hint.add_argument("--reset", action="store_true", help="hide the hints again")
     hint.set_defaults(handler=cmd_hint)
 
-    fault = sub.add_parser("fault", help="the fault lab in its own workspace: start, check, diff, reset")
-    fault.add_argument("action", choices=["start", "check", "diff", "reset"])
+    fault = sub.add_parser("fault", help="the fault lab in its own workspace: start, check, diff, reset; "
+                                          "hint reveals the story, each diagnosis step and the fix principle in turn")
+    fault.add_argument("action", choices=["start", "check", "diff", "reset", "hint"])
     fault.add_argument("stage")
+    fault.add_argument("--reset", action="store_true", help="with `hint`: hide the revealed fault-lab hints again")
     add_judge_flags(fault)
     fault.set_defaults(handler=cmd_fault)
 

@@ -1,0 +1,97 @@
+"""`forgelab fault hint NN`: the fault lab's story, diagnosis steps and fix principle, one rung at a time.
+
+The counter lives in the workspace state (like the stage hints), so the notebook reads the same number
+through ``forgelab.state.fault_hints_shown``; nothing is written into the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forgelab.faulthints import ladder
+from forgelab.paths import Workbook
+from forgelab.registry import load_course
+from forgelab.state import fault_hints_shown, hints_shown
+from forgelab.workbench import Workbench
+
+
+def test_the_ladder_is_story_then_each_diagnosis_step_then_the_fix_principle(course) -> None:
+    for stage in course.stages:
+        text = stage.text()
+        rungs = ladder(text)
+        assert len(rungs) == len(text.fault_diagnosis) + 2
+        assert rungs[0].label == "what you observe" and rungs[0].text == " ".join(text.fault_story.split())
+        assert [rung.text for rung in rungs[1:-1]] == [" ".join(step.split()) for step in text.fault_diagnosis]
+        assert rungs[-1].label == "fix principle" and rungs[-1].text == " ".join(text.fault_fix_principle.split())
+        assert rungs[1].label == f"diagnosis 1/{len(text.fault_diagnosis)}"
+
+
+def test_fault_hint_reveals_one_rung_at_a_time_and_remembers(workbook, course) -> None:
+    stage = course.stage("02")
+    rungs = ladder(stage.text())
+    first = workbook.run("fault", "hint", "02")
+    assert first.returncode == 0, first.output
+    assert f"[new] 1/{len(rungs)} what you observe: {rungs[0].text}" in first.stdout
+    assert "diagnosis 1/" not in first.stdout
+    assert "next: `forgelab fault start 02`" in first.stdout  # the lab is not started yet
+    second = workbook.run("fault", "hint", "02").stdout
+    assert f"[   ] 1/{len(rungs)} what you observe" in second
+    assert f"[new] 2/{len(rungs)} {rungs[1].label}: {rungs[1].text}" in second
+    for _ in range(len(rungs) - 2):
+        last = workbook.run("fault", "hint", "02").stdout
+    assert f"[new] {len(rungs)}/{len(rungs)} fix principle: {rungs[-1].text}" in last
+    done = workbook.run("fault", "hint", "02")
+    assert done.returncode == 0
+    assert f"all {len(rungs)} are shown" in done.stdout and "[new]" not in done.stdout
+    state = json.loads((workbook.root / ".forgelab" / "state.json").read_text(encoding="utf-8"))
+    assert state["fault_hints"] == {"02": len(rungs)}
+    assert "hints" not in state, "the fault ladder has its own counter, apart from the stage hints"
+
+
+def test_reset_hides_the_ladder_again_and_only_for_that_stage(workbook) -> None:
+    workbook.run("fault", "hint", "03")
+    workbook.run("fault", "hint", "03")
+    workbook.run("fault", "hint", "04")
+    reset = workbook.run("fault", "hint", "03", "--reset")
+    assert reset.returncode == 0 and "hidden again (0 of" in reset.stdout
+    root = Workbook(workbook.root, workbook.root)
+    assert fault_hints_shown(root, "03") == 0
+    assert fault_hints_shown(root, "04") == 1
+    again = workbook.run("fault", "hint", "03").stdout
+    assert "[new] 1/" in again and "2/" not in again
+
+
+def test_reset_is_refused_for_the_other_fault_actions(workbook) -> None:
+    result = workbook.run("fault", "check", "01", "--reset")
+    assert result.returncode == 2
+    assert "--reset belongs to `forgelab fault hint 01`" in result.stderr
+    assert "forgelab fault reset 01" in result.stderr
+
+
+def test_after_start_the_next_step_points_at_the_lab(workbook) -> None:
+    assert workbook.run("fault", "start", "01").returncode == 0
+    shown = workbook.run("fault", "hint", "01").stdout
+    assert "forgelab fault check 01" in shown and "fault start" not in shown
+
+
+def test_the_counter_is_shared_with_the_notebook_through_the_workbench(workbook) -> None:
+    course = load_course(workbook.root)
+    bench = Workbench(Workbook(workbook.root, workbook.root), course)
+    stage = course.stage("06")
+    message = bench.fault_hint(stage)
+    assert message.ok and len(message.lines) == 1 and message.lines[0].startswith("[new] 1/")
+    assert fault_hints_shown(bench.workbook, "06") == 1
+    workbook.run("fault", "hint", "06")  # the terminal continues where the notebook stopped
+    assert fault_hints_shown(bench.workbook, "06") == 2
+    assert hints_shown(bench.workbook, "06") == 0
+    hidden = bench.fault_hint(stage, reset=True)
+    assert "hidden again" in hidden.text() and fault_hints_shown(bench.workbook, "06") == 0
+
+
+@pytest.mark.parametrize("stage", ["01", "05", "10"])
+def test_fault_hint_never_touches_the_evidence_or_the_lab(workbook, stage: str) -> None:
+    workbook.run("fault", "hint", stage)
+    assert not (workbook.root / "evidence").exists()
+    assert not (workbook.root / "labs").exists()

@@ -9,12 +9,13 @@ STAMP := $(VENV)/.forge-workbook-installed
 PORT ?= 8888
 JOBS ?= auto
 
-.PHONY: lab test install verify nbval course-tests bench clean help
+.PHONY: lab test install verify typecheck nbval course-tests bench clean help
 
 help:
 	@echo "make lab    — install into $(VENV) and open the workbook in JupyterLab"
 	@echo "make test   — install into $(VENV) and run the whole test suite"
 	@echo "make bench  — run the benchmarks and print their ratios"
+	@echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"
 
 # The installer: uv (installed into the venv by pip, then resolving and downloading in parallel) is about
 # three times as fast as pip for the ~110 packages of JupyterLab and friends. pip is used instead when
@@ -55,6 +56,7 @@ test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \
 	  echo "== learner bundle: checking every stage of your workbook (forgelab check all)"; \
 	  $(BIN)/forgelab check all; exit $$?; fi
+	@echo "== type gate (mypy --strict over forgelab/ and forge/)"; $(BIN)/mypy
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
@@ -62,6 +64,10 @@ test: $(STAMP)
 
 verify: $(STAMP)
 	$(BIN)/forgelab verify-course --mutants
+
+typecheck: $(STAMP)
+	@test -d solutions || { echo "the type gate checks the course's tooling: it runs in the course repository"; exit 2; }
+	$(BIN)/mypy
 
 nbval: $(STAMP)
 	$(BIN)/forgelab nbval

@@ -13,12 +13,6 @@ from forgelab.display import fail
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _context():  # type: ignore[no-untyped-def]
-    from forgelab.commands.context import open_workbook
-
-    return open_workbook()
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -123,7 +117,9 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
     from forgelab.targets import resolve_target
 
-    workbook, course = _context()
+    from forgelab.commands.context import open_workbook
+
+    workbook, course = open_workbook()
     target = resolve_target(args.target, workbook, course)
     into = Path(args.into).resolve()
     if into == workbook.root.resolve():

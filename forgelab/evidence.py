@@ -70,10 +70,13 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
 
 
 def read_document(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
 
 
 def schema() -> dict[str, Any]:
     from importlib import resources
 
-    return json.loads((resources.files("forgelab") / "data" / "verification.schema.json").read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads(
+        (resources.files("forgelab") / "data" / "verification.schema.json").read_text(encoding="utf-8"))
+    return loaded

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage, load_course
+from forgelab.registry import Course, Stage, StageText, load_course
 
 
 # ---------------------------------------------------------------- IPython extension
@@ -47,7 +47,7 @@ class StageTools:
         self.bench = Workbench(self.workbook, self.course)
 
     @property
-    def text(self):  # type: ignore[no-untyped-def]
+    def text(self) -> StageText:
         return self.stage.text()
 
     # part 2 — predict first

@@ -16,6 +16,7 @@ import ast
 import traceback
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 MARKER = "⚠ this cell did not finish"
 HANDLER = "__forgelab_explain__"
@@ -73,9 +74,9 @@ class NoHaltTransformer(ast.NodeTransformer):
         return ast.fix_missing_locations(ast.copy_location(module, node))
 
 
-def install(shell: object) -> None:
+def install(shell: Any) -> None:
     """Install the transformer and its helpers into an IPython shell (idempotent)."""
-    user_ns = shell.user_ns  # type: ignore[attr-defined]
+    user_ns = shell.user_ns
     failed: list[str] = user_ns.setdefault(FAILED, [])
 
     def handle(error: BaseException) -> None:
@@ -91,6 +92,6 @@ def install(shell: object) -> None:
 
     user_ns[HANDLER] = handle
     user_ns[SHOW] = show
-    transformers = shell.ast_transformers  # type: ignore[attr-defined]
+    transformers = shell.ast_transformers
     if not any(isinstance(t, NoHaltTransformer) for t in transformers):
         transformers.append(NoHaltTransformer())

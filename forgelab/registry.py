@@ -261,10 +261,10 @@ class _Fields:
         return value
 
     def text(self, key: str) -> str:
-        return self._get(key, str).strip()
+        return str(self._get(key, str)).strip()
 
     def integer(self, key: str) -> int:
-        return self._get(key, int)
+        return int(self._get(key, int))
 
     def texts(self, key: str) -> tuple[str, ...]:
         items = self._get(key, list)

@@ -368,8 +368,7 @@ class Host:
             return ImportProblem(modules[0].replace(".", "/") + ".py" if modules else "forge", ImportKind.IMPORT,
                                  f"the learner's process stopped while importing ({error})", error_type="crash",
                                  stage=self.stage)
-        problems = reply.get("problems") if isinstance(reply.get("problems"), list) else []
-        for problem in problems:  # type: ignore[union-attr]
+        for problem in wire.items_of(reply, "problems"):
             if isinstance(problem, dict):
                 return _import_problem(problem, self.stage)
         return None
@@ -423,8 +422,8 @@ class Host:
                 self._same_shape[path] = False
             else:
                 reply = self._exchange({"op": "shape", "classes": [path]})
-                shapes = reply.get("shapes") if isinstance(reply.get("shapes"), list) else []
-                self._same_shape[path] = bool(shapes) and shapes[0] == ours  # type: ignore[index]
+                shapes = wire.items_of(reply, "shapes")
+                self._same_shape[path] = bool(shapes) and shapes[0] == ours
         return self._same_shape[path]
 
     # ------------------------------------------------------------ per test
@@ -488,27 +487,26 @@ class Host:
             raise BoundaryError(f"the learner's process answered {str(reply['op'])[:40]!r} to a call")
         decoder = self._decoder(args)
         try:
-            for pair in reply.get("mutated", []) or []:  # type: ignore[union-attr]
-                index, value = pair
-                if isinstance(index, int) and 0 <= index < len(args):
-                    apply_in_place(args[index], decoder.decode(value))
+            for pair in wire.items_of(reply, "mutated"):
+                if isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and 0 <= pair[0] < len(args):
+                    apply_in_place(args[pair[0]], decoder.decode(pair[1]))
             if reply["op"] == "return":
                 return decoder.decode(reply.get("value"))
-        except wire.WireError as error:
-            raise BoundaryError(f"the learner's result cannot be read back: {error}") from None
-        error = rebuild_error(reply.get("error"), self._resolve, decoder.decode)
-        if isinstance(error, LimitExceeded):
-            self._stop(error.limit)
-        raise error
+        except wire.WireError as problem:
+            raise BoundaryError(f"the learner's result cannot be read back: {problem}") from None
+        raised = rebuild_error(reply.get("error"), self._resolve, decoder.decode)
+        if isinstance(raised, LimitExceeded):
+            self._stop(raised.limit)
+        raise raised
 
     def _serve_callback(self, message: dict[str, object]) -> dict[str, object]:
         """The learner's code called an object of the test; run it here and send the answer back."""
         op = message["op"]
         try:
-            target = self._handles[int(message["handle"])]  # type: ignore[call-overload]
+            target: Any = self._own(wire.number_of(message, "handle"))
             decoder = self._decoder()
-            args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
-            kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
+            args = tuple(decoder.decode(a) for a in wire.items_of(message, "args"))
+            kwargs = {name: decoder.decode(v) for name, v in wire.pairs_of(message, "kwargs")}
             if op == "getattr":
                 name = str(message["name"])
                 if not PUBLIC_NAME.match(name):

@@ -155,7 +155,7 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
 
     def drain() -> None:
         assert process.stdout is not None
-        while chunk := process.stdout.read1(65536):
+        while chunk := os.read(process.stdout.fileno(), 65536):
             with lock:
                 printed[0] += len(chunk)
                 kept.extend(chunk[: max(0, cap - len(kept))])

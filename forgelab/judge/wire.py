@@ -79,7 +79,7 @@ def _pydantic_model(value: object) -> bool:
 def _field_values(value: object) -> list[tuple[str, object]]:
     if dataclasses.is_dataclass(value):
         return [(field.name, getattr(value, field.name)) for field in dataclasses.fields(value)]
-    fields = type(value).model_fields  # type: ignore[attr-defined]
+    fields: dict[str, object] = getattr(type(value), "model_fields")
     return [(name, getattr(value, name)) for name in fields]
 
 
@@ -117,20 +117,20 @@ class Encoder:
                     return {"$arg": index}
         step = depth + 1
         kind = type(value)
-        if kind is list:
-            return [self._encode(item, step) for item in value]  # type: ignore[attr-defined]
-        if kind is tuple:
-            return {"$t": [self._encode(item, step) for item in value]}  # type: ignore[attr-defined]
-        if kind is dict:
-            return {"$d": [[self._encode(k, step), self._encode(v, step)] for k, v in value.items()]}  # type: ignore[attr-defined]
-        if kind is set:
-            return {"$s": [self._encode(item, step) for item in _stable(value)]}  # type: ignore[arg-type]
-        if kind is frozenset:
-            return {"$fs": [self._encode(item, step) for item in _stable(value)]}  # type: ignore[arg-type]
-        if kind is bytes:
-            return {"$b": base64.b64encode(value).decode("ascii")}  # type: ignore[arg-type]
-        if kind is bytearray:
-            return {"$ba": base64.b64encode(bytes(value)).decode("ascii")}  # type: ignore[arg-type]
+        if isinstance(value, list) and kind is list:
+            return [self._encode(item, step) for item in value]
+        if isinstance(value, tuple) and kind is tuple:
+            return {"$t": [self._encode(item, step) for item in value]}
+        if isinstance(value, dict) and kind is dict:
+            return {"$d": [[self._encode(k, step), self._encode(v, step)] for k, v in value.items()]}
+        if isinstance(value, set) and kind is set:
+            return {"$s": [self._encode(item, step) for item in _stable(value)]}
+        if isinstance(value, frozenset) and kind is frozenset:
+            return {"$fs": [self._encode(item, step) for item in _stable(value)]}
+        if isinstance(value, bytes) and kind is bytes:
+            return {"$b": base64.b64encode(value).decode("ascii")}
+        if isinstance(value, bytearray) and kind is bytearray:
+            return {"$ba": base64.b64encode(bytes(value)).decode("ascii")}
         if isinstance(value, enum.Enum) and is_forge_module(kind.__module__):
             return {"$e": class_path(kind), "n": value.name}
         if is_forge_module(kind.__module__) and not isinstance(value, type) and (
@@ -140,13 +140,11 @@ class Encoder:
                 "f": [[name, self._encode(item, step)] for name, item in _field_values(value)],
             }
             if _pydantic_model(value):
-                encoded["fs"] = sorted(value.__pydantic_fields_set__)  # type: ignore[attr-defined]
+                encoded["fs"] = sorted(getattr(value, "__pydantic_fields_set__"))
             return encoded
-        if isinstance(value, (int, float, str, list, tuple, dict, set, frozenset, bytes)):
-            # a subclass of a plain type (e.g. an IntEnum from elsewhere, a str subclass): send the plain value
-            for plain in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset):
-                if isinstance(value, plain):
-                    return self._encode(plain(value), depth)  # type: ignore[call-overload]
+        plain = _as_plain(value)
+        if plain is not None:  # a subclass of a plain type (an IntEnum from elsewhere, a str subclass): its plain value
+            return self._encode(plain, depth)
         if isinstance(value, Iterator) and not isinstance(value, (str, bytes)):
             items = []
             for item in value:  # a one-shot iterator arrives as one-shot: the receiver gets iter(items)
@@ -162,9 +160,34 @@ class Encoder:
                         "(str, int, float, bool, None, list, tuple, dict, set) or the course's own types")
 
 
-def _stable(items: set[object] | frozenset[object]) -> list[object]:
+def _as_plain(value: object) -> object | None:
+    """The plain built-in value of an instance of a subclass of a built-in type, else None."""
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, tuple):
+        return tuple(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, set):
+        return set(value)
+    if isinstance(value, frozenset):
+        return frozenset(value)
+    return None
+
+
+def _stable(items: set[Any] | frozenset[Any]) -> list[object]:
     try:
-        return sorted(items)  # type: ignore[type-var]
+        return sorted(items)
     except TypeError:
         return sorted(items, key=repr)
 
@@ -263,7 +286,7 @@ class Decoder:
 
 def build_object(cls: Any, path: str, values: dict[str, object], fields_set: object = None) -> object:
     """An instance of ``cls`` holding ``values`` — constructors and validators are not run."""
-    if dataclasses.is_dataclass(cls):
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         known = {field.name: field for field in dataclasses.fields(cls)}
         unknown = sorted(set(values) - set(known))
         if unknown:
@@ -324,6 +347,34 @@ def _hashable(value: object) -> Any:
     return value
 
 
+# ---------------------------------------------------------------- reading untrusted messages
+
+
+def items_of(message: dict[str, object], key: str) -> list[object]:
+    """``message[key]`` as a list (absent: empty), or :class:`WireError`."""
+    value = message.get(key, [])
+    if not isinstance(value, list):
+        raise WireError(f"{key!r} must be a list")
+    return value
+
+
+def pairs_of(message: dict[str, object], key: str) -> list[tuple[str, object]]:
+    """``message[key]`` as ``[name, value]`` pairs with text names, or :class:`WireError`."""
+    pairs = []
+    for entry in items_of(message, key):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            raise WireError(f"{key!r} must hold [name, value] pairs")
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
+def number_of(message: dict[str, object], key: str) -> int:
+    value = message.get(key)
+    if type(value) is not int:
+        raise WireError(f"{key!r} must be an integer")
+    return value
+
+
 # ---------------------------------------------------------------- class shapes
 
 
@@ -356,7 +407,7 @@ def class_shape(cls: type, encoder: Encoder) -> dict[str, object]:
             fields.append([field.name, "factory", produced, field.init, field.kw_only is True])
         else:
             fields.append([field.name, "none", None, field.init, field.kw_only is True])
-    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    params = getattr(cls, "__dataclass_params__")
     return {"kind": "dataclass", "fields": fields, "frozen": bool(params.frozen), "init": bool(params.init),
             "eq": bool(params.eq), "order": bool(params.order)}
 

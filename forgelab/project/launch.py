@@ -63,4 +63,5 @@ def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> d
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             raise LaunchError(f"the extractor stopped without an answer: {tail[0]}",
                               f"check that forge/ imports cleanly (forgelab check 08 --target {target.name})")
-        return json.loads(answer_file.read_text(encoding="utf-8"))
+        answer: dict[str, Any] = json.loads(answer_file.read_text(encoding="utf-8"))
+        return answer

@@ -11,7 +11,25 @@ Contract
     4. Parse the rest strictly: standard JSON only (no ``NaN``/``Infinity``), no duplicate keys.
        The result must be a JSON object.
     Anything else raises ``ValueError``. Nothing is extracted from prose, no field is invented
-    and no value is filled in.
+    and no value is filled in. The message names the rule that refused the output, so the caller
+    (and whoever reads the log) knows what to ask the model for:
+
+    * ``empty output`` — nothing is left once the wrapping is gone;
+    * ``a code fence tagged 'python' is not a JSON fence`` — only ```` ``` ````, ```` ```json ````,
+      ``~~~`` and ``~~~json`` are unwrapped;
+    * ``a code fence on the same line as the JSON`` — the opening marker must be a line of its own;
+    * ``a second code fence inside the first`` — only one fence, around everything, is removed;
+    * ``text before the JSON object`` / ``text after the JSON`` — only whitespace may surround it;
+    * ``not JSON`` — the output holds no JSON object at all;
+    * ``invalid JSON`` — a value, quote or bracket is missing (the parser's own words, with line
+      and column);
+    * ``not a JSON object`` — valid JSON of another type (array, string, number, boolean, null);
+    * ``duplicate key``, a non-standard constant (``NaN``…), or nesting too deep.
+
+    To choose the rule, look at where the parser stopped in the repaired text. Past the start of
+    the JSON, it is ``text after the JSON`` (the parser says ``Extra data``) or ``invalid JSON``.
+    At the very start, it is a fence rule (the text still starts with ```` ``` ```` or ``~~~``),
+    ``text before the JSON object`` (a ``{`` comes later) or ``not JSON``.
 
     ``repair_json_text(text) -> Repair`` performs steps 1–3 and records which repairs it applied
     (``"code_fence"``, ``"trailing_comma"``), so a caller can log exactly what was changed.
@@ -21,7 +39,8 @@ Boundary decision
     around it and a comma with nothing after it. When the text still does not parse, the model
     did not produce the object, and the honest answer is an error — never a guess.
 
-Your task: implement ``strip_code_fence``, ``remove_trailing_commas`` and ``parse_json_object``.
+Your task: implement ``strip_code_fence``, ``remove_trailing_commas`` and ``parse_json_object``
+(with the rule names above in its messages; a small helper of your own is welcome).
 ``repair_json_text`` and ``strict_json_loads`` are already written. Check your work with
 ``forgelab check 05``; ask for help with ``forgelab hint 05``.
 """
@@ -90,5 +109,5 @@ def strict_json_loads(text: str) -> object:
 
 
 def parse_json_object(text: str) -> dict[str, object]:
-    """The JSON object in ``text`` after the safe repairs; ``ValueError`` otherwise."""
+    """The JSON object in ``text`` after the safe repairs; ``ValueError`` naming the rule otherwise."""
     raise NotImplementedError("parse_json_object() is not implemented yet — see hint 1 (forgelab hint 05)")

@@ -11,7 +11,25 @@ Contract
     4. Parse the rest strictly: standard JSON only (no ``NaN``/``Infinity``), no duplicate keys.
        The result must be a JSON object.
     Anything else raises ``ValueError``. Nothing is extracted from prose, no field is invented
-    and no value is filled in.
+    and no value is filled in. The message names the rule that refused the output, so the caller
+    (and whoever reads the log) knows what to ask the model for:
+
+    * ``empty output`` — nothing is left once the wrapping is gone;
+    * ``a code fence tagged 'python' is not a JSON fence`` — only ```` ``` ````, ```` ```json ````,
+      ``~~~`` and ``~~~json`` are unwrapped;
+    * ``a code fence on the same line as the JSON`` — the opening marker must be a line of its own;
+    * ``a second code fence inside the first`` — only one fence, around everything, is removed;
+    * ``text before the JSON object`` / ``text after the JSON`` — only whitespace may surround it;
+    * ``not JSON`` — the output holds no JSON object at all;
+    * ``invalid JSON`` — a value, quote or bracket is missing (the parser's own words, with line
+      and column);
+    * ``not a JSON object`` — valid JSON of another type (array, string, number, boolean, null);
+    * ``duplicate key``, a non-standard constant (``NaN``…), or nesting too deep.
+
+    To choose the rule, look at where the parser stopped in the repaired text. Past the start of
+    the JSON, it is ``text after the JSON`` (the parser says ``Extra data``) or ``invalid JSON``.
+    At the very start, it is a fence rule (the text still starts with ```` ``` ```` or ``~~~``),
+    ``text before the JSON object`` (a ``{`` comes later) or ``not JSON``.
 
     ``repair_json_text(text) -> Repair`` performs steps 1–3 and records which repairs it applied
     (``"code_fence"``, ``"trailing_comma"``), so a caller can log exactly what was changed.
@@ -123,19 +141,40 @@ def strict_json_loads(text: str) -> object:
     return json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
 
 
+def _refusal(repair: Repair, error: json.JSONDecodeError) -> str:
+    """Which rule refused the repaired text that ``json`` could not parse."""
+    body = repair.text
+    if not body.strip():
+        return "empty output: there is no JSON object to parse"
+    where = f"line {error.lineno} column {error.colno} after repair"
+    if body[: error.pos].strip():  # the problem comes after the JSON began
+        if error.msg == "Extra data":
+            return f"text after the JSON ({where}): only whitespace may surround the object"
+        return f"invalid JSON ({error.msg} at {where}): a missing value, quote or bracket is never filled in"
+    start = body.lstrip()
+    opening = start.partition("\n")[0][:30]
+    if start[:3] in FENCE_MARKERS:
+        if CODE_FENCE in repair.applied:
+            return "a second code fence inside the first: only one fence around the whole output is removed"
+        if "\n" not in start:
+            return "a code fence on the same line as the JSON: the opening ``` or ~~~ must be a line of its own"
+        return (f"a code fence tagged {opening[3:].strip()!r} is not a JSON fence: only ```, ```json, ~~~ and"
+                " ~~~json are unwrapped")
+    if "{" in start:
+        return f"text before the JSON object: only whitespace may surround it (the output starts with {opening!r})"
+    return f"not JSON: the output starts with {opening!r} and holds no JSON object"
+
+
 def parse_json_object(text: str) -> dict[str, object]:
-    """The JSON object in ``text`` after the safe repairs; ``ValueError`` otherwise."""
-    repaired = repair_json_text(text).text
+    """The JSON object in ``text`` after the safe repairs; ``ValueError`` naming the rule otherwise."""
+    repair = repair_json_text(text)
     try:
-        value = strict_json_loads(repaired)
+        value = strict_json_loads(repair.text)
     except json.JSONDecodeError as error:
-        raise ValueError(
-            f"model output is not a JSON object ({error.msg} at line {error.lineno}"
-            f" column {error.colno} after repair): ask the model again instead of guessing"
-        ) from error
+        raise ValueError(f"{_refusal(repair, error)}; ask the model again instead of guessing") from error
     except RecursionError:
         raise ValueError("model output is nested too deeply to be a task object") from None
     if not isinstance(value, dict):
         kind = JSON_TYPE_NAMES.get(type(value), "null")
-        raise ValueError(f"model output is a JSON {kind}, expected an object: ask the model for {{...}}")
+        raise ValueError(f"not a JSON object: the output is a JSON {kind}, expected an object: ask the model for {{...}}")
     return value

@@ -183,8 +183,85 @@ def test_duplicate_keys_are_rejected() -> None:
 
 
 def test_error_message_says_what_is_wrong() -> None:
-    with pytest.raises(ValueError, match=r"not a JSON object .*line 1 column 1"):
+    with pytest.raises(ValueError, match=r"^not JSON: the output starts with 'please write files'"):
         parse_json_object("please write files")
+    with pytest.raises(ValueError, match=r"^invalid JSON \(Expecting value at line 1 column 7"):
+        parse_json_object('{"k": }')
+
+
+def refusal(text: str) -> str:
+    """The message of the ValueError that parse_json_object raises for ``text``."""
+    with pytest.raises(ValueError) as caught:
+        parse_json_object(text)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("", "empty output"),
+        ("  \n\t ", "empty output"),
+        ("```json\n```", "empty output"),
+        (f"```python\n{SPEC_TEXT}\n```", "a code fence tagged 'python' is not a JSON fence"),
+        (f"~~~yaml\n{SPEC_TEXT}\n~~~", "a code fence tagged 'yaml' is not a JSON fence"),
+        (f"```{SPEC_TEXT}```", "a code fence on the same line as the JSON"),
+        (f"~~~json {SPEC_TEXT}", "a code fence on the same line as the JSON"),
+        (f"```json\n```json\n{SPEC_TEXT}\n```\n```", "a second code fence inside the first"),
+        (f"~~~\n~~~\n{SPEC_TEXT}", "a second code fence inside the first"),
+        (f"```json\n\n  ~~~\n{SPEC_TEXT}\n~~~\n```", "a second code fence inside the first"),
+        (f"Here is the task specification: {SPEC_TEXT}", "text before the JSON object"),
+        (f"Sure!\n```json\n{SPEC_TEXT}\n```", "text before the JSON object"),
+        (f"{SPEC_TEXT}\nLet me know if you need anything else.", "text after the JSON"),
+        (f"```json\n{SPEC_TEXT}\n```\nHope this helps!", "text after the JSON"),
+        ("[1, 2] and more", "text after the JSON"),
+        ("please write files", "not JSON"),
+        ("goal: add a search box\nwrite_allowed: true", "not JSON"),
+        (", , }", "not JSON"),
+        ('{"goal": "x", "write_allowed": }', "invalid JSON"),
+        ("{goal: 'x'}", "invalid JSON"),
+        ('```json\n{"goal": "x"', "invalid JSON"),
+        ("[1, 2]", "not a JSON object"),
+    ],
+)
+def test_each_refusal_names_the_rule_that_refused(text: str, rule: str) -> None:
+    message = refusal(text)
+    assert message.startswith(rule + " ") or message.startswith(rule + ":"), f"expected the rule {rule!r}: {message}"
+
+
+def test_a_python_fence_and_leading_prose_are_refused_by_different_rules() -> None:
+    fenced = refusal(f"```python\n{SPEC_TEXT}\n```")
+    prose = refusal(f"Here is the task specification: {SPEC_TEXT}")
+    assert fenced != prose
+    assert "only ```, ```json, ~~~ and ~~~json are unwrapped" in fenced
+    assert "only whitespace may surround it" in prose and "'Here is the task specification'" in prose
+
+
+def test_a_refusal_says_where_the_json_went_wrong_and_what_to_do() -> None:
+    after = refusal('{"goal": "x"}\n~~~')
+    assert "(line 2 column 1 after repair)" in after and "only whitespace may surround the object" in after
+    broken = refusal('{"goal": "x",\n "write_allowed": }')
+    assert "Expecting value at line 2 column 19 after repair" in broken
+    assert "never filled in" in broken
+    for text in ("please write files", '{"k": }', f"```python\n{SPEC_TEXT}\n```"):
+        assert refusal(text).endswith("ask the model again instead of guessing"), text
+    assert refusal('~~~json\n{"k": 1}\n```').startswith("text after the JSON (line 2 column 1 after repair)")
+    assert refusal("x" * 200).count("x") <= 40, "the start of a long output is shortened"
+    assert "(the output starts with 'Sure!')" in refusal(f"Sure!\n```json\n{SPEC_TEXT}\n```")
+    assert "(the output starts with 'Sure: {\"goal\": \"x\"}')" in refusal('```json\n   Sure: {"goal": "x"}\n```')
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("   ", "empty output: there is no JSON object to parse; ask the model again instead of guessing"),
+        (f"~~~json\n```\n{SPEC_TEXT}\n```\n~~~", "a second code fence inside the first: only one fence around the "
+         "whole output is removed; ask the model again instead of guessing"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "model output is nested too deeply to be a task object"),
+        ("[]", "not a JSON object: the output is a JSON array, expected an object: ask the model for {...}"),
+    ],
+)
+def test_the_whole_refusal_is_stable(text: str, message: str) -> None:
+    assert refusal(text) == message
 
 
 def test_repairs_are_recorded_in_order() -> None:

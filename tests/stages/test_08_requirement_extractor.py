@@ -188,7 +188,7 @@ def test_fence_and_trailing_comma_are_repaired_and_recorded(fault: str, repair: 
 
 
 @pytest.mark.parametrize(("fault", "step", "message"), [
-    ("prose", "repair", "not a JSON object"),
+    ("prose", "repair", "text before the JSON object"),
     ("unknown_field", "spec", "unknown fields: priority"),
     ("missing_write_allowed", "spec", "write_allowed must be explicit"),
 ])

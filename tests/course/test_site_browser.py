@@ -271,6 +271,9 @@ FAILURES = {
                              ["Transfer test not written yet", "still the starter"]),
     "transfer-failed": (_transfer("failed", "test_office failed: assert 'allow' == 'deny'"), "transfer",
                         ["Transfer test fails", "assert 'allow' == 'deny'"]),
+    "transfer-cannot-tell": (_transfer("cannot_tell", "1 transfer test(s) pass, but it passes on the stage's "
+                                                      "known-wrong implementation too"), "transfer",
+                             ["Transfer test cannot tell right from wrong", "known-wrong implementation"]),
     "design-answer-missing": (_design("missing", "no answer yet"), "design-answer", ["No design answer yet"]),
     "design-answer-too-short": (_design("too_short", "3 words; a real answer needs at least 40"), "design-answer",
                                 ["Design answer too short", "at least 40"]),

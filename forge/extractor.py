@@ -15,7 +15,9 @@ Contract
     5. render the prompt template; its version id is ``prompt_version_id(template.text)`` (07);
     6. ``model.complete(prompt)``;
     7. bounded repair (05 ``repair_json_text`` / ``parse_json_object``). With ``settings.repair``
-       off (recovery mode), output that needs any repair is rejected instead;
+       off (recovery mode) no repair code runs at all: the answer is parsed exactly as written by
+       ``forge.project.strict.parse_strict_object``, which rejects output that would need a repair
+       and names it — so recovery mode works while stage 05 is unfinished;
     8. strict parse (04 ``TaskSpec.parse``), then the permission check: a spec may set
        ``write_allowed`` to true only when the accepted ``write`` instruction is ``allow``.
 
@@ -33,10 +35,12 @@ Boundary decision
 Your task: implement ``build_prompt`` (steps 1–5) and ``read_output`` (steps 7–8). Everything else
 is given: the dataclasses, the two settings, ``extract`` on top of your two functions, and the
 finished infrastructure in ``forge/project/`` (scenario packs, prompt template and renderers, token
-estimate, models). Use only the public functions of your stage modules 01–07; if one of them is not
-finished yet, ``forgelab restore 08`` lays the reference modules in (after a backup). Check your work
-with ``forgelab check 08``; ask for help with ``forgelab hint 08``; try it with
-``forgelab extract --scenario software "add a search box"``.
+estimate, models, and the strict parser of recovery mode). Use only the public functions of your
+stage modules 01–07. If one of them is not finished yet: recovery mode (``RECOVERY``, ``forgelab
+extract --recovery``) needs neither stage 03 nor stage 05, and ``forgelab restore 08 --from PACK``
+lays the reference modules of 01–07 in from a checkpoint pack your instructor releases (after a
+backup). Check your work with ``forgelab check 08``; ask for help with ``forgelab hint 08``; try it
+with ``forgelab extract --scenario software "add a search box"``.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from forge.project.prompts import (PromptTemplate, load_template, render_context
                                    render_instructions, render_retrieved)
 from forge.project.scenarios import SCENARIOS, ScenarioPack, load_scenario
 from forge.project.schemas import FIXED_SCHEMA, render_schema, schema_fields
+from forge.project.strict import parse_strict_object
 from forge.project.tokens import estimate_tokens
 from forge.prompt_regression import RegressionCase, prompt_version_id
 from forge.task_spec import TaskSpec
@@ -72,6 +77,7 @@ class Settings:
 
 STANDARD = Settings()
 # The chapter's minimal recovery point: one fixed schema, three fixed examples, no automatic repair.
+# It calls no function of stage 03 (the examples are fixed) and none of stage 05 (nothing is repaired).
 RECOVERY = Settings(mode="recovery", schema_version=FIXED_SCHEMA, example_limit=3, fixed_examples=True, repair=False)
 
 CAUGHT_BY = {

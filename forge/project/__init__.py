@@ -8,6 +8,7 @@ together. Everything around it is given here:
     scenarios  the three scenario packs (software, office, music) loaded from JSON files
     prompts    the versioned prompt template and the renderers for its sections
     models     the model protocol: MockModel, ReplayModel, RecordingModel, OpenAIChatModel
+    strict     the strict JSON parser of recovery mode (no repair: stage 05 is not needed)
 
 Nothing here imports a stage module, so a half-finished stage never breaks these tools.
 """

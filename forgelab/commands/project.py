@@ -19,6 +19,8 @@ MODELS = ("mock", "replay", "openai")
 FAULTS = ("fenced", "trailing_comma", "prose", "unknown_field", "missing_write_allowed")
 OUTPUT_LINES = 8
 
+RESTORE_HINT = ("lay in the reference modules of the stages before 08 with `forgelab restore 08` (in the learner "
+                "bundle: `forgelab restore 08 --from PACK`, the checkpoint pack your instructor releases)")
 NEXT_BY_STEP = {
     "repair": "the answer is not a JSON object that may safely be repaired: fix the prompt or ask the model again "
               "(with --recovery nothing is repaired on purpose)",
@@ -51,11 +53,23 @@ def explain_failure(error: dict[str, Any], target_name: str) -> tuple[str, str]:
     if kind == "not_implemented":
         module = where.split(",")[0] if where else "forge"
         return (f"{module}: {message}",
-                "finish that stage (its notebook, part 6), lay the reference modules in with `forgelab restore 08`, "
-                "or try --target solution")
+                f"finish that stage (its notebook, part 6), {RESTORE_HINT}, or try --recovery (it needs neither "
+                "stage 03 nor stage 05)")
     place = f" ({where})" if where else ""
     return (f"the extractor failed{place}: {message}",
             f"fix that line and run again; `forgelab check 08 --target {target_name}` runs the stage tests")
+
+
+def recovery_gap_failure(course: Any, target: Any, *, regress: bool = False) -> tuple[str, str] | None:
+    """(cause, next step) when recovery mode cannot run on ``target`` because a stage it needs is not there."""
+    from forgelab.project.recovery import needs_sentence, recovery_gaps
+
+    gaps = recovery_gaps(course, target, regress=regress)
+    if not gaps:
+        return None
+    listed = ", ".join(gap.text() for gap in gaps)
+    return (f"recovery mode still needs stage{'s' if len(gaps) != 1 else ''} {listed}",
+            f"{needs_sentence(course, regress=regress)}; finish the stages listed, or {RESTORE_HINT}")
 
 
 def _template_request(reference: str | None, target: Any) -> dict[str, Any]:
@@ -104,6 +118,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
                     "leave --fault out for a clean answer")
     if args.fault is not None and args.model != "mock":
         return fail("--fault switches on a defect of the mock model only", "use it with --model mock")
+    if args.recovery:
+        gap = recovery_gap_failure(course, target)
+        if gap is not None:
+            return fail(*gap)
     request: dict[str, Any] = {"action": "extract", "scenario": args.scenario, "request": args.request,
                                "model": args.model, "fault": args.fault, "recovery": args.recovery}
     if args.model == "replay":
@@ -132,6 +150,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
             if args.show_prompt:
                 print(f"prompt sent to the model\n{'-' * 24}\n{result['prompt'].rstrip()}\n{'-' * 24}\n")
             print(format_extraction(document))
+            if args.recovery:
+                print("\nrecovery mode: one fixed schema (v2), the pack's three fixed examples, the answer parsed exactly "
+                      "as written — stage 03 (example selection) and stage 05 (repair) were not called")
         return 0
     failure = answer["error"]
     cause, next_step = explain_failure(failure, target.name)
@@ -169,6 +190,10 @@ def cmd_regress(args: argparse.Namespace) -> int:
         except HistoryError as error:
             return fail(str(error), "move the file away to start a new history")
     target = resolve_target(args.target, workbook, course)
+    if args.recovery:
+        gap = recovery_gap_failure(course, target, regress=True)
+        if gap is not None:
+            return fail(*gap)
 
     def run_cases(choice: PromptChoice) -> list[CaseOutcome]:
         request = {"action": "regress", "template_text": choice.text, "template_name": choice.label,
@@ -200,7 +225,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                                                          "openai (FORGE_OPENAI_BASE_URL, FORGE_OPENAI_MODEL, FORGE_OPENAI_API_KEY)")
     extract.add_argument("--fault", help=f"mock only: switch on one output defect ({', '.join(FAULTS)})")
     extract.add_argument("--recovery", action="store_true",
-                         help="the minimal recovery point: fixed schema v2, three fixed examples, no automatic repair")
+                         help="the minimal recovery point: fixed schema v2, three fixed examples, no repair code at all "
+                              "(works while stages 03 and 05 are unfinished)")
     extract.add_argument("--replay", metavar="FILE", help="the JSONL recording --model replay answers from")
     extract.add_argument("--record", metavar="FILE", help="append every model answer to this JSONL recording")
     extract.add_argument("--prompt", metavar="TEMPLATE", help="a prompt template file or shipped name (default: extractor)")

@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any
 
 
+# who rejects an answer in recovery mode: not stage 05, which recovery mode never calls
+RECOVERY_CAUGHT_BY = "the strict JSON parser of recovery mode (forge/project/strict.py: nothing is repaired)"
+
+
 class Failure(Exception):
     def __init__(self, error: dict[str, Any], audit: dict[str, Any] | None = None, output: str | None = None,
                  prompt: str | None = None) -> None:
@@ -110,7 +114,10 @@ def extract(request: dict[str, Any]) -> dict[str, Any]:
     try:
         result = run_extraction(pack, str(request["request"]), model, template, settings)
     except ExtractionError as error:
-        raise Failure({"kind": "rejected", "step": error.step, "caught_by": CAUGHT_BY.get(error.step, error.step),
+        caught_by = CAUGHT_BY.get(error.step, error.step)
+        if error.step == "repair" and not settings.repair:
+            caught_by = RECOVERY_CAUGHT_BY
+        raise Failure({"kind": "rejected", "step": error.step, "caught_by": caught_by,
                        "message": error.reason}, error.audit.to_dict(), model.last, model.prompt) from None
     except ModelError as error:
         raise Failure({"kind": "model", "message": str(error), "next": error.next_step}) from None

@@ -15,7 +15,9 @@ Contract
     5. render the prompt template; its version id is ``prompt_version_id(template.text)`` (07);
     6. ``model.complete(prompt)``;
     7. bounded repair (05 ``repair_json_text`` / ``parse_json_object``). With ``settings.repair``
-       off (recovery mode), output that needs any repair is rejected instead;
+       off (recovery mode) no repair code runs at all: the answer is parsed exactly as written by
+       ``forge.project.strict.parse_strict_object``, which rejects output that would need a repair
+       and names it — so recovery mode works while stage 05 is unfinished;
     8. strict parse (04 ``TaskSpec.parse``), then the permission check: a spec may set
        ``write_allowed`` to true only when the accepted ``write`` instruction is ``allow``.
 
@@ -46,6 +48,7 @@ from forge.project.prompts import (PromptTemplate, load_template, render_context
                                    render_instructions, render_retrieved)
 from forge.project.scenarios import SCENARIOS, ScenarioPack, load_scenario
 from forge.project.schemas import FIXED_SCHEMA, render_schema, schema_fields
+from forge.project.strict import parse_strict_object
 from forge.project.tokens import estimate_tokens
 from forge.prompt_regression import RegressionCase, prompt_version_id
 from forge.task_spec import TaskSpec
@@ -64,6 +67,7 @@ class Settings:
 
 STANDARD = Settings()
 # The chapter's minimal recovery point: one fixed schema, three fixed examples, no automatic repair.
+# It calls no function of stage 03 (the examples are fixed) and none of stage 05 (nothing is repaired).
 RECOVERY = Settings(mode="recovery", schema_version=FIXED_SCHEMA, example_limit=3, fixed_examples=True, repair=False)
 
 CAUGHT_BY = {
@@ -207,15 +211,15 @@ def build_prompt(pack: ScenarioPack, request: str, template: PromptTemplate | No
 
 
 def read_output(prepared: Prepared, output: str, model_id: str, settings: Settings = STANDARD) -> Extraction:
-    """Steps 7–8: bounded repair, strict parse, permission check."""
-    repair = repair_json_text(output)
-    audit = replace(prepared.audit, model=model_id, output_tokens=estimate_tokens(output),
-                    repairs=repair.applied if settings.repair else ())
-    if repair.applied and not settings.repair:
-        raise ExtractionError("repair", f"the output needs repair ({', '.join(repair.applied)}) "
-                                        "but automatic repair is off in recovery mode", audit)
+    """Steps 7–8: bounded repair (or, in recovery mode, none at all), strict parse, permission check."""
+    audit = replace(prepared.audit, model=model_id, output_tokens=estimate_tokens(output))
+    if settings.repair:
+        audit = replace(audit, repairs=repair_json_text(output).applied)
+        parse: Callable[[str], dict[str, object]] = parse_json_object
+    else:
+        parse = parse_strict_object  # recovery mode: no repair code runs, stage 05 is not needed
     try:
-        payload = parse_json_object(output)
+        payload = parse(output)
     except ValueError as error:
         raise ExtractionError("repair", str(error), audit) from None
     try:

@@ -1,19 +1,21 @@
-"""The recovery point: lay the reference modules of every stage before NN into ``forge/``.
+"""Lay the reference modules of every stage before NN into ``forge/`` (``forgelab restore NN``).
 
-:func:`plan_restore` says, before anything is written, which files would be overwritten and which
-of them hold the learner's own work (they differ from the pristine starter, see
-:func:`forgelab.starters.starter_source`); :func:`apply_restore` takes a timestamped backup of
-``forge/`` and then writes. In the learner bundle there are no reference modules: the error points
-at ``forgelab starter NN``, which brings back a wrecked starter.
+The modules come from ``solutions/`` in the course repository, or — in the learner bundle, which has no
+reference solutions — from a checkpoint pack the instructor released (``forgelab restore NN --from
+FILE``, see :mod:`forgelab.checkpoint`). :func:`plan_restore` says, before anything is written, which
+files would be overwritten and which of them hold the learner's own work (they differ from the pristine
+starter, see :func:`forgelab.starters.starter_source`); :func:`apply_restore` takes a timestamped backup
+of ``forge/`` and then writes. In a bundle without a pack the error says to ask for one, and points at
+``forgelab starter NN``, which brings back a wrecked starter.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab import backups
+from forgelab.checkpoint import Pack
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 from forgelab.targets import TargetError
@@ -22,7 +24,7 @@ from forgelab.targets import TargetError
 @dataclass(frozen=True)
 class RestoreItem:
     module: str  # forge/instructions.py
-    reference: Path
+    reference: bytes  # the reference module's content
     destination: Path
     state: str  # "missing" | "reference" (already the reference) | "starter" (untouched starter) | "own work" | "changed"
 
@@ -41,6 +43,7 @@ class RestorePlan:
     stage: Stage
     items: tuple[RestoreItem, ...]
     starter_known: bool  # whether the pristine starters could be read to tell own work from the starter
+    source: str = "solutions/"  # where the reference modules come from: solutions/ or the checkpoint pack's file name
 
     @property
     def to_write(self) -> tuple[RestoreItem, ...]:
@@ -51,37 +54,55 @@ class RestorePlan:
         return tuple(item for item in self.items if item.overwrites)
 
 
-def _not_in_bundle(earlier: list[Stage]) -> TargetError:
+def _not_in_bundle(earlier: list[Stage], stage: Stage) -> TargetError:
     modules = ", ".join(f"`forgelab starter {s.number}` for {s.module}" for s in earlier)
     return TargetError(
-        "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in here: "
-        "ask your instructor for the recovery pack, or keep working from your own forge/. "
+        "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in from here: "
+        f"ask your instructor for the checkpoint pack (forge-workbook-checkpoint-{earlier[-1].number}.zip or later) and "
+        f"run `forgelab restore {stage.number} --from FILE`, or keep working from your own forge/. "
         f"To bring back the shipped starter of a wrecked or deleted module, run `forgelab starter NN` ({modules}); "
         "it keeps a backup of what is there")
 
 
-def plan_restore(workbook: Workbook, course: Course, stage: Stage) -> RestorePlan:
-    """Which reference modules ``forgelab restore NN`` would lay in, and what each would overwrite."""
-    from forgelab.starters import StarterError, starter_bytes
-
-    earlier = [s for s in course.stages if s.number < stage.number]
-    if not earlier:
-        return RestorePlan(stage, (), True)
+def _references(workbook: Workbook, earlier: list[Stage], stage: Stage, pack: Pack | None) -> dict[str, bytes]:
+    """Module path -> reference content of the stages before ``stage``, from the pack or from solutions/."""
+    if pack is not None:
+        if pack.checkpoint < earlier[-1].number:
+            raise TargetError(f"{pack.path.name} holds the modules of stages 01–{pack.checkpoint}, but `forgelab restore "
+                              f"{stage.number}` lays in 01–{earlier[-1].number}: ask your instructor for "
+                              f"forge-workbook-checkpoint-{earlier[-1].number}.zip or later")
+        return {module: data for number, (module, data) in pack.modules.items() if number < stage.number}
     if not workbook.has_solutions:
-        raise _not_in_bundle(earlier)
-    items = []
-    starter_known = True
+        raise _not_in_bundle(earlier, stage)
+    references = {}
     for item in earlier:
         reference = workbook.solutions / item.module
         if not reference.is_file():
             raise TargetError(f"the reference module {workbook.relative(reference)} is missing: "
                               "the course repository is incomplete; restore it from git (`git checkout -- solutions/`)")
+        references[item.module] = reference.read_bytes()
+    return references
+
+
+def plan_restore(workbook: Workbook, course: Course, stage: Stage, pack: Pack | None = None) -> RestorePlan:
+    """Which reference modules ``forgelab restore NN`` would lay in (from ``pack`` when one is given), and what
+    each would overwrite."""
+    from forgelab.starters import StarterError, starter_bytes
+
+    earlier = [s for s in course.stages if s.number < stage.number]
+    if not earlier:
+        return RestorePlan(stage, (), True)
+    references = _references(workbook, earlier, stage, pack)
+    items = []
+    starter_known = True
+    for item in earlier:
+        reference = references[item.module]
         destination = workbook.root / item.module
         if not destination.is_file():
             state = "missing"
         else:
             current = destination.read_bytes()
-            if current == reference.read_bytes():
+            if current == reference:
                 state = "reference"
             else:
                 try:
@@ -89,7 +110,7 @@ def plan_restore(workbook: Workbook, course: Course, stage: Stage) -> RestorePla
                 except StarterError:
                     state, starter_known = "changed", False
         items.append(RestoreItem(item.module, reference, destination, state))
-    return RestorePlan(stage, tuple(items), starter_known)
+    return RestorePlan(stage, tuple(items), starter_known, pack.path.name if pack is not None else "solutions/")
 
 
 def apply_restore(workbook: Workbook, chosen: RestorePlan) -> backups.Backup | None:
@@ -99,7 +120,7 @@ def apply_restore(workbook: Workbook, chosen: RestorePlan) -> backups.Backup | N
     backup = backups.take(workbook, f"restore-{chosen.stage.number}")
     for item in chosen.to_write:
         item.destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(item.reference, item.destination)
+        item.destination.write_bytes(item.reference)
     return backup
 
 

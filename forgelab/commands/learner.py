@@ -72,20 +72,30 @@ RESTORE_STATES = {
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from forgelab.checkpoint import Pack, PackError, read_pack
     from forgelab.commands.starters import confirm
     from forgelab.restore import apply_restore, plan_restore
     from forgelab.targets import TargetError
 
     workbook, course = open_workbook()
     stage = course.stage(args.stage)
+    pack: Pack | None = None
+    if args.source:
+        try:
+            pack = read_pack(Path(args.source).expanduser(), course)
+        except PackError as error:
+            return fail(f"cannot restore from this checkpoint pack: {error}", "nothing was changed; "
+                        "`forgelab starter NN` brings back a shipped starter if a module is wrecked")
     try:
-        chosen = plan_restore(workbook, course, stage)
+        chosen = plan_restore(workbook, course, stage, pack)
     except TargetError as error:
         return fail(str(error), "`forgelab status` shows where each stage stands")
     if not chosen.items:
         print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
         return 0
-    print(f"forgelab restore {stage.number} lays the reference modules of the stages before {stage.number} into forge/:")
+    source = f" from {chosen.source} (checkpoint {pack.checkpoint})" if pack is not None else ""
+    print(f"forgelab restore {stage.number} lays the reference modules of the stages before {stage.number} into "
+          f"forge/{source}:")
     for item in chosen.items:
         print(f"  {item.module}: {RESTORE_STATES[item.state]}")
     if not chosen.to_write:
@@ -99,7 +109,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     count = len(chosen.overwritten)
     question = (f"overwrite {count} file{'s' if count != 1 else ''} in forge/ (a timestamped backup is taken first)?"
                 if count else "write the reference modules into forge/?")
-    stop = confirm(question, yes=args.yes, command=f"forgelab restore {stage.number}")
+    command = f"forgelab restore {stage.number}" + (f" --from {args.source}" if args.source else "")
+    stop = confirm(question, yes=args.yes, command=command)
     if stop is not None:
         return stop
     backup = apply_restore(workbook, chosen)
@@ -199,6 +210,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ "
                                                 "(lists what it overwrites, asks, backs up first)")
     restore.add_argument("stage")
+    restore.add_argument("--from", dest="source", metavar="FILE",
+                         help="a checkpoint pack (forge-workbook-checkpoint-NN.zip) released by your instructor: "
+                              "how the learner bundle, which has no reference modules, restores")
     restore.add_argument("--yes", action="store_true", help="do not ask before overwriting (for scripts)")
     restore.set_defaults(handler=cmd_restore)
 

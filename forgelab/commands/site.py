@@ -73,11 +73,41 @@ def cmd_site_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from forgelab.display import fail
+    from forgelab.paths import Workbook
+    from forgelab.site.release import ReleaseError, build_checkpoint
+
+    workbook = Workbook.locate()
+    out = Path(args.out).expanduser().resolve()
+    if not workbook.has_solutions:
+        return fail("checkpoint packs are made from the reference solutions, which this workbook does not have",
+                    "run `forgelab release --checkpoint NN` in the instructor's course repository")
+    try:
+        pack = build_checkpoint(workbook.root, out, args.checkpoint)
+    except ReleaseError as error:
+        return fail(str(error), "fix that, then run `forgelab release --checkpoint` again")
+    except OSError as error:
+        return fail(f"cannot write the checkpoint pack into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    print(f"checkpoint pack: {_shown(pack.path)} ({len(pack.modules)} reference modules, {round(pack.size / 1024)} KB)")
+    print(f"built from: commit {pack.commit[:12]} (git HEAD) — the committed reference modules, not the files on disk")
+    print(f"holds: {', '.join(pack.modules)} and manifest.json — no tests, no transfer tests, no answers")
+    if pack.left_out:
+        print(f"not in the pack (working-tree changes, not committed): {', '.join(pack.left_out[:6])}")
+    print(f"release it once the deadline of stage {pack.checkpoint} has passed: in the bundle, a learner runs "
+          f"`forgelab restore NN --from {pack.path.name}` to lay in the modules of the stages before NN "
+          f"(any NN up to {int(pack.checkpoint) + 1:02d}), after a backup")
+    return 0
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     from forgelab.display import fail
     from forgelab.paths import Workbook
     from forgelab.site.release import ReleaseError, build_bundle
 
+    if args.checkpoint:
+        return cmd_checkpoint(args)
     workbook = Workbook.locate()
     out = Path(args.out).expanduser().resolve()
     try:
@@ -120,5 +150,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
     release = sub.add_parser("release", help="build the learner bundle from the committed course (git HEAD), "
                                                 "without the reference solutions")
-    release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip")
+    release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip "
+                                                      "(or, with --checkpoint NN, forge-workbook-checkpoint-NN.zip)")
+    release.add_argument("--checkpoint", metavar="NN", help="instead of the bundle, write a checkpoint pack: the "
+                                                            "reference modules of stages 01..NN, for `forgelab restore "
+                                                            "--from` after a deadline")
     release.set_defaults(handler=cmd_release)

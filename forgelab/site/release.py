@@ -660,3 +660,61 @@ def build_bundle(root: Path, out_dir: Path) -> Bundle:
     temporary.replace(path)
     starters = tuple(sorted(p for p in contents if p.startswith(STARTERS_DIR + "/")))
     return Bundle(path, tuple(sorted(contents)), len(data), tuple(cleared), committed.commit, committed.left_out, starters)
+
+
+# ---------------------------------------------------------------- checkpoint packs
+
+
+@dataclass(frozen=True)
+class CheckpointBuild:
+    path: Path
+    checkpoint: str
+    modules: tuple[str, ...]  # forge/<module>.py, in stage order
+    size: int
+    commit: str
+    left_out: tuple[str, ...] = ()  # working-tree changes of solutions/ that are not in the pack
+
+
+def _solution_changes(root: Path) -> tuple[str, ...]:
+    done = _git(root, "status", "--porcelain=v1", "--untracked-files=all", "--", "solutions/forge", check=False)
+    if done.returncode != 0:
+        return ()
+    return tuple(sorted(line[3:] for line in done.stdout.decode("utf-8", "replace").splitlines() if len(line) > 3))
+
+
+def build_checkpoint(root: Path, out_dir: Path, number: str) -> CheckpointBuild:
+    """Write ``out_dir/forge-workbook-checkpoint-NN.zip``: the committed reference modules of stages 01..NN."""
+    from forgelab.checkpoint import manifest_for, pack_bytes, pack_name
+    from forgelab.registry import RegistryError
+
+    if not (root / "course" / "course.toml").is_file():
+        raise ReleaseError(f"{root} is not a workbook (no course/course.toml): run this inside the course repository")
+    if shutil.which("git") is None:
+        raise ReleaseError("git is not installed: `forgelab release --checkpoint` builds the pack from the committed "
+                           "course (git HEAD); install git and run it in the course repository")
+    committed = read_committed(root, with_history=False)
+    course = _committed_course(committed)
+    try:
+        last = course.stage(number)
+    except RegistryError as error:
+        raise ReleaseError(str(error)) from None
+    modules: dict[str, tuple[str, bytes]] = {}
+    for stage in course.stages:
+        if stage.number > last.number:
+            continue
+        reference = committed.files.get(stage.solution_module)
+        if reference is None:
+            on_disk = (root / stage.solution_module).is_file()
+            raise ReleaseError(f"{stage.solution_module} is {'on disk but not committed' if on_disk else 'missing'} at "
+                               f"HEAD ({committed.commit[:12]}): a checkpoint pack holds the committed reference modules; "
+                               f"commit it (`git add {stage.solution_module} && git commit`) and run this again")
+        modules[stage.number] = (stage.module, reference)
+    manifest = manifest_for(course, last.number, modules, committed.commit)
+    data = pack_bytes(last.number, manifest, modules)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{pack_name(last.number)}.zip"
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+    return CheckpointBuild(path, last.number, tuple(module for module, _ in modules.values()), len(data),
+                           committed.commit, _solution_changes(root))

@@ -1,0 +1,192 @@
+"""Checkpoint packs: the reference modules of stages 01..NN, released the way courses release solutions.
+
+An instructor writes one with ``forgelab release --checkpoint NN --out DIR`` (see
+:func:`forgelab.site.release.build_checkpoint`): ``DIR/forge-workbook-checkpoint-NN.zip``, built from
+the committed course (git ``HEAD``) and reproducible byte for byte. A learner who is stuck lays the
+modules of the stages *before* a stage into ``forge/`` with ``forgelab restore NN --from FILE`` — in the
+learner bundle, which has no ``solutions/``.
+
+The zip holds one folder, ``forge-workbook-checkpoint-NN/``, with exactly:
+
+* ``manifest.json`` — the format, the course (name, module id, version), the checkpoint's stage, the
+  commit it was built from, and for every module its stage, path and SHA-256;
+* ``forge/<module>.py`` for each stage 01..NN — the reference module, and nothing else: no tests, no
+  transfer tests, no design answers, no fault labs.
+
+:func:`read_pack` refuses a file that is not a readable zip, holds anything besides those entries, was
+damaged (a CRC or SHA-256 that does not match), or was made for another course or course version — each
+with one sentence that names the problem and what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from forgelab.registry import Course
+
+FORMAT = "forge-workbook-checkpoint/1"
+PACK_STEM = "forge-workbook-checkpoint"
+MANIFEST = "manifest.json"
+FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
+MAX_PACK_BYTES = 16 * 1024 * 1024  # a pack of a dozen modules is a few hundred KB
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+
+
+class PackError(ValueError):
+    """A checkpoint pack cannot be used; the message names the file, the problem and what to do."""
+
+
+def pack_name(number: str) -> str:
+    return f"{PACK_STEM}-{number}"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest_for(course: Course, number: str, modules: Mapping[str, tuple[str, bytes]], commit: str) -> dict[str, object]:
+    """The manifest of a pack: ``modules`` maps a stage number to (module path, reference bytes)."""
+    return {
+        "format": FORMAT,
+        "course": course.name,
+        "module_id": course.module_id,
+        "course_version": course.version,
+        "checkpoint": number,
+        "commit": commit,
+        "modules": [{"stage": stage, "path": path, "sha256": sha256(data)}
+                    for stage, (path, data) in sorted(modules.items())],
+    }
+
+
+def pack_bytes(number: str, manifest: Mapping[str, object], modules: Mapping[str, tuple[str, bytes]]) -> bytes:
+    """The zip: sorted entries under one folder, fixed timestamps and permissions — the same input, the same bytes."""
+    folder = pack_name(number)
+    contents = {MANIFEST: (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")}
+    contents.update({path: data for path, data in modules.values()})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for relative in sorted(contents):
+            info = zipfile.ZipInfo(f"{folder}/{relative}", date_time=FIXED_TIMESTAMP)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = (0o100644 & 0xFFFF) << 16
+            archive.writestr(info, contents[relative], compresslevel=9)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class Pack:
+    path: Path
+    checkpoint: str  # the last stage whose module the pack holds
+    course_version: str
+    commit: str
+    modules: Mapping[str, tuple[str, bytes]]  # stage number -> (forge/<module>.py, reference bytes)
+
+
+def _refuse(path: Path, problem: str, what: str = "") -> PackError:
+    return PackError(f"{path.name}: {problem}" + (f" — {what}" if what else ""))
+
+
+def read_pack(path: Path, course: Course) -> Pack:
+    """Open and check a checkpoint pack for ``course`` (see the module docstring for what is refused)."""
+    fresh = "download the checkpoint pack again, or ask your instructor for it"
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise PackError(f"cannot read {path} ({error.strerror or error}): give the path of the "
+                        f"{PACK_STEM}-NN.zip your instructor released") from None
+    if not path.is_file():
+        raise PackError(f"{path} is not a file: give the path of the {PACK_STEM}-NN.zip your instructor released")
+    if size > MAX_PACK_BYTES:
+        raise _refuse(path, f"{size} bytes is far too large for a checkpoint pack", "this is not one; " + fresh)
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError):
+        raise _refuse(path, "not a readable zip file (damaged or not a checkpoint pack)", fresh) from None
+    with archive:
+        infos = archive.infolist()
+        folders = {PurePosixPath(info.filename).parts[0] for info in infos if info.filename}
+        if len(folders) != 1:
+            raise _refuse(path, "a checkpoint pack holds one folder, forge-workbook-checkpoint-NN/; this zip holds "
+                                f"{', '.join(sorted(folders)) or 'nothing'}", fresh)
+        folder = folders.pop()
+        entries: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            relative = PurePosixPath(info.filename).relative_to(folder).as_posix() if info.filename != folder else ""
+            if info.is_dir() or not relative or relative == ".":
+                continue
+            if ".." in PurePosixPath(relative).parts or info.file_size > MAX_ENTRY_BYTES:
+                raise _refuse(path, f"the entry {info.filename!r} is not a module of a checkpoint pack", fresh)
+            entries[relative] = info
+        if MANIFEST not in entries:
+            raise _refuse(path, f"no {MANIFEST} inside {folder}/: this is not a checkpoint pack", fresh)
+        data: dict[str, bytes] = {}
+        for relative, info in sorted(entries.items()):
+            try:  # reading checks each entry's CRC
+                data[relative] = archive.read(info)
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError):
+                raise _refuse(path, f"the zip is damaged ({info.filename} cannot be read back intact)", fresh) from None
+    manifest = _manifest(path, data[MANIFEST])
+    _same_course(path, manifest, course)
+    listed = _listed_modules(path, manifest, course)
+    extra = sorted(set(data) - {MANIFEST} - {module for module, _ in listed.values()})
+    if extra:
+        raise _refuse(path, f"it holds files a checkpoint pack never holds: {', '.join(extra[:5])}"
+                            f"{' …' if len(extra) > 5 else ''}", "only the reference modules of the stages are "
+                                                                 "accepted; " + fresh)
+    modules: dict[str, tuple[str, bytes]] = {}
+    for stage, (module, digest) in listed.items():
+        if module not in data:
+            raise _refuse(path, f"{module} is listed in {MANIFEST} but missing from the zip", fresh)
+        if sha256(data[module]) != digest:
+            raise _refuse(path, f"{module} was changed or damaged (its SHA-256 differs from {MANIFEST})", fresh)
+        modules[stage] = (module, data[module])
+    checkpoint = str(manifest["checkpoint"])
+    if folder != pack_name(checkpoint) or sorted(modules) != [s.number for s in course.stages if s.number <= checkpoint]:
+        raise _refuse(path, f"it should hold the modules of stages 01–{checkpoint} in {pack_name(checkpoint)}/, and it "
+                            "does not", fresh)
+    return Pack(path, checkpoint, str(manifest["course_version"]), str(manifest.get("commit", "")), modules)
+
+
+def _manifest(path: Path, raw: bytes) -> Mapping[str, object]:
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise _refuse(path, f"{MANIFEST} is not valid JSON", "download the checkpoint pack again") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise _refuse(path, f"{MANIFEST} is not a checkpoint manifest of format {FORMAT} (found {found!r})",
+                      "ask your instructor for a pack made by this course's `forgelab release --checkpoint`")
+    for key, kind in (("course", str), ("module_id", str), ("course_version", str), ("checkpoint", str), ("modules", list)):
+        if not isinstance(manifest.get(key), kind):
+            raise _refuse(path, f"{MANIFEST} lacks {key!r} (or it has the wrong type)", "download the checkpoint pack again")
+    return manifest
+
+
+def _same_course(path: Path, manifest: Mapping[str, object], course: Course) -> None:
+    made_for = f"{manifest['course']} {manifest['module_id']} version {manifest['course_version']}"
+    here = f"{course.name} {course.module_id} version {course.version}"
+    if (manifest["course"], manifest["module_id"], manifest["course_version"]) != (course.name, course.module_id,
+                                                                                      course.version):
+        raise _refuse(path, f"it was made for {made_for}, and this workbook is {here}",
+                      "ask your instructor for the checkpoint pack of this course version")
+
+
+def _listed_modules(path: Path, manifest: Mapping[str, object], course: Course) -> dict[str, tuple[str, str]]:
+    listed: dict[str, tuple[str, str]] = {}
+    for entry in manifest["modules"]:  # type: ignore[union-attr]
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(key), str) for key in ("stage", "path", "sha256")):
+            raise _refuse(path, f"{MANIFEST} has a malformed module entry", "download the checkpoint pack again")
+        stage = course.by_number.get(entry["stage"])
+        if stage is None or stage.module != entry["path"] or entry["stage"] in listed:
+            raise _refuse(path, f"{MANIFEST} lists {entry['path']} for stage {entry['stage']}, which is not this "
+                                "course's module for that stage", "ask your instructor for this course's pack")
+        listed[entry["stage"]] = (entry["path"], entry["sha256"])
+    return listed

@@ -119,7 +119,7 @@ class Workbench:
             return self._import_next_step(stage, outcome.import_problem)
         if not acceptance["required_tests_passed"]:
             failing = [row for row in outcome.tests if row.outcome is not Outcome.PASSED]
-            if failing and all("not implemented yet" in row.cause for row in failing):
+            if failing and all(row.unfinished for row in failing):
                 return f"implement {stage.module} (notebook part 6; `forgelab hint {stage.number}` for a hint)"
             first = failing[0] if failing else None
             why = f"; `forgelab check {stage.number} --why {first.name}` shows the whole failure" if first else ""

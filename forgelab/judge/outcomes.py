@@ -78,6 +78,7 @@ class TestRow:
     duration_ms: int = 0
     limit: Limit | None = None
     printed: str = ""  # what the learner's code printed during this test (capped)
+    unfinished: bool = False  # it failed on a function that is still the starter's stub (NotImplementedError)
 
     @property
     def name(self) -> str:

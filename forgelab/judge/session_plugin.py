@@ -121,6 +121,7 @@ class JudgeSession:
         self.limits: dict[str, str] = {}
         self.failed_targets: set[str] = set()
         self.causes: dict[str, str] = {}  # a cause the judge itself worded (a limit, a stub not written yet)
+        self.unfinished: set[str] = set()  # tests that failed on a starter stub
         self.stop_early = {label for label, spec in job["targets"].items() if spec.get("first_failure_ends")}
 
     # ------------------------------------------------------------ where a test belongs
@@ -194,6 +195,8 @@ class JudgeSession:
         report = yield
         if call.excinfo is not None and isinstance(call.excinfo.value, (LimitExceeded, NotImplementedYet)):
             self.causes[item.nodeid] = str(call.excinfo.value)
+        if call.excinfo is not None and isinstance(call.excinfo.value, NotImplementedYet):
+            self.unfinished.add(item.nodeid)
         if call.excinfo is not None and isinstance(call.excinfo.value, LimitExceeded):
             self.limits[item.nodeid] = str(call.excinfo.value.limit)
             target, _ = self.where(item.path, item.nodeid)
@@ -225,7 +228,8 @@ class JudgeSession:
         elif report.nodeid in self.limits:
             row.update(outcome=str(Outcome.TIMEOUT), limit=self.limits[report.nodeid], cause=cause, detail=detail)
         elif report.when == "call":
-            row.update(outcome=str(Outcome.FAILED), cause=cause, detail=detail)
+            row.update(outcome=str(Outcome.FAILED), cause=cause, detail=detail,
+                       unfinished=report.nodeid in self.unfinished)
         else:
             row.update(outcome=str(Outcome.ERROR), cause=f"error in {report.when}: {cause}", detail=detail)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import __version__, evidence, faultlab
+from forgelab.i18n import N_, _
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
@@ -88,25 +89,32 @@ def _required_rows(stage: Stage, report: RunReport, label: str) -> tuple[TestRow
             continue
         problem = report.import_problems.get(label)
         errors = [e.cause for e in report.collect_errors if e.target == label and e.file == stage.test_file]
-        cause = (f"not run: {problem.cause}" if problem else f"not run: could not collect the tests: {errors[0]}" if errors
-                 else report.problem or "this test was not found: the stage test file may have been edited")
+        cause = (_("not run: {cause}").format(cause=problem.cause) if problem
+                 else _("not run: could not collect the tests: {cause}").format(cause=errors[0]) if errors
+                 else report.problem or _("this test was not found: the stage test file may have been edited"))
         rows.append(TestRow(f"{stage.test_file}::{name}", label, Outcome.NOT_RUN, cause))
     return tuple(rows)
 
 
 def _judge_design(path: Path, shown: str) -> Part:
     if not path.is_file():
-        return Part("missing", f"no answer yet: write it in the notebook (part 9) or save it to {shown}")
+        return Part("missing", _("no answer yet: write it in the notebook (part 9) or save it to {path}").format(path=shown))
     text = path.read_text(encoding="utf-8", errors="replace")
     words = len(text.split())
     extra = {"words": words, "sha256": evidence.sha256_file(path)}
     if words < MIN_DESIGN_WORDS:
-        return Part("too_short", f"{words} words; a real answer needs at least {MIN_DESIGN_WORDS} — cover each rubric point", extra)
-    return Part("present", f"{words} words", extra)
+        return Part("too_short", _("{words} words; a real answer needs at least {minimum} — cover each rubric point").format(
+            words=words, minimum=MIN_DESIGN_WORDS), extra)
+    return Part("present", _("{words} words").format(words=words), extra)
 
 
-CANNOT_TELL = ("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert the "
-               "exact results the transfer challenge asks for (notebook part 8)")
+CANNOT_TELL = N_("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert "
+                 "the exact results the transfer challenge asks for (notebook part 8)")
+PART_WORDS = {"not_started": N_("not started"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error"),
+              "missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"), "failed": N_("failed"),
+              "cannot_tell": N_("cannot tell"), "too_short": N_("too short"), "present": N_("present")}
+OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "skipped": N_("skipped"),
+                 "timeout": N_("timeout"), "not_run": N_("not run")}
 
 
 def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str,
@@ -120,41 +128,47 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
     if problem and not results:
         return Part("error", problem)
     if not results:
-        return Part("error", f"no test function found in {shown}: name it test_...")
+        return Part("error", _("no test function found in {path}: name it test_...").format(path=shown))
     if all(r.outcome is Outcome.SKIPPED for r in results):
-        return Part("not_written", f"still the starter: replace the pytest.skip line in {shown} with your test")
+        return Part("not_written", _("still the starter: replace the pytest.skip line in {path} with your test").format(
+            path=shown))
     bad = [r for r in results if r.outcome is not Outcome.PASSED and r.outcome is not Outcome.SKIPPED]
     if bad:
         first = bad[0]
         status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
-        return Part(status, f"{first.name} {first.outcome.replace('_', ' ')}: {first.cause}")
+        return Part(status, f"{first.name} {_(OUTCOME_WORDS[first.outcome])}: {first.cause}")
     passed = sum(r.outcome is Outcome.PASSED for r in results)
     if on_wrong is not None and on_wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in on_wrong) \
             and any(r.outcome is Outcome.PASSED for r in on_wrong):
-        return Part("cannot_tell", f"{passed} transfer test(s) pass, but {CANNOT_TELL}", {"known_wrong": "passes"})
+        return Part("cannot_tell", _("{count} transfer test(s) pass, but {why}").format(count=passed, why=_(CANNOT_TELL)),
+                    {"known_wrong": "passes"})
     extra = {"known_wrong": "fails"} if on_wrong else {}
-    told = "; it fails on the known-wrong implementation, as it should" if on_wrong else ""
-    return Part("passed", f"{passed} transfer test(s) passed{told}", extra)
+    if on_wrong:
+        return Part("passed", _("{count} transfer test(s) passed; it fails on the known-wrong implementation, as it "
+                                "should").format(count=passed), extra)
+    return Part("passed", _("{count} transfer test(s) passed").format(count=passed), extra)
 
 
 def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
                reference_results: tuple[TestRow, ...]) -> Part:
     if target.kind == "solution":
         ok = all(r.outcome is Outcome.PASSED for r in reference_results if r.name == stage.fault.target_test)
-        return Part("fixed" if ok else "broken", "reference fix: the solution module is the repaired file")
+        return Part("fixed" if ok else "broken", _("reference fix: the solution module is the repaired file"))
     if target.kind == "fault":
-        return Part("broken", "this target is the broken variant itself")
+        return Part("broken", _("this target is the broken variant itself"))
     if not lab.is_dir():
-        return Part("not_started", f"start it with `forgelab fault start {stage.number}`")
+        return Part("not_started", _("start it with `forgelab fault start {number}`").format(number=stage.number))
     assert report is not None
     verdict = faultlab.judge(stage, report, LAB)
     if verdict.status == "error":
-        return Part("error", verdict.problem or "the lab's tests did not run")
+        return Part("error", verdict.problem or _("the lab's tests did not run"))
     if verdict.status == "broken":
         if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
-            return Part("broken", f"{stage.fault.target_test} still fails: {verdict.target.cause}")
-        return Part("broken", f"the target test passes, but the lab fix breaks: {', '.join(verdict.failing)}")
-    return Part("fixed", "the target test and the whole stage pass in the lab workspace",
+            return Part("broken", _("{test} still fails: {cause}").format(test=stage.fault.target_test,
+                                                                            cause=verdict.target.cause))
+        return Part("broken", _("the target test passes, but the lab fix breaks: {tests}").format(
+            tests=", ".join(verdict.failing)))
+    return Part("fixed", _("the target test and the whole stage pass in the lab workspace"),
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
@@ -192,13 +206,14 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
     transfer_rows = report.in_file(TARGET, transfer_name)
     if not transfer_path.is_file():
-        transfer_part = Part("missing", f"{transfer_shown} does not exist: bring the starter back with "
-                                        f"`forgelab starter {stage.number} --transfer`")
+        transfer_part = Part("missing", _("{path} does not exist: bring the starter back with `forgelab starter {number} "
+                                          "--transfer`").format(path=transfer_shown, number=stage.number))
     elif problem is not None and not target.is_reference:
-        transfer_part = Part("error", f"not run: {problem.cause}")
+        transfer_part = Part("error", _("not run: {cause}").format(cause=problem.cause))
     else:
         errors = [e.cause for e in report.collect_errors if e.target == TARGET and e.file == transfer_name]
-        run_problem = report.target_problems.get(TARGET) or (f"could not collect {transfer_shown}: {errors[0]}" if errors else None)
+        run_problem = report.target_problems.get(TARGET) or (
+            _("could not collect {path}: {cause}").format(path=transfer_shown, cause=errors[0]) if errors else None)
         on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
         transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
     lab_part = _judge_lab(stage, target, lab, report, tests)
@@ -244,13 +259,16 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
     if not acceptance["required_tests_passed"]:
         failing = [name for name in stage.required_tests
                    if not all(r.outcome == "passed" for r in tests if r.name == name)]
-        problems.append(f"required tests not passing: {', '.join(failing)}")
+        problems.append(_("required tests not passing: {tests}").format(tests=", ".join(failing)))
     if not acceptance["fault_lab_fixed"]:
-        problems.append(f"fault lab {lab.status.replace('_', ' ')}: {lab.detail}")
+        problems.append(_("fault lab {status}: {detail}").format(status=_(PART_WORDS.get(lab.status, lab.status)),
+                                                                  detail=lab.detail))
     if not acceptance["transfer_passed"]:
-        problems.append(f"transfer challenge {transfer.status.replace('_', ' ')}: {transfer.detail}")
+        problems.append(_("transfer challenge {status}: {detail}").format(
+            status=_(PART_WORDS.get(transfer.status, transfer.status)), detail=transfer.detail))
     if not acceptance["design_answer_present"]:
-        problems.append(f"design answer {design.status.replace('_', ' ')}: {design.detail}")
+        problems.append(_("design answer {status}: {detail}").format(
+            status=_(PART_WORDS.get(design.status, design.status)), detail=design.detail))
     module_file = target.module_path(stage.module)
     fault_lab: dict[str, Any] = {"status": lab.status, "target_test": stage.fault_target_nodeid,
                                  "fault_file": stage.fault.fault_file, "detail": lab.detail}

@@ -182,10 +182,12 @@ class Stage:
     def mutants_file(self) -> Path:
         return self.source_dir / "mutants.toml"
 
-    def text(self, language: str = "en") -> StageText:
-        if language in self.texts:
-            return self.texts[language]
-        return self.texts["en"]
+    def text(self, language: str | None = None) -> StageText:
+        """The stage's text in ``language`` (default: the edition the tools speak now), else English."""
+        from forgelab.i18n import active
+
+        chosen = language or active()
+        return self.texts[chosen] if chosen in self.texts else self.texts["en"]
 
     def demo_file(self, language: str = "en") -> Path:
         localized = self.source_dir / f"demo.{language}.py"
@@ -228,12 +230,16 @@ class Course:
         valid = ", ".join(f"{s.number} ({s.slug})" for s in self.stages)
         raise RegistryError(f"unknown stage {selector!r}: expected one of {valid}")
 
-    def scenario(self, scenario_id: str, language: str = "en") -> Scenario:
-        options = self.scenarios[scenario_id]
-        return options.get(language) or options["en"]
+    def scenario(self, scenario_id: str, language: str | None = None) -> Scenario:
+        from forgelab.i18n import active
 
-    def text(self, key: str, language: str = "en") -> str:
-        return self.texts.get(language, self.texts["en"]).get(key) or self.texts["en"][key]
+        options = self.scenarios[scenario_id]
+        return options.get(language or active()) or options["en"]
+
+    def text(self, key: str, language: str | None = None) -> str:
+        from forgelab.i18n import active
+
+        return self.texts.get(language or active(), self.texts["en"]).get(key) or self.texts["en"][key]
 
 
 def _read(path: Path) -> dict[str, Any]:

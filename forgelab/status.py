@@ -23,6 +23,7 @@ from typing import Any
 from forgelab import evidence, state
 from forgelab.answers import answer_path
 from forgelab.checker import MIN_DESIGN_WORDS, judge_transfer
+from forgelab.i18n import N_, _
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests, TargetSpec
 from forgelab.judge.outcomes import Outcome, RunReport
@@ -30,7 +31,7 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 
-CACHE_SECTION = "status"
+CACHE_SECTION = "status-v2"
 TRANSFER_TARGET = "transfer"
 
 
@@ -46,19 +47,29 @@ class TestsCell:
 
     @property
     def text(self) -> str:
-        return f"cannot import: {self.problem}" if self.problem else f"{self.passed}/{self.total}"
+        return _("cannot import: {cause}").format(cause=self.problem) if self.problem else f"{self.passed}/{self.total}"
+
+
+# the words shown for each state (the states themselves are codes: they never depend on the language)
+TRANSFER_WORDS = {"missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"),
+                  "failed": N_("failing"), "error": N_("error"), "cannot_tell": N_("cannot tell")}
+LAB_WORDS = {"not_started": N_("not started"), "started": N_("started"), "edited": N_("edited, not checked"),
+             "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error")}
+EVIDENCE_WORDS = {"none": N_("none"), "unreadable": N_("unreadable: run check again"), "accepted": N_("accepted"),
+                  "not_accepted": N_("not accepted"), "stale_accepted": N_("accepted (stale: code changed)"),
+                  "stale_not_accepted": N_("not accepted (stale: code changed)")}
 
 
 @dataclass(frozen=True)
 class StageStatus:
     stage: Stage
     tests: TestsCell
-    transfer: str  # missing | not written | passed | failing | error | cannot tell
-    lab: str
+    transfer: str  # a Part status: missing | not_written | passed | failed | error | cannot_tell
+    lab: str  # a LAB_WORDS key
     lab_ok: bool
-    design: str
+    design_words: int | None  # None when there is no answer
     design_ok: bool
-    evidence: str
+    evidence: str  # an EVIDENCE_WORDS key
     fresh: bool  # True when the results were run now, False when remembered
 
     @property
@@ -66,8 +77,14 @@ class StageStatus:
         return self.transfer == "passed"
 
     def cells(self) -> tuple[str, ...]:
-        return (self.stage.number, self.stage.text().title, self.tests.text, self.lab, self.transfer, self.design,
-                self.evidence)
+        if self.design_words is None:
+            design = _("missing")
+        elif self.design_ok:
+            design = _("{count} words").format(count=self.design_words)
+        else:
+            design = _("too short ({count})").format(count=self.design_words)
+        return (self.stage.number, self.stage.text().title, self.tests.text, _(LAB_WORDS.get(self.lab, self.lab)),
+                _(TRANSFER_WORDS.get(self.transfer, self.transfer)), design, _(EVIDENCE_WORDS.get(self.evidence, self.evidence)))
 
 
 @dataclass(frozen=True)
@@ -153,15 +170,12 @@ def tests_cell(stage: Stage, report: RunReport, label: str) -> TestsCell:
         return TestsCell(0, len(stage.required_tests), problem.cause)
     errors = [e for e in report.collect_errors if e.target == label and e.file == stage.test_file]
     if errors:
-        return TestsCell(0, len(stage.required_tests), f"the stage tests could not be loaded: {errors[0].cause}")
+        return TestsCell(0, len(stage.required_tests),
+                         _("the stage tests could not be loaded: {cause}").format(cause=errors[0].cause))
     rows = report.in_file(label, stage.test_file)
     passed = sum(1 for name in stage.required_tests
                  if (mine := [r for r in rows if r.name == name]) and all(r.outcome is Outcome.PASSED for r in mine))
     return TestsCell(passed, len(stage.required_tests), "")
-
-
-TRANSFER_WORDS = {"missing": "missing", "not_written": "not written", "passed": "passed", "failed": "failing",
-                  "error": "error", "cannot_tell": "cannot tell"}
 
 
 def transfer_cell(workbook: Workbook, stage: Stage, report: RunReport, wrong_label: str | None) -> str:
@@ -171,28 +185,28 @@ def transfer_cell(workbook: Workbook, stage: Stage, report: RunReport, wrong_lab
     errors = [e.cause for e in report.collect_errors if e.target == TRANSFER_TARGET and e.file == stage.transfer_file]
     problem = report.target_problems.get(TRANSFER_TARGET) or (errors[0] if errors else None)
     on_wrong = report.in_file(wrong_label, stage.transfer_file) if wrong_label else None
-    part = judge_transfer(rows, problem, stage.transfer_file, on_wrong)
-    return TRANSFER_WORDS.get(part.status, part.status)
+    return judge_transfer(rows, problem, stage.transfer_file, on_wrong).status
 
 
 def _lab_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
     lab_module = workbook.workspace / stage.lab_module
     if not lab_module.is_file():
-        return "not started", False
+        return "not_started", False
     last = state.get(workbook, "fault_lab", stage.number)
     if not last:
         return "started", False
     if last.get("file_sha256") != evidence.sha256_file(lab_module):
-        return "edited, not checked", False
-    return str(last.get("status", "started")), last.get("status") == "fixed"
+        return "edited", False
+    status = str(last.get("status", "started"))
+    return (status if status in LAB_WORDS else "started"), status == "fixed"
 
 
-def _design_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
+def _design_cell(workbook: Workbook, stage: Stage) -> tuple[int | None, bool]:
     path = answer_path(workbook, stage)
     if not path.is_file():
-        return "missing", False
+        return None, False
     words = len(path.read_text(encoding="utf-8", errors="replace").split())
-    return (f"{words} words", True) if words >= MIN_DESIGN_WORDS else (f"too short ({words})", False)
+    return words, words >= MIN_DESIGN_WORDS
 
 
 def _evidence_cell(workbook: Workbook, stage: Stage) -> str:
@@ -202,11 +216,11 @@ def _evidence_cell(workbook: Workbook, stage: Stage) -> str:
     try:
         document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
-        return "unreadable: run check again"
+        return "unreadable"
     module_now = evidence.sha256_file(workbook.root / stage.module)
     stale = document.get("digests", {}).get("module", {}).get("sha256") != module_now
-    verdict = "accepted" if document.get("accepted") else "not accepted"
-    return f"{verdict} (stale: code changed)" if stale and document.get("target", {}).get("kind") == "learner" else verdict
+    verdict = "accepted" if document.get("accepted") else "not_accepted"
+    return f"stale_{verdict}" if stale and document.get("target", {}).get("kind") == "learner" else verdict
 
 
 def _is_starter(workbook: Workbook, relative: str) -> bool:
@@ -247,22 +261,25 @@ def status_job(course: Course, workbook: Workbook, stages: list[Stage]) -> tuple
 
 def next_step_for(item: StageStatus) -> str | None:
     stage = item.stage
+    number = stage.number
     if item.tests.problem:
-        return f"stage {stage.number}: {item.tests.problem}"
+        return _("stage {number}: {cause}").format(number=number, cause=item.tests.problem)
     if not item.tests.ok:
-        return (f"stage {stage.number}: open {stage.notebook} and implement {stage.module}; "
-                f"then `forgelab check {stage.number}`")
+        return _("stage {number}: open {notebook} and implement {module}; then `forgelab check {number}`").format(
+            number=number, notebook=stage.notebook, module=stage.module)
     if not item.lab_ok:
-        return f"stage {stage.number}: `forgelab fault start {stage.number}` then `forgelab fault check {stage.number}`"
-    if item.transfer == "cannot tell":
-        return (f"stage {stage.number}: your transfer test passes on the known-wrong implementation too — make it "
-                f"assert the exact results the challenge asks for ({stage.transfer_file})")
+        return _("stage {number}: `forgelab fault start {number}` then `forgelab fault check {number}`").format(
+            number=number)
+    if item.transfer == "cannot_tell":
+        return _("stage {number}: your transfer test passes on the known-wrong implementation too — make it assert the "
+                 "exact results the challenge asks for ({path})").format(number=number, path=stage.transfer_file)
     if not item.transfer_ok:
-        return f"stage {stage.number}: write your transfer test in {stage.transfer_file}"
+        return _("stage {number}: write your transfer test in {path}").format(number=number, path=stage.transfer_file)
     if not item.design_ok:
-        return f"stage {stage.number}: answer the design question (notebook part 9 or `forgelab answer {stage.number}`)"
+        return _("stage {number}: answer the design question (notebook part 9 or `forgelab answer {number}`)").format(
+            number=number)
     if item.evidence != "accepted":
-        return f"stage {stage.number}: `forgelab check {stage.number}` to write your evidence"
+        return _("stage {number}: `forgelab check {number}` to write your evidence").format(number=number)
     return None
 
 
@@ -287,9 +304,9 @@ def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings =
     for stage in course.stages:
         cell, transfer = results[stage.number]
         lab, lab_ok = _lab_cell(workbook, stage)
-        design, design_ok = _design_cell(workbook, stage)
-        stages.append(StageStatus(stage, cell, transfer, lab, lab_ok, design, design_ok, _evidence_cell(workbook, stage),
+        words, design_ok = _design_cell(workbook, stage)
+        stages.append(StageStatus(stage, cell, transfer, lab, lab_ok, words, design_ok, _evidence_cell(workbook, stage),
                                   stage in stale))
     next_step = next((step for item in stages if (step := next_step_for(item))), None)
-    return StatusReport(stages, next_step or "every stage is accepted: open the course page and self-check your evidence",
-                        problem, tuple(stage.number for stage in stale))
+    return StatusReport(stages, next_step or _("every stage is accepted: open the course page and self-check your "
+                                               "evidence"), problem, tuple(stage.number for stage in stale))

@@ -78,14 +78,13 @@ class Workbench:
 
     def _remember(self, outcome: CheckOutcome) -> None:
         """``status`` need not run a stage again whose code has not changed since this check."""
-        from forgelab.status import TestsCell, TRANSFER_WORDS, remember, stage_key
+        from forgelab.status import TestsCell, remember, stage_key
 
         stage = outcome.stage
         summary = outcome.document["summary"]
         problem = outcome.import_problem.cause if outcome.import_problem else ""
         cell = TestsCell(0 if problem else int(summary["required_passed"]), len(stage.required_tests), problem)
-        remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell,
-                 TRANSFER_WORDS.get(outcome.transfer.status, outcome.transfer.status))
+        remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
 
     def tests_table(self, outcome: CheckOutcome, width: int | None = None) -> list[str]:
         """The required tests, one row each — or, when the module does not import, one line that says why."""

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from forgelab.i18n import _
 from forgelab.judge import wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
@@ -167,9 +168,9 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     elif kind == "import":
         error = LearnerImportError(f"{qualname}: {message}" if qualname else message)
     elif module == "builtins" and qualname == "MemoryError":
-        return LimitExceeded(Limit.MEMORY, "the learner's code ran out of memory (the sandbox's memory limit)")
+        return LimitExceeded(Limit.MEMORY, _("your code ran out of memory (the sandbox's memory limit)"))
     elif module == "builtins" and qualname == "NotImplementedError":
-        error = NotImplementedYet(message or "this function is not implemented yet — see hint 1")
+        error = NotImplementedYet(message or _("this function is not implemented yet — see hint 1"))
     elif module == "builtins" and (found := _builtin_exception(qualname)) is not None and issubclass(found, Exception):
         error = _with_args(found, data, decode, message)
     elif wire.is_forge_module(module):
@@ -358,10 +359,11 @@ class Host:
             self.begin_test(cpu_s=self.settings.import_cpu_s)
             reply = self._exchange({"op": "import", "modules": modules})
         except LimitExceeded as stop:
-            words = {Limit.CPU: f"it used {self.settings.import_cpu_s} s of CPU time without finishing",
-                     Limit.WALL: f"it did not finish within {self.settings.test_wall_s} s",
-                     Limit.MEMORY: "it ran out of memory", Limit.OUTPUT: "it printed too much",
-                     Limit.CRASH: "the process ended while importing"}[stop.limit]
+            words = {Limit.CPU: _("it used {seconds} s of CPU time without finishing").format(
+                         seconds=self.settings.import_cpu_s),
+                     Limit.WALL: _("it did not finish within {seconds} s").format(seconds=self.settings.test_wall_s),
+                     Limit.MEMORY: _("it ran out of memory"), Limit.OUTPUT: _("it printed too much"),
+                     Limit.CRASH: _("the process ended while importing")}[stop.limit]
             return ImportProblem(modules[0].replace(".", "/") + ".py" if modules else "forge", ImportKind.LIMIT,
                                  words, stage=self.stage)
         except (wire.WireError, wire.ChannelClosed, OSError) as error:
@@ -534,13 +536,13 @@ class Host:
     def _wait(self) -> dict[str, object]:
         last_cpu_check = 0.0
         while True:
-            ready, _, _ = select.select([self._from_host], [], [], POLL_S)
+            ready, _writable, _failed = select.select([self._from_host], [], [], POLL_S)
             if ready:
                 try:
                     return wire.read_frame(self._from_host)
                 except wire.FrameTooLarge:
                     self._stop(Limit.OUTPUT)
-                    raise LimitExceeded(Limit.OUTPUT, "the learner's code returned a value too large to read back") from None
+                    raise LimitExceeded(Limit.OUTPUT, _("your code returned a value too large to read back")) from None
                 except (wire.ChannelClosed, OSError):
                     raise self._died() from None
                 except wire.WireError as error:
@@ -548,20 +550,21 @@ class Host:
                     raise BoundaryError(f"the learner's process sent something unreadable: {error}") from None
             if self._flooded:
                 self._stop(Limit.OUTPUT)
-                raise LimitExceeded(Limit.OUTPUT, f"the learner's code printed more than {self.settings.output_kb} KB; "
-                                                  "it was stopped (look for a print inside a loop)")
+                raise LimitExceeded(Limit.OUTPUT, _("your code printed more than {kb} KB; it was stopped (look for a "
+                                                    "print inside a loop)").format(kb=self.settings.output_kb))
             now = time.monotonic()
             if now > self._test_deadline:
                 self._stop(Limit.WALL)
-                raise LimitExceeded(Limit.WALL, f"the learner's code did not answer within {self.settings.test_wall_s} s "
-                                                "(it waits or sleeps: look for input(), sleep() or a blocking read)")
+                raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
+                                                  "for input(), sleep() or a blocking read)").format(
+                                                      seconds=self.settings.test_wall_s))
             if now - last_cpu_check >= CPU_POLL_S and self._process is not None and self._test_cpu_start is not None:
                 last_cpu_check = now
                 used = tree_cpu_seconds(self._process.pid)
                 if used is not None and used - self._test_cpu_start > self._budget:
                     self._stop(Limit.CPU)
-                    raise LimitExceeded(Limit.CPU, f"the learner's code used more than {self._budget} s of CPU time "
-                                                   "in this test: look for a loop that never ends")
+                    raise LimitExceeded(Limit.CPU, _("your code used more than {seconds} s of CPU time in this test: "
+                                                     "look for a loop that never ends").format(seconds=self._budget))
             if self._process is not None and self._process.poll() is not None:
                 raise self._died()
 
@@ -574,12 +577,13 @@ class Host:
             except subprocess.TimeoutExpired:
                 code = None
         if self._flooded:
-            limit, text = Limit.OUTPUT, f"the learner's code printed more than {self.settings.output_kb} KB"
+            limit, text = Limit.OUTPUT, _("your code printed more than {kb} KB").format(kb=self.settings.output_kb)
         elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-            limit, text = Limit.CPU, f"the learner's code used more than {self._budget} s of CPU time: look for a loop that never ends"
+            limit, text = Limit.CPU, _("your code used more than {seconds} s of CPU time: look for a loop that never "
+                                       "ends").format(seconds=self._budget)
         else:
-            limit, text = Limit.CRASH, (f"the learner's process ended in the middle of a call (exit status {code}): "
-                                        "look for os._exit(), sys.exit() at import, or a crash in native code")
+            limit, text = Limit.CRASH, _("your code's process ended in the middle of a call (exit status {code}): look "
+                                         "for os._exit(), sys.exit() at import, or a crash in native code").format(code=code)
         self._stop(limit)
         return LimitExceeded(limit, text)
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-MARKER = "first difference at"
+from forgelab.i18n import N_, _
+
+MARKER = N_("first difference at")
 SHOWN = 70
 
 
@@ -38,18 +40,22 @@ def _fields(value: object) -> list[tuple[str, object]] | None:
 
 def _text_difference(got: str, expected: str, where: str) -> str:
     if len(got) <= SHOWN // 2 and len(expected) <= SHOWN // 2 and "\n" not in got + expected:
-        return f"{where}: got {got!r}, expected {expected!r}"
+        return _("{at}: got {got}, expected {expected}").format(at=where, got=repr(got), expected=repr(expected))
     index = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     start = max(0, index - 20)
     got_part, expected_part = got[start:index + 25], expected[start:index + 25]
     prefix = "…" if start else ""
     line = got.count("\n", 0, index) + 1
-    at = f"{where} (character {index}, line {line})" if "\n" in got or "\n" in expected else f"{where} (character {index})"
+    at = (_("{where} (character {index}, line {line})").format(where=where, index=index, line=line)
+          if "\n" in got or "\n" in expected else _("{where} (character {index})").format(where=where, index=index))
     if index == len(got):
-        return f"{at}: got a shorter text that ends there; expected it to go on with {short(expected[index:index + 40])}"
+        return _("{at}: got a shorter text that ends there; expected it to go on with {more}").format(
+            at=at, more=short(expected[index:index + 40]))
     if index == len(expected):
-        return f"{at}: got extra text {short(got[index:index + 40])}; expected the text to end there"
-    return f"{at}: got {prefix}{short(got_part)}, expected {prefix}{short(expected_part)}"
+        return _("{at}: got extra text {more}; expected the text to end there").format(
+            at=at, more=short(got[index:index + 40]))
+    return _("{at}: got {got}, expected {expected}").format(at=at, got=prefix + short(got_part),
+                                                             expected=prefix + short(expected_part))
 
 
 def first_difference(got: object, expected: object, where: str = "") -> str | None:
@@ -59,11 +65,13 @@ def first_difference(got: object, expected: object, where: str = "") -> str | No
             return None
     except Exception:  # noqa: BLE001 - a broken __eq__ is itself a difference
         pass
-    here = where or "the top level"
+    here = where or _("the top level")
     numbers = (int, float)
     if type(got) is not type(expected) and not (isinstance(got, numbers) and isinstance(expected, numbers)
                                                 and not isinstance(got, bool) and not isinstance(expected, bool)):
-        return f"{here}: got a {type(got).__name__} {short(got)}, expected a {type(expected).__name__} {short(expected)}"
+        return _("{at}: got a {got_type} {got}, expected a {expected_type} {expected}").format(
+            at=here, got_type=type(got).__name__, got=short(got), expected_type=type(expected).__name__,
+            expected=short(expected))
     fields = _fields(got)
     if fields is not None:
         expected_fields = dict(_fields(expected) or [])
@@ -71,16 +79,16 @@ def first_difference(got: object, expected: object, where: str = "") -> str | No
             found = first_difference(value, expected_fields.get(name), f"{where}.{name}")
             if found:
                 return found
-        return f"{here}: got {short(got)}, expected {short(expected)}"
+        return _("{at}: got {got}, expected {expected}").format(at=here, got=short(got), expected=short(expected))
     if isinstance(got, dict) and isinstance(expected, dict):
         missing = [key for key in expected if key not in got]
         if missing:
             key = missing[0]
-            return f"{where}[{key!r}]: missing; expected {short(expected[key])}"
+            return _("{at}: missing; expected {expected}").format(at=f"{where}[{key!r}]", expected=short(expected[key]))
         extra = [key for key in got if key not in expected]
         if extra:
             key = extra[0]
-            return f"{where}[{key!r}]: got an unexpected key with value {short(got[key])}"
+            return _("{at}: got an unexpected key with value {got}").format(at=f"{where}[{key!r}]", got=short(got[key]))
         for key in expected:
             found = first_difference(got[key], expected[key], f"{where}[{key!r}]")
             if found:
@@ -92,22 +100,22 @@ def first_difference(got: object, expected: object, where: str = "") -> str | No
             if found:
                 return found
         if len(got) < len(expected):
-            return (f"{here}: got {len(got)} item(s), expected {len(expected)}; the first missing one is "
-                    f"[{len(got)}] = {short(expected[len(got)])}")
-        return (f"{here}: got {len(got)} item(s), expected {len(expected)}; the first extra one is "
-                f"[{len(expected)}] = {short(got[len(expected)])}")
+            return _("{at}: got {got} item(s), expected {expected}; the first missing one is [{index}] = {item}").format(
+                at=here, got=len(got), expected=len(expected), index=len(got), item=short(expected[len(got)]))
+        return _("{at}: got {got} item(s), expected {expected}; the first extra one is [{index}] = {item}").format(
+            at=here, got=len(got), expected=len(expected), index=len(expected), item=short(got[len(expected)]))
     if isinstance(got, (set, frozenset)) and isinstance(expected, (set, frozenset)):
         missing_items = sorted(map(short, expected - got))
         extra_items = sorted(map(short, got - expected))
         parts = []
         if missing_items:
-            parts.append(f"missing {', '.join(missing_items[:3])}")
+            parts.append(_("missing {items}").format(items=", ".join(missing_items[:3])))
         if extra_items:
-            parts.append(f"unexpected {', '.join(extra_items[:3])}")
+            parts.append(_("unexpected {items}").format(items=", ".join(extra_items[:3])))
         return f"{here}: " + "; ".join(parts)
     if isinstance(got, str) and isinstance(expected, str):
         return _text_difference(got, expected, here)
-    return f"{here}: got {short(got)}, expected {short(expected)}"
+    return _("{at}: got {got}, expected {expected}").format(at=here, got=short(got), expected=short(expected))
 
 
 def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object) -> list[str] | None:
@@ -120,7 +128,7 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
         return None
     if not found:
         return None
-    lines = [f"{short(left)} == {short(right)}", f"{MARKER} {found}"]
+    lines = [f"{short(left)} == {short(right)}", f"{_(MARKER)} {found}"]
     try:  # keep pytest's own detailed comparison below ours (its hook has a stable signature)
         from _pytest.assertion import pytest_assertrepr_compare as pytest_default
 
@@ -137,6 +145,6 @@ def explanation_from_text(text: str) -> str:
         stripped = line.strip()
         if stripped.startswith("E"):
             stripped = stripped[1:].strip()
-        if stripped.startswith(MARKER):
+        if stripped.startswith(_(MARKER)):
             return stripped[0].upper() + stripped[1:]
     return ""

@@ -53,17 +53,24 @@ class ImportProblem:
     @property
     def cause(self) -> str:
         """One line a learner can act on."""
+        from forgelab.i18n import _
+
         if self.kind is ImportKind.MISSING:
-            fix = f"`forgelab starter {self.stage}` brings back the shipped starter" if self.stage else \
-                "restore it from the workbook"
-            return f"{self.module} does not exist or cannot be imported as a module: {fix}"
+            fix = (_("`forgelab starter {stage}` brings back the shipped starter").format(stage=self.stage) if self.stage
+                   else _("restore it from the workbook"))
+            return _("{module} does not exist or cannot be imported as a module: {fix}").format(module=self.module, fix=fix)
         if self.kind is ImportKind.SYNTAX:
-            return f"syntax error in {self.where or self.module}: {self.message} — fix that line and run again"
+            return _("syntax error in {where}: {message} — fix that line and run again").format(
+                where=self.where or self.module, message=self.message)
         if self.kind is ImportKind.LIMIT:
-            return f"importing {self.module} did not finish: {self.message} — look for a loop that runs at module level"
+            return _("importing {module} did not finish: {message} — look for a loop that runs at module level").format(
+                module=self.module, message=self.message)
         detail = f"{self.error_type}: {self.message}".rstrip(": ")
-        return (f"importing {self.module} raised {detail}" + (f" ({self.where})" if self.where else "")
-                + " — fix the module so that it imports cleanly")
+        if self.where:
+            return _("importing {module} raised {detail} ({where}) — fix the module so that it imports cleanly").format(
+                module=self.module, detail=detail, where=self.where)
+        return _("importing {module} raised {detail} — fix the module so that it imports cleanly").format(
+            module=self.module, detail=detail)
 
 
 @dataclass(frozen=True)

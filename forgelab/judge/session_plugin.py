@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from forgelab import i18n
+from forgelab.i18n import _
 from forgelab.judge import explain
 from forgelab.judge.channel import BoundaryError, LimitExceeded, NotImplementedYet
 from forgelab.judge.outcomes import Outcome
@@ -46,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("the judge's session plugin needs --forgelab-job")
     job = json.loads(Path(path).read_text(encoding="utf-8"))
     settings = JudgeSettings.from_dict(job["settings"])
+    i18n.use(settings.language)  # causes worded by the judge speak the learner's edition
     isolation = Isolation(**job["isolation"])
     roots = tuple(sorted({Path(path).resolve().parent for path in job["files"]}))
     tests_root = Path(job["tests_root"]).resolve() if job.get("tests_root") else None
@@ -154,7 +157,7 @@ class JudgeSession:
         """A test module is imported while it is collected: values it builds at module level (a case, a
         fixed input) are built by its own target's code, so that target must be current already."""
         if isinstance(collector, pytest.Module):
-            target, _ = self.where(collector.path, "")
+            target, _canonical = self.where(collector.path, "")
             if target:
                 try:
                     self.pool.begin_test(target)
@@ -169,13 +172,14 @@ class JudgeSession:
             return None
         if target in self.failed_targets:
             row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), cause="not run: an earlier test of this target failed")
+            row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: an earlier test of this target failed"))
             return True
         hits = self.pool.limit_hits.get(target, 0)
         if hits >= self.settings.max_limit_hits:
             row = self._row(item.nodeid, canonical, target)
             row.update(outcome=str(Outcome.NOT_RUN),
-                       cause=f"not run: {hits} earlier tests hit a limit (look for a loop that never ends)")
+                       cause=_("not run: {count} earlier tests hit a limit (look for a loop that never ends)").format(
+                           count=hits))
             return True
         try:
             problem = self.pool.begin_test(target)
@@ -186,7 +190,7 @@ class JudgeSession:
             return True
         if problem is not None:
             row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), cause=f"not run: {problem.cause}")
+            row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: {cause}").format(cause=problem.cause))
             return True
         return None
 
@@ -199,7 +203,7 @@ class JudgeSession:
             self.unfinished.add(item.nodeid)
         if call.excinfo is not None and isinstance(call.excinfo.value, LimitExceeded):
             self.limits[item.nodeid] = str(call.excinfo.value.limit)
-            target, _ = self.where(item.path, item.nodeid)
+            target, _canonical = self.where(item.path, item.nodeid)
             if target:
                 self.pool.record_limit(target)
         if call.excinfo is not None and isinstance(call.excinfo.value, BoundaryError):
@@ -231,7 +235,8 @@ class JudgeSession:
             row.update(outcome=str(Outcome.FAILED), cause=cause, detail=detail,
                        unfinished=report.nodeid in self.unfinished)
         else:
-            row.update(outcome=str(Outcome.ERROR), cause=f"error in {report.when}: {cause}", detail=detail)
+            row.update(outcome=str(Outcome.ERROR), cause=_("error in {phase}: {cause}").format(phase=report.when, cause=cause),
+                       detail=detail)
 
     def _from_nodeid(self, nodeid: str) -> tuple[str, str]:
         head = nodeid.split("::", 1)[0]

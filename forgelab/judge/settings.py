@@ -47,6 +47,7 @@ class JudgeSettings:
     output_kb: int = 4096
     max_limit_hits: int = 2
     sandbox: SandboxMode = SandboxMode.AUTO
+    language: str = "en"  # the edition the judge's own words are in (causes, "not run" reasons)
 
     @property
     def import_cpu_s(self) -> int:

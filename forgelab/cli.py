@@ -138,6 +138,7 @@ COMMANDS: dict[str, tuple[str, Handler]] = {}
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="forgelab",
+        epilog="Every command also takes --lang en|zh (else FORGE_LANG, else your locale) for the language it speaks.",
         description="Forge Workbook tooling: check your stages, run fault labs, verify and build the course.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -162,9 +163,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _language(argv: list[str]) -> tuple[list[str], str | None]:
+    """Take ``--lang X`` / ``--lang=X`` out of the arguments wherever it stands (before or after the command)."""
+    rest, chosen = [], None
+    iterator = iter(argv)
+    for item in iterator:
+        if item == "--lang":
+            chosen = next(iterator, None) or ""
+        elif item.startswith("--lang="):
+            chosen = item.split("=", 1)[1]
+        else:
+            rest.append(item)
+    return rest, chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from forgelab import i18n
+
+    arguments, wanted = _language(list(sys.argv[1:] if argv is None else argv))
+    try:
+        i18n.use(i18n.resolve(wanted))
+    except i18n.LanguageError as error:
+        return fail(str(error), "use --lang en or --lang zh (or set FORGE_LANG)")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from forgelab.display import SYMBOLS
+from forgelab.display import symbol
+from forgelab.i18n import _
 from forgelab.judge.outcomes import TestRow
 
 ORDER = ["timeout", "error", "failed", "not_run", "skipped", "passed"]
@@ -14,7 +15,7 @@ def collapse(stage_required: tuple[str, ...], tests: tuple[TestRow, ...]) -> lis
     for name in stage_required:
         cases = [r for r in tests if r.name == name]
         worst = min(cases, key=lambda r: ORDER.index(r.outcome))
-        label = name if len(cases) == 1 else f"{name} ({len(cases)} cases)"
+        label = name if len(cases) == 1 else _("{name} ({count} cases)").format(name=name, count=len(cases))
         cause = "" if worst.outcome == "passed" else worst.cause
-        rows.append((label, SYMBOLS[worst.outcome], cause))
+        rows.append((label, symbol(worst.outcome), cause))
     return rows

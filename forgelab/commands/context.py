@@ -19,9 +19,12 @@ def open_workbook() -> tuple[Workbook, Course]:
 
 
 def judge_settings(args: argparse.Namespace) -> JudgeSettings:
-    """The judge's settings from a command's flags (defaults otherwise)."""
+    """The judge's settings from a command's flags (defaults otherwise), in the language the command speaks."""
+    from forgelab.i18n import active
+
     cpu = getattr(args, "cpu_limit", None)
-    return DEFAULT.with_(test_cpu_s=int(cpu)) if cpu else DEFAULT
+    settings = DEFAULT.with_(language=active())
+    return settings.with_(test_cpu_s=int(cpu)) if cpu else settings
 
 
 def add_judge_flags(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from forgelab import faultlab, state
 from forgelab.checker import CheckOutcome, run_check
 from forgelab.display import table
+from forgelab.i18n import _
 from forgelab.judge.outcomes import ImportProblem, Outcome
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
@@ -32,7 +33,7 @@ class Message:
     def text(self) -> str:
         lines = list(self.lines)
         if self.next_step:
-            lines.append(f"next: {self.next_step}")
+            lines.append(_("next: {step}").format(step=self.next_step))
         return "\n".join(lines)
 
 
@@ -90,25 +91,33 @@ class Workbench:
         """The required tests, one row each — or, when the module does not import, one line that says why."""
         stage = outcome.stage
         if outcome.import_problem is not None:
-            return [f"all {len(stage.required_tests)} tests not run — {outcome.import_problem.cause}"]
-        return [table(["test", "outcome", "cause"], collapse(stage.required_tests, outcome.tests), total_width=width)]
+            return [_("all {count} tests not run — {cause}").format(count=len(stage.required_tests),
+                                                                   cause=outcome.import_problem.cause)]
+        return [table([_("test"), _("outcome"), _("cause")], collapse(stage.required_tests, outcome.tests),
+                      total_width=width)]
 
     def check_message(self, outcome: CheckOutcome, evidence_path: str | None = None, width: int | None = None) -> Message:
         stage, doc = outcome.stage, outcome.document
-        lines = [f"Stage {stage.number} · {stage.text().title} · target: {doc['target']['name']}", ""]
+        from forgelab.checker import PART_WORDS
+
+        lines = [_("Stage {number} · {title} · target: {target}").format(
+            number=stage.number, title=stage.text().title, target=doc["target"]["name"]), ""]
         lines += self.tests_table(outcome, width)
         summary = doc["summary"]
-        lines.append(f"required tests: {summary['required_passed']}/{summary['required_total']} passed")
+        lines.append(_("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
+                                                                        total=summary["required_total"]))
         lines.append("")
-        parts = [("fault lab", outcome.fault_lab.status, outcome.fault_lab.detail),
-                 ("transfer", outcome.transfer.status, outcome.transfer.detail),
-                 ("design answer", outcome.design.status, outcome.design.detail)]
-        lines.append(table(["part", "status", "detail"], [(p, s.replace("_", " "), d) for p, s, d in parts],
-                           total_width=width))
+        parts = [(_("fault lab"), outcome.fault_lab.status, outcome.fault_lab.detail),
+                 (_("transfer"), outcome.transfer.status, outcome.transfer.detail),
+                 (_("design answer"), outcome.design.status, outcome.design.detail)]
+        lines.append(table([_("part"), _("status"), _("detail")],
+                           [(p, _(PART_WORDS.get(s, s)), d) for p, s, d in parts], total_width=width))
         lines.append("")
-        verdict = "ACCEPTED" if doc["accepted"] else "NOT ACCEPTED"
-        where = f" — evidence: {evidence_path}" if evidence_path else ""
-        lines.append(f"verdict: {verdict}{where}")
+        verdict = _("ACCEPTED") if doc["accepted"] else _("NOT ACCEPTED")
+        if evidence_path:
+            lines.append(_("verdict: {verdict} — evidence: {path}").format(verdict=verdict, path=evidence_path))
+        else:
+            lines.append(_("verdict: {verdict}").format(verdict=verdict))
         return Message(tuple(lines), bool(doc["accepted"]), self.next_step(outcome))
 
     def next_step(self, outcome: CheckOutcome) -> str:
@@ -119,33 +128,42 @@ class Workbench:
         if not acceptance["required_tests_passed"]:
             failing = [row for row in outcome.tests if row.outcome is not Outcome.PASSED]
             if failing and all(row.unfinished for row in failing):
-                return f"implement {stage.module} (notebook part 6; `forgelab hint {stage.number}` for a hint)"
+                return _("implement {module} (notebook part 6; `forgelab hint {number}` for a hint)").format(
+                    module=stage.module, number=stage.number)
             first = failing[0] if failing else None
-            why = f"; `forgelab check {stage.number} --why {first.name}` shows the whole failure" if first else ""
-            return f"make the failing tests pass in {stage.module}{why}"
+            if first is None:
+                return _("make the failing tests pass in {module}").format(module=stage.module)
+            return _("make the failing tests pass in {module}; `forgelab check {number} --why {test}` shows the whole "
+                     "failure").format(module=stage.module, number=stage.number, test=first.name)
         if not acceptance["fault_lab_fixed"]:
             if outcome.fault_lab.status == "not_started":
-                return f"start the fault lab: `forgelab fault start {stage.number}`"
-            return f"fix {stage.lab_module}, then `forgelab fault check {stage.number}`"
+                return _("start the fault lab: `forgelab fault start {number}`").format(number=stage.number)
+            return _("fix {path}, then `forgelab fault check {number}`").format(path=stage.lab_module, number=stage.number)
         if outcome.transfer.status == "cannot_tell":
-            return (f"make your transfer test in {stage.transfer_file} assert the exact results the challenge asks "
-                    "for, so that it fails on the known-wrong implementation")
+            return _("make your transfer test in {path} assert the exact results the challenge asks for, so that it "
+                     "fails on the known-wrong implementation").format(path=stage.transfer_file)
         if not acceptance["transfer_passed"]:
-            return f"write your transfer test in {stage.transfer_file} (notebook part 8)"
+            return _("write your transfer test in {path} (notebook part 8)").format(path=stage.transfer_file)
         if not acceptance["design_answer_present"]:
-            return f"answer the design question (notebook part 9, or `forgelab answer {stage.number} --file answer.md`)"
-        return f"open the course page and pick this verification.json on the Stage {stage.number} page"
+            return _("answer the design question (notebook part 9, or `forgelab answer {number} --file answer.md`)").format(
+                number=stage.number)
+        return _("open the course page and pick this verification.json on the Stage {number} page").format(
+            number=stage.number)
 
     @staticmethod
     def _import_next_step(stage: Stage, problem: ImportProblem) -> str:
         if problem.kind == "syntax" and problem.where:
-            return f"fix {problem.where} ({problem.message}), then run `forgelab check {stage.number}` again"
+            return _("fix {where} ({message}), then run `forgelab check {number}` again").format(
+                where=problem.where, message=problem.message, number=stage.number)
         if problem.kind == "missing":
-            return f"`forgelab starter {stage.number}` brings back the shipped {stage.module}"
+            return _("`forgelab starter {number}` brings back the shipped {module}").format(number=stage.number,
+                                                                                          module=stage.module)
         if problem.kind == "limit":
-            return f"remove the loop that runs when {stage.module} is imported, then check again"
-        where = f" at {problem.where}" if problem.where else ""
-        return f"fix the error{where} so that {stage.module} imports cleanly, then check again"
+            return _("remove the loop that runs when {module} is imported, then check again").format(module=stage.module)
+        if problem.where:
+            return _("fix the error at {where} so that {module} imports cleanly, then check again").format(
+                where=problem.where, module=stage.module)
+        return _("fix the error so that {module} imports cleanly, then check again").format(module=stage.module)
 
     def why(self, stage: Stage, test: str, target: str = "learner") -> Message:
         """Everything about one test: its source in the course, the full failure, what the code printed."""
@@ -153,19 +171,22 @@ class Workbench:
         rows = [row for row in outcome.tests if row.name == test or row.nodeid.endswith(f"::{test}")]
         if not rows:
             names = ", ".join(stage.required_tests)
-            return Message((f"stage {stage.number} has no test called {test!r}",), False,
-                           f"pick one of: {names}")
+            return Message((_("stage {number} has no test called {test!r}").format(number=stage.number, test=test),),
+                           False, _("pick one of: {names}").format(names=names))
         lines = [f"{stage.test_file}::{test}", "", *test_source(self.course.root / stage.test_file, rows[0].name), ""]
         for row in rows:
-            lines.append(f"{row.nodeid.split('::', 1)[1]}: {row.outcome}" + (f" ({row.limit})" if row.limit else ""))
+            from forgelab.display import symbol
+
+            lines.append(f"{row.nodeid.split('::', 1)[1]}: {symbol(row.outcome)}" + (f" ({row.limit})" if row.limit else ""))
             if row.outcome is not Outcome.PASSED:
-                lines.append(f"  cause: {row.cause}")
+                lines.append(_("  cause: {cause}").format(cause=row.cause))
                 if row.detail:
                     lines += ["", *["  " + line for line in row.detail.rstrip().splitlines()], ""]
             if row.printed.strip():
-                lines += ["  printed by your code:", *["    " + line for line in row.printed.rstrip().splitlines()]]
+                lines += [_("  printed by your code:"), *["    " + line for line in row.printed.rstrip().splitlines()]]
         passed = all(row.outcome is Outcome.PASSED for row in rows)
-        return Message(tuple(lines), passed, "" if passed else f"edit {stage.module}, then run this again")
+        return Message(tuple(lines), passed, "" if passed else _("edit {module}, then run this again").format(
+            module=stage.module))
 
     # ------------------------------------------------------------ the fault lab
 
@@ -182,9 +203,9 @@ class Workbench:
         missing = self.unfinished_prerequisites(stage)
         if not missing:
             return []
-        return [f"note: this lab builds on stage(s) {', '.join(missing)}, which still have functions to write; "
-                f"the lab copies your modules, so finish those stages first (or lay in the reference modules "
-                f"from a checkpoint pack: `forgelab restore {stage.number} --from FILE`)"]
+        return [_("note: this lab builds on stage(s) {stages}, which still have functions to write; the lab copies your "
+                  "modules, so finish those stages first (or lay in the reference modules from a checkpoint pack: "
+                  "`forgelab restore {number} --from FILE`)").format(stages=", ".join(missing), number=stage.number)]
 
     def fault_start(self, stage: Stage, target: str = "learner") -> Message:
         chosen = self.target(target)
@@ -192,48 +213,59 @@ class Workbench:
             base = import_dir / "forge" if chosen.kind != "learner" else None
             module, created = faultlab.start(self.workbook, stage, base)
         shown = self.workbook.relative(module)
+        number = stage.number
         if created:
-            lines = [f"fault lab {stage.number} started: the broken module is {shown}",
-                     "your own forge/ is not touched by the lab", *self._prerequisites_note(stage)]
-            return Message(tuple(lines), True, f"`forgelab fault check {stage.number}` to watch the target test fail")
-        return Message((f"fault lab {stage.number} is already started; your edits in {shown} are kept",),
-                       True, f"`forgelab fault check {stage.number}`, or `forgelab fault reset {stage.number}` to start over")
+            lines = [_("fault lab {number} started: the broken module is {path}").format(number=number, path=shown),
+                     _("your own forge/ is not touched by the lab"), *self._prerequisites_note(stage)]
+            return Message(tuple(lines), True, _("`forgelab fault check {number}` to watch the target test fail").format(
+                number=number))
+        return Message((_("fault lab {number} is already started; your edits in {path} are kept").format(
+            number=number, path=shown),), True,
+            _("`forgelab fault check {number}`, or `forgelab fault reset {number}` to start over").format(number=number))
 
     def fault_check(self, stage: Stage) -> Message:
         result = faultlab.check(self.workbook, self.course, stage, self.settings)
         target = stage.fault.target_test
         note = self._prerequisites_note(stage)
+        number = stage.number
         if result.status == "error":
-            return Message((f"fault lab {stage.number}: the lab module does not import — {result.problem}", *note), False,
-                           f"fix {stage.lab_module} so that it imports")
+            return Message((_("fault lab {number}: the lab module does not import — {problem}").format(
+                number=number, problem=result.problem), *note), False,
+                _("fix {path} so that it imports").format(path=stage.lab_module))
         if result.status == "fixed":
-            lines = [f"fault lab {stage.number}: FIXED — {target} and every other stage {stage.number} test pass in the lab",
-                     f"fix principle: {stage.text().fault_fix_principle}"]
+            lines = [_("fault lab {number}: FIXED — {test} and every other stage {number} test pass in the lab").format(
+                number=number, test=target),
+                _("fix principle: {principle}").format(principle=stage.text().fault_fix_principle)]
             outcome = self.check(stage)  # a fixed lab goes into the stage's evidence at once
-            verdict = "accepted" if outcome.accepted else "not accepted yet"
+            verdict = _("accepted") if outcome.accepted else _("not accepted yet")
             if outcome.path:
-                lines.append(f"evidence updated: {self.workbook.relative(outcome.path)} — fault lab "
-                             f"{outcome.fault_lab.status}, stage {verdict}")
+                lines.append(_("evidence updated: {path} — fault lab fixed, stage {verdict}").format(
+                    path=self.workbook.relative(outcome.path), verdict=verdict))
             return Message(tuple(lines), True, self.next_step(outcome) if not outcome.accepted else "")
         row = result.target
         if row is not None and row.outcome is not Outcome.PASSED:
-            lines = [f"fault lab {stage.number}: {target} {row.outcome.upper()}", f"  {row.cause}"]
-            lines.append(f"  declared symptom seen: {result.symptom_text}" if result.symptom_matched
-                         else "  (this is not the declared symptom any more — your change moved the failure)")
+            from forgelab.display import symbol
+
+            lines = [_("fault lab {number}: {test} {outcome}").format(number=number, test=target,
+                                                                      outcome=symbol(row.outcome)), f"  {row.cause}"]
+            lines.append(_("  declared symptom seen: {symptom}").format(symptom=result.symptom_text)
+                         if result.symptom_matched
+                         else _("  (this is not the declared symptom any more — your change moved the failure)"))
         else:
-            lines = [f"fault lab {stage.number}: {target} passes, but these stage tests still fail: "
-                     f"{', '.join(result.failing)}"]
-        return Message((*lines, *note), False, f"diagnose and edit {stage.lab_module}; "
-                                               f"`forgelab hint {stage.number}` and the notebook part 7 help")
+            lines = [_("fault lab {number}: {test} passes, but these stage tests still fail: {tests}").format(
+                number=number, test=target, tests=", ".join(result.failing))]
+        return Message((*lines, *note), False, _("diagnose and edit {path}; `forgelab fault hint {number}` reveals the "
+                                                 "next diagnosis step").format(path=stage.lab_module, number=number))
 
     def fault_diff(self, stage: Stage) -> Message:
         text = faultlab.diff(self.workbook, stage)
-        return Message((text.rstrip("\n") if text else "no changes yet: the lab file is still the broken variant",))
+        return Message((text.rstrip("\n") if text else _("no changes yet: the lab file is still the broken variant"),))
 
     def fault_reset(self, stage: Stage) -> Message:
         saved = faultlab.reset(self.workbook, stage)
-        return Message((f"fault lab {stage.number} reset to the broken variant; your previous file is kept in "
-                        f"backup {saved.name}",), True, f"`forgelab fault check {stage.number}`")
+        return Message((_("fault lab {number} reset to the broken variant; your previous file is kept in backup "
+                          "{backup}").format(number=stage.number, backup=saved.name),), True,
+                       _("`forgelab fault check {number}`").format(number=stage.number))
 
     def fault_hint(self, stage: Stage, reset: bool = False) -> Message:
         """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle."""
@@ -267,13 +299,17 @@ class Workbench:
         hints = stage.text().hints
         if reset:
             state.update(self.workbook, "hints", stage.number, 0)
-            return Message((f"stage {stage.number}: hints hidden again (0 of {len(hints)} shown)",))
+            return Message((_("stage {number}: hints hidden again (0 of {total} shown)").format(
+                number=stage.number, total=len(hints)),))
         shown, new = state.reveal_next_hint(self.workbook, stage.number, hints)
-        lines = [f"[{'new' if new is not None and index == shown else '   '}] hint {index}/{len(hints)}: {hint}"
+        fresh = _("new")
+        lines = [_("[{mark}] hint {index}/{total}: {hint}").format(
+                     mark=fresh if new is not None and index == shown else " " * len(fresh), index=index,
+                     total=len(hints), hint=hint)
                  for index, hint in enumerate(hints[:shown], 1)]
         if new is None:
-            lines.append(f"all {len(hints)} hints are shown; the notebook's worked demonstration (part 5) shows the "
-                         "idea end to end")
+            lines.append(_("all {total} hints are shown; the notebook's worked demonstration (part 5) shows the idea "
+                           "end to end").format(total=len(hints)))
         return Message(tuple(lines))
 
 

@@ -7,9 +7,11 @@ that the stage is not accepted until then.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from forgelab import backups
+from forgelab.i18n import _
 from forgelab.evidence import write_atomic
 from forgelab.paths import Workbook
 from forgelab.registry import Stage
@@ -19,9 +21,19 @@ def answer_path(workbook: Workbook, stage: Stage) -> Path:
     return workbook.workspace / stage.design_answer_file
 
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
 def word_count(text: str) -> int:
-    """Words as the checker counts them."""
-    return len(text.split())
+    """Words as the checker counts them, in either edition: whitespace-separated words, where a run of
+    Chinese characters counts one word per two characters (about how much a Chinese sentence says
+    per English word), so the minimum asks the same of an answer in either language."""
+    total = 0
+    for token in text.split():
+        cjk = len(_CJK.findall(token))
+        rest = _CJK.sub(" ", token).split()
+        total += len(rest) + (cjk + 1) // 2
+    return total
 
 
 def length_warning(stage: Stage, words: int) -> str | None:
@@ -30,10 +42,9 @@ def length_warning(stage: Stage, words: int) -> str | None:
 
     if words >= MIN_DESIGN_WORDS:
         return None
-    missing = MIN_DESIGN_WORDS - words
-    return (f"this answer has {words} word{'s' if words != 1 else ''}; the check needs at least {MIN_DESIGN_WORDS} "
-            f"({missing} more), so stage {stage.number} will not be accepted until the answer is that long — "
-            "cover each rubric point below")
+    return _("this answer has {words} word(s); the check needs at least {minimum} ({missing} more), so stage {number} "
+             "will not be accepted until the answer is that long — cover each rubric point below").format(
+        words=words, minimum=MIN_DESIGN_WORDS, missing=MIN_DESIGN_WORDS - words, number=stage.number)
 
 
 def save_answer(workbook: Workbook, stage: Stage, text: str) -> tuple[Path, int]:

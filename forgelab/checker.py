@@ -97,10 +97,12 @@ def _required_rows(stage: Stage, report: RunReport, label: str) -> tuple[TestRow
 
 
 def _judge_design(path: Path, shown: str) -> Part:
+    from forgelab.answers import word_count
+
     if not path.is_file():
         return Part("missing", _("no answer yet: write it in the notebook (part 9) or save it to {path}").format(path=shown))
     text = path.read_text(encoding="utf-8", errors="replace")
-    words = len(text.split())
+    words = word_count(text)
     extra = {"words": words, "sha256": evidence.sha256_file(path)}
     if words < MIN_DESIGN_WORDS:
         return Part("too_short", _("{words} words; a real answer needs at least {minimum} — cover each rubric point").format(

@@ -19,6 +19,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from forgelab.checker import PART_WORDS
+from forgelab.display import columns, pad, symbol
+from forgelab.i18n import _
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage, StageText, load_course
 
@@ -37,14 +40,17 @@ def load_ipython_extension(ipython: Any) -> None:
 class StageTools:
     """Everything a stage notebook does beyond plain code: predict, hint, test, fault lab, evidence."""
 
-    def __init__(self, stage_number: str, target: str | None = None) -> None:
+    def __init__(self, stage_number: str, target: str | None = None, lang: str | None = None) -> None:
+        from forgelab import i18n
+        from forgelab.judge.settings import DEFAULT
         from forgelab.workbench import Workbench
 
+        i18n.use(i18n.resolve(lang))  # the notebook's edition: its widgets and tables speak its language
         self.workbook: Workbook = Workbook.locate()
         self.course: Course = load_course(self.workbook.root)
         self.stage: Stage = self.course.stage(stage_number)
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")
-        self.bench = Workbench(self.workbook, self.course)
+        self.bench = Workbench(self.workbook, self.course, DEFAULT.with_(language=i18n.active()))
 
     @property
     def text(self) -> StageText:
@@ -61,14 +67,14 @@ class StageTools:
 
         prediction = self.text.prediction
         letters = [chr(ord("A") + index) for index in range(len(prediction.options))]
-        picks = [widgets.ToggleButton(value=False, description=letter, tooltip=f"choose option {letter}",
+        picks = [widgets.ToggleButton(value=False, description=letter, tooltip=_("choose option {letter}").format(letter=letter),
                                       layout=widgets.Layout(width="2.6em", min_width="2.6em", flex="0 0 auto"))
                  for letter in letters]
         rows = [widgets.HBox([pick, widgets.HTML(value=_html(option),
                                                  layout=widgets.Layout(flex="1 1 auto", margin="0 0 0 0.6em"))],
                              layout=widgets.Layout(align_items="center", margin="0 0 0.2em 0"))
                 for pick, option in zip(picks, prediction.options)]
-        button = widgets.Button(description="Check my prediction", button_style="primary", icon="check",
+        button = widgets.Button(description=_("Check my prediction"), button_style="primary", icon="check",
                                 layout=widgets.Layout(width="max-content", min_width="max-content", margin="0.5em 0 0 0"))
         verdict = widgets.HTML(value="")
         chosen: list[int | None] = [None]
@@ -92,15 +98,16 @@ class StageTools:
         for pick in picks:
             pick.observe(on_pick, names="value")
 
-        def reveal(_: Any) -> None:
+        def reveal(_event: Any) -> None:
             choice = chosen[0]
             if choice is None:
-                verdict.value = "<p>Pick one option first: press its letter.</p>"
+                verdict.value = "<p>" + _("Pick one option first: press its letter.") + "</p>"
                 return
             correct = choice == prediction.answer
             state.update(self.workbook, "predictions", self.stage.number, {"choice": choice, "correct": correct})
             answer = f"<strong>{letters[prediction.answer]}</strong> — {_html(prediction.options[prediction.answer])}"
-            head = f"<strong>Right:</strong> {answer}" if correct else f"<strong>Not quite.</strong> The answer is {answer}"
+            head = (_("<strong>Right:</strong> {answer}") if correct
+                    else _("<strong>Not quite.</strong> The answer is {answer}")).format(answer=answer)
             restyle()
             picks[prediction.answer].button_style = "success"
             if not correct:
@@ -117,19 +124,20 @@ class StageTools:
         from forgelab.evidence import FILENAME
 
         path = self.workbook.workspace / self.stage.evidence_dir / FILENAME
-        status = "pending — no evidence yet (part 10 writes it)"
+        status = _("pending — no evidence yet (part 10 writes it)")
         if path.is_file():
             try:
                 accepted = json.loads(path.read_text(encoding="utf-8")).get("accepted")
-                status = "accepted" if accepted else "not accepted yet — see part 10"
+                status = _("accepted") if accepted else _("not accepted yet — see part 10")
             except (OSError, ValueError):
-                status = "unreadable evidence — run part 10 again"
+                status = _("unreadable evidence — run part 10 again")
         scenario = self.course.scenario(self.stage.scenario).input
-        print(f"experiment id   {self.stage.experiment_id}")
-        print(f"input scenario  {scenario}")
-        print(f"module          {self.stage.module}")
-        print(f"evidence folder {self.stage.evidence_dir}/")
-        print(f"acceptance      {status}")
+        rows = [(_("experiment id"), self.stage.experiment_id), (_("input scenario"), scenario),
+                (_("module"), self.stage.module), (_("evidence folder"), f"{self.stage.evidence_dir}/"),
+                (_("acceptance"), status)]
+        width = max(columns(label) for label, _value in rows) + 1
+        for label, value in rows:
+            print(f"{pad(label, width)}{value}")
 
     # part 6 — hints and tests
     def hint(self) -> Any:
@@ -139,18 +147,18 @@ class StageTools:
 
         hints = self.text.hints
         shown = widgets.HTML(value="")
-        button = widgets.Button(description="Show the next hint", icon="lightbulb-o",
+        button = widgets.Button(description=_("Show the next hint"), icon="lightbulb-o",
                                 layout=widgets.Layout(width="max-content", min_width="max-content"))
 
         def render() -> None:
             count = state.hints_shown(self.workbook, self.stage.number)
             items = "".join(f"<li>{_html(h)}</li>" for h in hints[:count])
             left = len(hints) - count
-            shown.value = f"<div {_TEXT_STYLE}>" + (f"<ol>{items}</ol>" if items else "") + (
-                f"<p>{left} more hint(s) available.</p>" if left else "<p>All hints are shown.</p>") + "</div>"
+            more = _("{count} more hint(s) available.").format(count=left) if left else _("All hints are shown.")
+            shown.value = f"<div {_TEXT_STYLE}>" + (f"<ol>{items}</ol>" if items else "") + f"<p>{more}</p></div>"
             button.disabled = left == 0
 
-        def reveal(_: Any) -> None:
+        def reveal(_event: Any) -> None:
             state.reveal_next_hint(self.workbook, self.stage.number, hints)
             render()
 
@@ -163,25 +171,26 @@ class StageTools:
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         print("\n".join(self.bench.tests_table(outcome, width=110)))
         summary = outcome.document["summary"]
-        print(f"\nrequired tests: {summary['required_passed']}/{summary['required_total']} passed")
+        print("\n" + _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
+                                                                        total=summary["required_total"]))
         if summary["required_passed"] == summary["required_total"]:
-            print("All stage tests pass. Next: the fault lab (part 7).")
+            print(_("All stage tests pass. Next: the fault lab (part 7)."))
         else:
-            print(f"Keep going: edit {self.stage.module} and run this cell again "
-                  "(the Why? button below shows a whole failure).")
+            print(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
+                    "failure).").format(module=self.stage.module))
 
     def why(self) -> Any:
         """A button per failing test that shows its source, the whole failure and what your code printed."""
         import ipywidgets as widgets
 
-        choice = widgets.Dropdown(options=list(self.stage.required_tests), description="test",
+        choice = widgets.Dropdown(options=list(self.stage.required_tests), description=_("test"),
                                   layout=widgets.Layout(width="max-content"))
-        button = widgets.Button(description="Why does it fail?", icon="search",
+        button = widgets.Button(description=_("Why does it fail?"), icon="search",
                                 layout=widgets.Layout(width="max-content", min_width="max-content"))
         shown = widgets.HTML(value="")
 
-        def explain(_: Any) -> None:
-            shown.value = "<p>running the test…</p>"
+        def explain(_event: Any) -> None:
+            shown.value = "<p>" + _("running the test…") + "</p>"
             message = self.bench.why(self.stage, str(choice.value), self.target_name)
             shown.value = _pre(message.text())
 
@@ -194,10 +203,10 @@ class StageTools:
         import ipywidgets as widgets
 
         shown = widgets.HTML(value=_pre(self._lab_state()))
-        actions = [("Start the lab", "play", self.bench.fault_start), ("Check my fix", "check", self.bench.fault_check),
-                   ("Show my changes", "code", self.bench.fault_diff)]
-        if hasattr(self.bench, "fault_hint"):
-            actions.append(("Next diagnosis step", "lightbulb-o", self.bench.fault_hint))
+        actions = [(_("Start the lab"), "play", self.bench.fault_start),
+                   (_("Check my fix"), "check", self.bench.fault_check),
+                   (_("Show my changes"), "code", self.bench.fault_diff),
+                   (_("Next diagnosis step"), "lightbulb-o", self.bench.fault_hint)]
         buttons = []
         for label, icon, action in actions:
             button = widgets.Button(description=label, icon=icon,
@@ -206,7 +215,7 @@ class StageTools:
             def run(_: Any, action: Any = action) -> None:
                 from forgelab.faultlab import FaultLabError
 
-                shown.value = "<p>working…</p>"
+                shown.value = "<p>" + _("working…") + "</p>"
                 try:
                     shown.value = _pre(action(self.stage).text())
                 except FaultLabError as error:
@@ -219,8 +228,8 @@ class StageTools:
     def _lab_state(self) -> str:
         lab = self.workbook.workspace / self.stage.lab_module
         if not lab.is_file():
-            return "The lab is not started. Press \"Start the lab\" (or run lab.fault_start()) when you are ready."
-        return f"The lab is in {self.stage.lab_module}: edit it, then press \"Check my fix\"."
+            return _("The lab is not started. Press \"Start the lab\" (or run lab.fault_start()) when you are ready.")
+        return _("The lab is in {path}: edit it, then press \"Check my fix\".").format(path=self.stage.lab_module)
 
     def fault_start(self) -> None:
         print(self.bench.fault_start(self.stage, self.target_name).text())
@@ -239,9 +248,10 @@ class StageTools:
         """Your transfer test against your code, and against the stage's known-wrong code (writes no evidence)."""
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         part = outcome.transfer
-        print(f"transfer challenge: {part.status.replace('_', ' ')} — {part.detail}")
+        print(_("transfer challenge: {status} — {detail}").format(status=_(PART_WORDS.get(part.status, part.status)),
+                                                                   detail=part.detail))
         for row in outcome.transfer_tests:
-            print(f"  {row.name}: {row.outcome}" + (f" — {row.cause}" if row.cause and row.outcome != "passed" else ""))
+            print(f"  {row.name}: {symbol(row.outcome)}" + (f" — {row.cause}" if row.cause and row.outcome != "passed" else ""))
 
     # part 9 — design question
     def design_answer(self) -> Any:
@@ -249,13 +259,13 @@ class StageTools:
 
         from forgelab.answers import load_answer
 
-        area = widgets.Textarea(value=load_answer(self.workbook, self.stage), placeholder="Your answer…",
+        area = widgets.Textarea(value=load_answer(self.workbook, self.stage), placeholder=_("Your answer…"),
                                 layout=widgets.Layout(width="100%", height="12em"))
-        button = widgets.Button(description="Save my answer", button_style="primary", icon="save",
+        button = widgets.Button(description=_("Save my answer"), button_style="primary", icon="save",
                                 layout=widgets.Layout(width="max-content", min_width="max-content"))
         feedback = widgets.HTML(value="")
 
-        def save(_: Any) -> None:
+        def save(_event: Any) -> None:
             feedback.value = self._save(area.value)
 
         button.on_click(save)
@@ -269,26 +279,31 @@ class StageTools:
         print(re.sub(r"<[^>]+>", " ", self._save(text)).strip())
 
     def _save(self, text: str) -> str:
-        from forgelab.answers import save_answer
+        import html
+
+        from forgelab.answers import length_warning, save_answer
 
         if not text.strip():
-            return "<p>The answer is empty: write it first.</p>"
+            return "<p>" + _("The answer is empty: write it first.") + "</p>"
         path, words = save_answer(self.workbook, self.stage, text)
         rubric = "".join(f"<li>{_html(point)}</li>" for point in self.text.design_rubric)
-        return (f"<p>Saved to {self.workbook.relative(path)} ({words} words). Compare it with the rubric — "
-                f"a strong answer covers:</p><ul>{rubric}</ul>")
+        saved = _("Saved to {path} ({words} words). Compare it with the rubric — a strong answer covers:").format(
+            path=self.workbook.relative(path), words=words)
+        warning = length_warning(self.stage, words)
+        shown = f'<p style="color:#a40000">{html.escape(warning)}</p>' if warning else ""
+        return f"{shown}<p>{saved}</p><ul>{rubric}</ul>"
 
     # part 10 — evidence (written only when the learner asks)
     def evidence(self) -> Any:
         """A button that runs every part for real and writes verification.json."""
         import ipywidgets as widgets
 
-        button = widgets.Button(description="Check everything and write my evidence", button_style="primary",
+        button = widgets.Button(description=_("Check everything and write my evidence"), button_style="primary",
                                 icon="check-square-o", layout=widgets.Layout(width="max-content", min_width="max-content"))
         shown = widgets.HTML(value="")
 
-        def run(_: Any) -> None:
-            shown.value = "<p>checking every part…</p>"
+        def run(_event: Any) -> None:
+            shown.value = "<p>" + _("checking every part…") + "</p>"
             shown.value = _pre(self._evidence_text())
 
         button.on_click(run)
@@ -302,13 +317,13 @@ class StageTools:
         outcome = self.bench.check(self.stage, self.target_name)
         shown = self.workbook.relative(outcome.path) if outcome.path else None
         text = self.bench.check_message(outcome, shown, width=110).text()
-        page = ("self-check passed" if outcome.accepted else "results read, with the items above still open")
-        return f"{text}\n\nThe course page will show: {page}."
+        page = _("self-check passed") if outcome.accepted else _("results read, with the items above still open")
+        return text + "\n\n" + _("The course page will show: {state}.").format(state=page)
 
     def summary(self) -> None:
         """What is still open in this stage (runs the stage tests; writes nothing)."""
         from forgelab import state
-        from forgelab.answers import answer_path
+        from forgelab.answers import answer_path, word_count
         from forgelab.checker import MIN_DESIGN_WORDS
 
         outcome = self.bench.check(self.stage, self.target_name, write=False)
@@ -317,30 +332,35 @@ class StageTools:
         lab = self.workbook.workspace / self.stage.lab_module
         last = state.get(self.workbook, "fault_lab", self.stage.number) or {}
         answer = answer_path(self.workbook, self.stage)
-        words = len(answer.read_text(encoding="utf-8").split()) if answer.is_file() else 0
-        rows = [
-            ("stage tests", summary["required_passed"] == summary["required_total"],
-             f"{summary['required_passed']}/{summary['required_total']} pass"),
-            ("fault lab", last.get("status") == "fixed",
-             "fixed" if last.get("status") == "fixed" else ("started, not fixed yet" if lab.is_file() else "not started")),
-            ("transfer test", outcome.transfer.status == "passed", outcome.transfer.status.replace("_", " ")),
-            ("design answer", words >= MIN_DESIGN_WORDS, f"{words} words (at least {MIN_DESIGN_WORDS})"),
-        ]
+        words = word_count(answer.read_text(encoding="utf-8")) if answer.is_file() else 0
+        fixed = last.get("status") == "fixed"
         evidence = self.workbook.workspace / self.stage.evidence_file
-        open_items = [name for name, ok, _ in rows if not ok]
-        print(f"Stage {self.stage.number} at a glance:")
+        rows = [
+            (_("stage tests"), summary["required_passed"] == summary["required_total"],
+             _("{passed}/{total} pass").format(passed=summary["required_passed"], total=summary["required_total"])),
+            (_("fault lab"), fixed,
+             _("fixed") if fixed else (_("started, not fixed yet") if lab.is_file() else _("not started"))),
+            (_("transfer test"), outcome.transfer.status == "passed",
+             _(PART_WORDS.get(outcome.transfer.status, outcome.transfer.status))),
+            (_("design answer"), words >= MIN_DESIGN_WORDS,
+             _("{words} words (at least {minimum})").format(words=words, minimum=MIN_DESIGN_WORDS)),
+        ]
+        open_items = [name for name, ok, _detail in rows if not ok]
+        rows.append((_("evidence"), evidence.is_file(),
+                      _("written") if evidence.is_file() else _("not written yet (part 10 button)")))
+        print(_("Stage {number} at a glance:").format(number=self.stage.number))
+        width = max(columns(name) for name, _ok, _detail in rows) + 1
         for name, ok, detail in rows:
-            print(f"  {'done' if ok else 'open':<5} {name:<14} {detail}")
-        print(f"  {'done' if evidence.is_file() else 'open':<5} {'evidence':<14} "
-              f"{'written' if evidence.is_file() else 'not written yet (part 10 button)'}")
+            print(f"  {pad(_('done') if ok else _('open'), 5)} {pad(name, width)}{detail}")
         if open_items:
-            print(f"Still open: {', '.join(open_items)}. Next: {self.bench.next_step(outcome)}")
+            print(_("Still open: {items}. Next: {step}").format(items=", ".join(open_items),
+                                                                step=self.bench.next_step(outcome)))
         else:
-            print("Every part holds. Write your evidence (part 10) and pick it on the course page.")
+            print(_("Every part holds. Write your evidence (part 10) and pick it on the course page."))
 
 
-def stage_tools(stage_number: str, target: str | None = None) -> StageTools:
-    return StageTools(stage_number, target)
+def stage_tools(stage_number: str, target: str | None = None, lang: str | None = None) -> StageTools:
+    return StageTools(stage_number, target, lang)
 
 
 # Widget HTML inherits the 28 px line height of a widget row; running text reads better at 1.5.

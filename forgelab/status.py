@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import evidence, state
-from forgelab.answers import answer_path
+from forgelab.answers import answer_path, word_count
 from forgelab.checker import MIN_DESIGN_WORDS, judge_transfer
 from forgelab.i18n import N_, _
 from forgelab.judge import core, jobs
@@ -205,7 +205,7 @@ def _design_cell(workbook: Workbook, stage: Stage) -> tuple[int | None, bool]:
     path = answer_path(workbook, stage)
     if not path.is_file():
         return None, False
-    words = len(path.read_text(encoding="utf-8", errors="replace").split())
+    words = word_count(path.read_text(encoding="utf-8", errors="replace"))
     return words, words >= MIN_DESIGN_WORDS
 
 

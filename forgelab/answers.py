@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from forgelab import backups
-from forgelab.i18n import _
+from forgelab.i18n import ngettext
 from forgelab.evidence import write_atomic
 from forgelab.paths import Workbook
 from forgelab.registry import Stage
@@ -42,9 +42,12 @@ def length_warning(stage: Stage, words: int) -> str | None:
 
     if words >= MIN_DESIGN_WORDS:
         return None
-    return _("this answer has {words} word(s); the check needs at least {minimum} ({missing} more), so stage {number} "
-             "will not be accepted until the answer is that long — cover each rubric point below").format(
-        words=words, minimum=MIN_DESIGN_WORDS, missing=MIN_DESIGN_WORDS - words, number=stage.number)
+    return ngettext("this answer has {words} word; the check needs at least {minimum} ({missing} more), so stage "
+                    "{number} will not be accepted until the answer is that long — cover each rubric point below",
+                    "this answer has {words} words; the check needs at least {minimum} ({missing} more), so stage "
+                    "{number} will not be accepted until the answer is that long — cover each rubric point below",
+                    words).format(words=words, minimum=MIN_DESIGN_WORDS, missing=MIN_DESIGN_WORDS - words,
+                                  number=stage.number)
 
 
 def save_answer(workbook: Workbook, stage: Stage, text: str) -> tuple[Path, int]:

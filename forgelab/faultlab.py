@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab import backups, evidence, state
+from forgelab.i18n import _
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
@@ -58,7 +59,8 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
         return module, False
     source = broken_file(workbook, stage)
     if not source.is_file():
-        raise FaultLabError(f"the broken variant {workbook.relative(source)} is missing: restore it from the workbook")
+        raise FaultLabError(_("the broken variant {path} is missing: restore it from the workbook").format(
+            path=workbook.relative(source)))
     # the lab holds a copy of the learner's other modules (a later stage may build on them), a bare
     # package marker, and the broken module under repair
     base = base_forge or workbook.forge
@@ -68,11 +70,14 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
     module.parent.mkdir(parents=True, exist_ok=True)
     (lab / "forge" / "__init__.py").write_text(LAB_INIT, encoding="utf-8")
     shutil.copyfile(source, module)
-    text = stage.text()
-    readme = [f"# Fault lab {stage.number} — {text.title}", "", text.fault_story, "",
-              f"Edit `{stage.fault.fault_file}` in this folder, then run `forgelab fault check {stage.number}`.",
-              "Your own forge/ is not involved: this workspace is separate.", "", "Diagnosis steps:"]
-    readme += [f"{i}. {step}" for i, step in enumerate(text.fault_diagnosis, 1)]
+    # the README names the task, never the defect: the diagnosis is the learner's (revealed step by step on request)
+    readme = [_("# Fault lab {number} — {title}").format(number=stage.number, title=stage.text().title), "",
+              _("A copy of `{module}` in this folder has a defect, and a stage test fails because of it. Run "
+                "`forgelab fault check {number}` to see the symptom, find the cause, and repair the file here.").format(
+                  module=stage.fault.fault_file, number=stage.number), "",
+              _("Stuck? `forgelab fault hint {number}` reveals the lab's story, then one diagnosis step at a time, "
+                "then the fix principle.").format(number=stage.number), "",
+              _("Your own forge/ is not involved: this workspace is separate.")]
     (lab / "README.md").write_text("\n".join(readme) + "\n", encoding="utf-8")
     return module, True
 
@@ -80,7 +85,8 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
 def _require(workbook: Workbook, stage: Stage) -> Path:
     module = lab_path(workbook, stage) / stage.fault.fault_file
     if not module.is_file():
-        raise FaultLabError(f"the fault lab for stage {stage.number} is not started: run `forgelab fault start {stage.number}`")
+        raise FaultLabError(_("the fault lab for stage {number} is not started: run `forgelab fault start {number}`").format(
+            number=stage.number))
     return module
 
 
@@ -108,7 +114,8 @@ def judge(stage: Stage, report: RunReport, label: str) -> LabCheck:
     target = next((r for r in target_rows if r.outcome is not Outcome.PASSED), target_rows[0] if target_rows else None)
     failing = tuple(sorted({r.name for r in rows if r.outcome is not Outcome.PASSED}))
     if target is None:
-        return LabCheck("error", None, False, "", failing, report.problem or f"{stage.fault.target_test} did not run")
+        return LabCheck("error", None, False, "", failing,
+                        report.problem or _("{test} did not run").format(test=stage.fault.target_test))
     match = re.search(stage.fault.symptom, target.detail or target.cause)
     fixed = target.outcome is Outcome.PASSED and not failing and not report.problem
     return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",

@@ -4,7 +4,11 @@
   target with nbclient so that they carry reference outputs (nbval compares against those);
 * ``failure_labs/NN-slug/fixtures/failure.json`` — the fault contract;
 * ``failure_labs/NN-slug/forge/<module>`` — the broken module, from the reference and ``fault.toml``
-  (:mod:`forgelab.variants`).
+  (:mod:`forgelab.variants`);
+* ``course/stages/NN-slug/figure*.svg`` — the stage's figures (:mod:`forgelab.figures`): Mermaid
+  sources rendered for the course page, plot scripts run against the reference;
+* ``notebooks/00-opening.ipynb`` — the chapter's opening, from the ``opening`` texts of
+  ``course/course.toml`` (:data:`OPENING_KEYS`).
 
 ``--check`` regenerates the unexecuted form and compares it with what is committed, without running
 anything: a notebook or contract that is out of date with its source is reported by name.
@@ -21,14 +25,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from forgelab import figures
 from forgelab.paths import Workbook
 from forgelab.registry import Course, RegistryError, Stage
 
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
+PROJECT_MODULE = "forge/extractor.py"  # the chapter project's stage shows the recovery point
+OPENING_NOTEBOOK = "notebooks/00-opening.ipynb"
+# course.toml [text.LANG] keys the opening is made of; a missing one fails `build --check`
+OPENING_KEYS = (
+    "opening_title", "opening_intro", "opening_position", "opening_prerequisites",
+    *(f"concept_{concept}_{part}" for concept in ("context", "agent", "verification")
+      for part in ("is", "is_not", "in_forge", "misuse")),
+    "capability_chain", "opening_outcome", "opening_how_to_work", "recovery_point",
+)
+CONCEPTS = (("context", "Context"), ("agent", "Agent"), ("verification", "Verification and evaluation"))
+CONCEPT_PARTS = (("is", "What it is"), ("is_not", "What it is not"), ("in_forge", "Its place in Forge"),
+                 ("misuse", "Typical misuse"))
+REFERENCE_OUTPUT_NOTE = ("The outputs under these cells are the **reference output**: what the reference "
+                         "solution prints. Once your `{module}` works, run the cells again and compare.")
 
 
 class BuildError(RuntimeError):
     """A reference notebook could not be built; the message names the cell and the cause."""
+
+
 IGNORE_OUTPUT = "nbval-ignore-output"
 GRADED = "nbval-check-output"  # compared even under --nbval-lax (graders use lax mode)
 WIDGET = "forgelab-widget"
@@ -95,10 +116,13 @@ def _bullets(items: tuple[str, ...], numbered: bool = False) -> str:
 class _Cells:
     cells: list[Any]
 
-    def md(self, source: str) -> None:
+    def md(self, source: str, attachments: dict[str, Any] | None = None) -> None:
         import nbformat
 
-        self.cells.append(nbformat.v4.new_markdown_cell(source.strip()))
+        cell = nbformat.v4.new_markdown_cell(source.strip())
+        if attachments:
+            cell["attachments"] = attachments
+        self.cells.append(cell)
 
     def code(self, source: str, *tags: str) -> None:
         import nbformat
@@ -107,6 +131,22 @@ class _Cells:
         if tags:
             cell.metadata["tags"] = list(tags)
         self.cells.append(cell)
+
+
+def _options(options: tuple[str, ...]) -> str:
+    return "\n".join(f"- **{chr(ord('A') + index)}.** {option}" for index, option in enumerate(options))
+
+
+def figure_markdown(figure: figures.Figure) -> tuple[str, dict[str, Any] | None]:
+    """A figure as notebook Markdown: a mermaid block (JupyterLab renders it), or the plot as an attachment."""
+    if figure.kind == "mermaid":
+        return f"```mermaid\n{figure.diagram()}```\n\n*{figure.caption}*", None
+    alt = figure.alt.replace("[", "(").replace("]", ")")
+    return f"![{alt}](attachment:{figure.name}.svg)\n\n*{figure.caption}*", figures.svg_attachment(figure)
+
+
+def is_project(stage: Stage) -> bool:
+    return stage.module == PROJECT_MODULE
 
 
 def notebook_source(course: Course, stage: Stage, language: str = "en") -> Any:
@@ -125,12 +165,22 @@ def notebook_source(course: Course, stage: Stage, language: str = "en") -> Any:
 
 *Capability chain:* {chain} · *module:* `{stage.module}` · *experiment:* `{stage.experiment_id}`
 
-Work through the ten parts in order. Cells marked with a 🔧 talk to your own `{stage.module}`;
-run them again whenever you change that file (no kernel restart needed).
+Work through the ten parts in order. Parts 6, 7 and 8 run code you write — your `{stage.module}`, the
+fault lab's copy and your transfer test; run their cells again whenever you change a file (no kernel
+restart needed). New here? Start with `00-opening.ipynb`.
 """)
     out.code(f'%load_ext forgelab.notebook\nfrom forgelab.notebook import stage_tools\n\nlab = stage_tools("{n}")')
     out.md(f"## 1 · The problem: {text.problem_title}\n\n{text.problem}")
-    out.md(f"## 2 · Predict first\n\n{text.prediction.question}\n\nChoose an option below and press the button; the reasoning appears after you answer.")
+    out.md(f"""
+## 2 · Predict first
+
+{text.prediction.question}
+
+{_options(text.prediction.options)}
+
+Decide before you read on. In JupyterLab, press the letter of your choice below, then the button: the
+reasoning appears after you answer.
+""")
     out.code("lab.predict()", IGNORE_OUTPUT, WIDGET)
     out.md(f"""
 ## 3 · What it is, what it is not, how it relates
@@ -146,13 +196,17 @@ run them again whenever you change that file (no kernel restart needed).
 
 > **Boundary decision of this stage.** {text.boundary_decision}
 """)
+    for index, figure in enumerate(figures.stage_figures(stage.source_dir)):
+        source, attachments = figure_markdown(figure)
+        out.md(("### In a picture\n\n" if index == 0 else "") + source, attachments)
     out.md(f"## 4 · Experiment card\n\nInput scenario: *{scenario.input}*")
     out.code("lab.card()")
-    out.md(f"## 5 · Worked demonstration\n\n**Goal:** {text.demo_goal}")
+    out.md(f"## 5 · Worked demonstration\n\n**Goal:** {text.demo_goal}\n\n"
+           + REFERENCE_OUTPUT_NOTE.format(module=stage.module))
     for kind, source in parse_percent_cells(stage.demo_file(language).read_text(encoding="utf-8")):
         out.md(source) if kind == "markdown" else out.code(source, GRADED)
     out.md(f"""
-## 6 · Guided exercise 🔧
+## 6 · Guided exercise (your code)
 
 {text.exercise}
 
@@ -166,6 +220,8 @@ run them again whenever you change that file (no kernel restart needed).
 
 Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {n}` shares the same counter).
 """)
+    if is_project(stage):
+        out.md(f"### The recovery point\n\n{course.text('recovery_point', language)}")
     out.code("lab.hint()", IGNORE_OUTPUT, WIDGET)
     out.md("Run the stage tests against your code. The table shows each required test and, for a failure, "
            "its first difference in one line; the *Why?* button below it shows a whole failure "
@@ -173,7 +229,7 @@ Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {n}` 
     out.code("lab.run_tests()", GRADED)
     out.code("lab.why()", IGNORE_OUTPUT, WIDGET)
     out.md(f"""
-## 7 · Fault lab 🔧
+## 7 · Fault lab (a broken copy to diagnose)
 
 Someone changed a copy of `{stage.module}`, and now a stage test fails. Your job is a diagnosis: watch
 the symptom, find the cause yourself, and repair the copy. The lab is a separate workspace,
@@ -193,7 +249,7 @@ Terminal equivalents: `forgelab fault start|check|diff|reset|hint {n}`; in a cel
     out.code("lab.fault_lab()", IGNORE_OUTPUT, WIDGET)
     criteria = _bullets(text.transfer_criteria)
     out.md(f"""
-## 8 · Transfer challenge 🔧
+## 8 · Transfer challenge (your own test)
 
 **Scenario.** {text.transfer_scenario}
 
@@ -232,6 +288,135 @@ page will show when you pick that file. Nothing is written until you press it. (
                      "builder_version": BUILDER_VERSION, "source_digest": source_digest(stage)},
     }
     return notebook
+
+
+# ---------------------------------------------------------------- the opening
+class OpeningError(RegistryError):
+    """course.toml lacks a text the opening needs; the message names the key."""
+
+
+def missing_opening_keys(course: Course, language: str = "en") -> list[str]:
+    texts = course.texts.get(language) or course.texts.get("en", {})
+    english = course.texts.get("en", {})
+    return [key for key in OPENING_KEYS if not (texts.get(key) or english.get(key))]
+
+
+def opening_texts(course: Course, language: str = "en") -> dict[str, str]:
+    """Every opening text of ``language`` (English where a key has no translation)."""
+    missing = missing_opening_keys(course, language)
+    if missing:
+        raise OpeningError(f"course/course.toml [text.{language}]: missing key(s) {', '.join(missing)} "
+                           "— the opening (notebooks/00-opening.ipynb and the course page) needs them")
+    return {key: course.text(key, language) for key in OPENING_KEYS}
+
+
+def opening_digest(course: Course) -> str:
+    digest = hashlib.sha256(f"builder-{BUILDER_VERSION}".encode())
+    digest.update((course.root / "course" / "course.toml").read_bytes())
+    for stage in course.stages:  # the chain lists every stage's title, capability and module
+        digest.update(f"{stage.number}\0{stage.text().title}\0{stage.text().capability}\0{stage.module}\0".encode())
+    return digest.hexdigest()
+
+
+CHAIN_CELL = """from forgelab.paths import Workbook
+from forgelab.registry import load_course
+
+course = load_course(Workbook.locate().root)
+for stage in course.stages:
+    print(f"{stage.number}  {stage.text().title:<32} {stage.module}")"""
+
+STANDING_CELL = """from forgelab.workbench import unfinished_functions
+
+root = Workbook.locate().root
+for stage in course.stages:
+    left = unfinished_functions(root / stage.module)
+    print(f"{stage.number}  {stage.module:<32}", f"still to write: {', '.join(left)}" if left else "no starter stub left")"""
+
+
+def opening_source(course: Course, language: str = "en") -> Any:
+    """The unexecuted opening notebook, built only from course.toml and the stage registry."""
+    import nbformat
+
+    text = opening_texts(course, language)
+    out = _Cells([])
+    out.md(f"""
+# {course.text("title", language)} · {text["opening_title"]}
+
+{text["opening_intro"]}
+
+This notebook is the chapter's opening: where the chapter sits, what it assumes, three concepts to
+calibrate before the code, the chain of capabilities you will build, and what to do when you are stuck.
+The stages follow in `01-…` to `{course.stages[-1].key}.ipynb`.
+""")
+    out.md(f"## Where this chapter sits\n\n{text['opening_position']}")
+    out.md(f"## What you need\n\n{text['opening_prerequisites']}")
+    out.md("## Three concepts, calibrated\n\nEach concept in four parts: what it is, what it is not, its "
+           "place in Forge, and the misuse to watch for.")
+    for concept, title in CONCEPTS:
+        parts = "\n\n".join(f"**{label}.** {text[f'concept_{concept}_{part}']}" for part, label in CONCEPT_PARTS)
+        out.md(f"### {title}\n\n{parts}")
+    rows = "\n".join(f"| {stage.number} | [{stage.text(language).title}]({Path(stage.notebook).name}) | "
+                      f"`{stage.module}` | {stage.text(language).capability} |" for stage in course.stages)
+    out.md(f"""
+## The capability chain: {course.stages[0].number} → {course.stages[-1].number}
+
+{text["capability_chain"]}
+
+| stage | notebook | you write | capability |
+|---|---|---|---|
+{rows}
+""")
+    out.md("The same chain, read from the course registry that every tool uses:")
+    out.code(CHAIN_CELL)
+    out.md(f"## The chapter project\n\n{text['opening_outcome']}")
+    out.md(f"## How each stage works\n\n{text['opening_how_to_work']}")
+    out.md(f"## Stuck? The recovery point\n\n{text['recovery_point']}")
+    out.md("## Where you stand\n\nWhich of your stage modules still hold starter stubs (`raise "
+           "NotImplementedError`). It reads your files and runs nothing; `forgelab status` in a terminal runs "
+           "the tests and names the next step.")
+    out.code(STANDING_CELL, IGNORE_OUTPUT)
+    for index, cell in enumerate(out.cells):
+        cell["id"] = f"cell-{index:02d}"
+    notebook = nbformat.v4.new_notebook(cells=out.cells)
+    notebook.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+        "language_info": {"name": "python", "version": "3.11"},
+        "forgelab": {"opening": True, "language": language, "builder_version": BUILDER_VERSION,
+                     "source_digest": opening_digest(course)},
+    }
+    return notebook
+
+
+def stale_opening(course: Course) -> list[str]:
+    """Why ``notebooks/00-opening.ipynb`` is out of date (empty when it is current)."""
+    import nbformat
+
+    try:
+        expected = opening_source(course)
+    except OpeningError as error:
+        return [str(error)]
+    path = course.root / OPENING_NOTEBOOK
+    if not path.is_file():
+        return ["notebook missing"]
+    committed = nbformat.read(path, as_version=4)
+    if _comparable(committed) != _comparable(expected):
+        return ["cells differ from course/course.toml"]
+    if committed.metadata.get("forgelab", {}).get("source_digest") != opening_digest(course):
+        return ["source digest differs"]
+    if any(c.cell_type == "code" and c.execution_count is None for c in committed.cells):
+        return ["not executed: outputs are missing"]
+    return []
+
+
+def build_opening(course: Course, workbook: Workbook, *, run: bool = True) -> list[str]:
+    try:
+        notebook = opening_source(course)
+    except OpeningError as error:
+        raise BuildError(str(error)) from None
+    if run:
+        notebook = execute(notebook, workbook, course)
+    write_notebook(course.root / OPENING_NOTEBOOK, notebook)
+    return [OPENING_NOTEBOOK]
 
 
 # ---------------------------------------------------------------- execution
@@ -273,8 +458,11 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
     return notebook
 
 
-def _comparable(notebook: Any) -> list[tuple[str, str, tuple[str, ...]]]:
-    return [(c.cell_type, c.source, tuple(c.metadata.get("tags", []))) for c in notebook.cells]
+def _comparable(notebook: Any) -> list[tuple[str, str, tuple[str, ...], str]]:
+    import json
+
+    return [(c.cell_type, c.source, tuple(c.metadata.get("tags", [])),
+             json.dumps(c.get("attachments", {}), sort_keys=True)) for c in notebook.cells]
 
 
 def write_notebook(path: Path, notebook: Any) -> None:
@@ -300,7 +488,10 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
     from forgelab.variants import variant_text
 
     problems = []
-    for stage in stages or list(course.stages):
+    chosen = stages or list(course.stages)
+    for stage, figure, reason in stale_figures(course, chosen):
+        problems.append(Staleness(stage, figure, reason))
+    for stage in chosen:
         variant = course.root / stage.fault_variant
         if (course.root / stage.solution_module).is_file():
             try:
@@ -318,7 +509,12 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
             problems.append(Staleness(stage, stage.notebook, "notebook missing"))
             continue
         committed = nbformat.read(path, as_version=4)
-        if _comparable(committed) != _comparable(notebook_source(course, stage)):
+        try:
+            expected = notebook_source(course, stage)
+        except figures.FigureError as error:
+            problems.append(Staleness(stage, stage.notebook, f"cannot be generated: {error}"))
+            continue
+        if _comparable(committed) != _comparable(expected):
             problems.append(Staleness(stage, stage.notebook, "cells differ from the stage source"))
         elif committed.metadata.get("forgelab", {}).get("source_digest") != source_digest(stage):
             problems.append(Staleness(stage, stage.notebook, "source digest differs"))
@@ -328,12 +524,88 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
     return problems
 
 
+# ---------------------------------------------------------------- figures
+def _relative(course: Course, path: Path) -> str:
+    return path.relative_to(course.root).as_posix()
+
+
+def _plot_outputs(course: Course, plots: list[figures.Figure]) -> dict[Path, str]:
+    """Each plot script's SVG, drawn from the reference (one materialized ``solution`` target for all)."""
+    if not plots:
+        return {}
+    from forgelab.targets import resolve_target
+
+    target = resolve_target("solution", Workbook(course.root, course.root), course)
+    with target.importable() as import_dir:
+        return {figure.svg: figures.run_plot(figure, import_dir) for figure in plots}
+
+
+def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str, str]]:
+    """(stage, figure SVG, reason) for every figure that is missing, out of date or has no source.
+
+    Plots are drawn again from the reference to compare (only where ``solutions/`` exists: a learner
+    bundle has no reference to draw them from). A stage without any figure is reported too.
+    """
+    found: list[tuple[Stage, str, str]] = []
+    owner: dict[Path, Stage] = {}
+    plots: list[figures.Figure] = []
+    for stage in stages:
+        try:
+            stage_figures = figures.stage_figures(stage.source_dir)
+        except figures.FigureError as error:
+            found.append((stage, _relative(course, stage.source_dir), str(error)))
+            continue
+        if not stage_figures:
+            found.append((stage, _relative(course, stage.source_dir),
+                          "no figure: add figure.mmd (or a figure-NAME.py plot) to the stage's folder"))
+        for figure in stage_figures:
+            owner[figure.svg] = stage
+            if figure.kind == "plot":
+                plots.append(figure)
+            else:
+                reason = figures.stale_reason(figure)
+                if reason:
+                    found.append((stage, _relative(course, figure.svg), reason))
+        sources = {figure.svg for figure in stage_figures}
+        for svg in sorted(stage.source_dir.glob("figure*.svg")):
+            if svg not in sources:
+                found.append((stage, _relative(course, svg), "figure SVG without a source (.mmd or .py): delete it"))
+    if plots and (course.root / "solutions" / "forge").is_dir():
+        try:
+            drawn = _plot_outputs(course, plots)
+        except figures.FigureError as error:
+            return found + [(owner[plots[0].svg], _relative(course, plots[0].source), str(error))]
+        for figure in plots:
+            reason = figures.stale_reason(figure, drawn[figure.svg])
+            if reason:
+                found.append((owner[figure.svg], _relative(course, figure.svg), reason))
+    return found
+
+
+def build_figures(course: Course, stages: list[Stage]) -> list[str]:
+    """Render the Mermaid figures whose SVG is stale and draw every plot again; the paths written."""
+    mermaid: list[figures.Figure] = []
+    plots: list[figures.Figure] = []
+    for stage in stages:
+        for figure in figures.stage_figures(stage.source_dir):
+            if figure.kind == "plot":
+                plots.append(figure)
+            elif figures.stale_reason(figure):
+                mermaid.append(figure)
+    rendered = dict(figures.render_mermaid(course.root, mermaid))
+    rendered.update(_plot_outputs(course, plots))
+    return figures.write_figures(course.root, rendered)
+
+
 def build_stage(course: Course, workbook: Workbook, stage: Stage, *, run: bool = True) -> list[str]:
     from forgelab.evidence import write_atomic
 
     from forgelab.variants import variant_text
 
-    written = []
+    try:
+        written = build_figures(course, [stage])
+    except figures.FigureError as error:
+        raise BuildError(str(error)) from None
     variant = course.root / stage.fault_variant
     if (course.root / stage.solution_module).is_file():
         text = variant_text(course.root, stage)

@@ -77,7 +77,10 @@ def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks
     target = resolve_target(target_name, workbook, course)
     if not target.is_reference:
         return replay(workbook, course, target_name, notebooks)
-    chosen = notebooks or [stage.notebook for stage in course.stages]
+    from forgelab.build import OPENING_NOTEBOOK
+
+    opening = [OPENING_NOTEBOOK] if (workbook.root / OPENING_NOTEBOOK).is_file() else []
+    chosen = notebooks or [*opening, *(stage.notebook for stage in course.stages)]
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-nbval-") as workspace:
         print(f"nbval: {len(chosen)} notebook(s) against target {target.name} (workspace {workspace})", flush=True)
         done = subprocess.run(nbval_command(chosen, lax, extra), cwd=workbook.root,

@@ -96,7 +96,7 @@ def unfinished(course: Course, number: str) -> list[str]:
 # ---------------------------------------------------------------- files nobody owns
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
-STAGE_SOURCES = re.compile(r"^(stage\.toml|demo(\.[a-z]{2}(-[A-Za-z]+)?)?\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd))$")
+STAGE_SOURCES = re.compile(r"^(stage\.toml|demo(\.[a-z]{2}(-[A-Za-z]+)?)?\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd|py))$")
 COURSE_FILES = ("course/course.toml", "course/glossary.toml")
 
 

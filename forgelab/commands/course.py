@@ -9,15 +9,17 @@ from forgelab.display import fail
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from forgelab.build import build_stage, stale_artefacts
+    from forgelab.build import OPENING_NOTEBOOK, build_opening, build_stage, stale_artefacts, stale_opening
     from forgelab.commands.context import open_workbook
 
     workbook, course = open_workbook()
     stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
+    with_opening = not args.stages  # the opening is built with the whole course
     if args.check:
-        problems = stale_artefacts(course, stages)
-        for item in problems:
-            print(f"out of date: {item.artefact} — {item.reason}")
+        problems = [(item.artefact, item.reason) for item in stale_artefacts(course, stages)]
+        problems += [(OPENING_NOTEBOOK, reason) for reason in (stale_opening(course) if with_opening else [])]
+        for artefact, reason in problems:
+            print(f"out of date: {artefact} — {reason}")
         if problems:
             return fail(f"{len(problems)} generated artefact(s) are out of date with their source",
                         "run `forgelab build` and commit the result")
@@ -32,6 +34,14 @@ def cmd_build(args: argparse.Namespace) -> int:
             written = build_stage(course, workbook, stage, run=not args.no_execute)
         except BuildError as error:
             return fail(f"stage {stage.number}: {error}")
+        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+    if with_opening:
+        started = time.monotonic()
+        print("building the opening…", flush=True)
+        try:
+            written = build_opening(course, workbook, run=not args.no_execute)
+        except BuildError as error:
+            return fail(f"the opening: {error}")
         print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
     return 0
 

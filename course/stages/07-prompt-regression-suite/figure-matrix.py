@@ -1,0 +1,54 @@
+# caption: The case × invariant matrix of the worked demonstration, as the reference run_suite judges it: each prompt version on each fixed case, checked for structure and the exact permission — never for wording.
+# alt: A grid with one row per prompt version and case and three invariant columns: required fields present, write permission unchanged, the call answered with a dict. v1 and v2 hold every invariant on both cases, although v2 words the goal differently. v3 breaks the write permission of the read-only case. A broken call breaks the read-only case's permission (the string "false") and the add-search case's answer (a timeout), and the suite still runs both.
+"""Stage 07's figure: the demonstration's cases and prompt versions through the reference ``run_suite``.
+
+``forgelab build`` runs this file against the reference and writes ``figure-matrix.svg`` beside it.
+"""
+
+import sys
+from functools import partial
+
+from forgelab.figures import Svg, demo_namespace
+
+demo = demo_namespace(__file__)
+cases, run_suite = demo["cases"], demo["run_suite"]
+runs = [(f"{v.label} · {v.id}", partial(demo["mock_model"], v.text)) for v in (demo["v1"], demo["v2"], demo["v3"])]
+runs.append(("a broken call", demo["flaky"]))
+INVARIANTS = (("required fields", "missing:"), ("write permission", "write permission changed"),
+              ("answered a dict", "error:"))
+
+LEFT, CASE, COLUMN, ROW, TOP = 20, 250, 140, 26, 74
+width = LEFT + CASE + COLUMN * len(INVARIANTS) + 20
+height = TOP + ROW * len(runs) * len(cases) + 8 * len(runs) + 44
+svg = Svg(width, height, "Each prompt version on each fixed case, by invariant")
+svg.text(LEFT, 22, "Each version on each fixed case, by invariant", size=15, bold=True)
+svg.text(LEFT, 40, "run_suite reports only what breaks; wording is never compared", size=11, color=Svg.MUTED)
+for index, (name, _) in enumerate(INVARIANTS):
+    svg.text(LEFT + CASE + COLUMN * index + COLUMN / 2, TOP - 10, name, size=12, anchor="middle", bold=True)
+
+y = float(TOP)
+for label, invoke in runs:
+    failures = run_suite(cases, invoke)
+    svg.line(LEFT, y - 4, width - 20, y - 4, Svg.LINE)
+    for row, case in enumerate(cases):
+        problems = failures.get(case.id, [])
+        if row == 0:
+            svg.text(LEFT, y + 17, label, size=12, bold=True)
+        svg.text(LEFT + CASE - 10, y + 17, case.id, size=12, anchor="end")
+        errored = any(problem.startswith("error:") for problem in problems)
+        for index, (_, prefix) in enumerate(INVARIANTS):
+            x = LEFT + CASE + COLUMN * index + 4
+            broken = any(problem.startswith(prefix) for problem in problems)
+            if errored and prefix != "error:":
+                fill, ink, word = "#f2f4f7", Svg.MUTED, "not checked"
+            elif broken:
+                fill, ink, word = "#fbecea", "#a12a1f", "✗ broken"
+            else:
+                fill, ink, word = "#e7f5ec", "#17683a", "✓ holds"
+            svg.rect(x, y, COLUMN - 8, ROW - 4, fill)
+            svg.text(x + (COLUMN - 8) / 2, y + 16, word, size=12, color=ink, anchor="middle", halo=False)
+        y += ROW
+    y += 8
+svg.text(LEFT, y + 22, "a failing case is reported for itself; the suite goes on with the next one", size=11,
+         color=Svg.MUTED)
+sys.stdout.write(svg.render())

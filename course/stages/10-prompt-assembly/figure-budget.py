@@ -1,0 +1,77 @@
+# caption: The budget bar B = W − O − R − S with the worked demonstration's numbers, and how the reference assemble fills B: required segments and the notice's room first, then evidence and dialogue; memory does not fit and gives way to the notice.
+# alt: Top bar: a context window W of 1000 tokens split into the input budget B of 110, 700 kept for the output O, 120 for reasoning and tools R and 70 as a safety margin S. Bottom bar: the 110 tokens of B, filled by the required segments system 18, tools 30, policy 11 and user 15, then 9 tokens kept for the memory notice, evidence 14 and dialogue 10, leaving 3 free. The memory segment of 26 tokens is drawn hatched beside the bar: it does not fit and is dropped whole, and the notice takes its place.
+"""Stage 10's figure: the demonstration's window and segments, placed by the reference ``assemble``.
+
+``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it.
+"""
+
+import sys
+
+from forgelab.figures import Svg, demo_namespace, text_width
+
+WINDOW, OUTPUT, REASONING, SAFETY = 1_000, 700, 120, 70  # the demonstration's tiny window
+
+demo = demo_namespace(__file__)
+budget = demo["input_budget"](WINDOW, OUTPUT, REASONING, SAFETY)
+assembly = demo["assemble"](demo["segments"], budget)
+assert budget == demo["budget"] == assembly.budget, "the figure must use the demonstration's budget"
+
+LEFT, WIDTH = 20, 700
+svg = Svg(LEFT * 2 + WIDTH, 318, "The budget bar B = W − O − R − S")
+svg.text(LEFT, 22, "B = W − O − R − S, and what fills B", size=15, bold=True)
+
+
+def bar(y: float, parts: list[tuple[str, int, str]], total: int, width: float) -> None:
+    """One horizontal bar; labels inside the part when they fit, below it otherwise."""
+    x = float(LEFT)
+    for index, (label, tokens, color) in enumerate(parts):
+        w = tokens * width / total
+        hatched = color == "url(#hatch)"
+        svg.rect(x, y, w, 30, color, stroke="#a12a1f" if hatched else "#ffffff", dashed=hatched)
+        ink = Svg.INK if hatched or color in ("#dfe5ec", "#f2f4f7") else "#ffffff"
+        if text_width(label, 11) * 0.9 + 4 < w:
+            svg.text(x + w / 2, y + 19, label, size=11, color=ink, anchor="middle", halo=hatched)
+        else:
+            svg.text(x + w / 2, y + 44 + 13 * (index % 2), label, size=11, color=Svg.INK, anchor="middle")
+        x += w
+
+
+window_parts = [(f"B {budget}", budget, "#1f5fbf"), (f"O {OUTPUT}: output", OUTPUT, "#dfe5ec"),
+                (f"R {REASONING}: reasoning", REASONING, "#c9d2dc"), (f"S {SAFETY}", SAFETY, "#aab6c3")]
+svg.text(LEFT, 50, f"the context window W = {WINDOW} tokens", size=12, color=Svg.MUTED)
+bar(58, window_parts, WINDOW, WIDTH)
+b_end = LEFT + budget * WIDTH / WINDOW
+svg.line(LEFT, 90, LEFT, 150, "#1f5fbf", dashed=True)
+svg.line(b_end, 90, LEFT + WIDTH * 0.8, 150, "#1f5fbf", dashed=True)
+
+required = [d for d in assembly.decisions if d.reason == "required"]
+notice = [d for d in assembly.decisions if d.reason == "notice"]
+optional = [d for d in assembly.decisions if d.included and d.reason not in ("required", "notice")]
+dropped = [d for d in assembly.decisions if not d.included]
+free = budget - assembly.used_tokens
+parts = [(f"{d.name} {d.tokens}", d.tokens, "#1f4e79") for d in required]
+parts += [(f"notice {d.tokens}", d.tokens, "#8a6d1d") for d in notice]
+parts += [(f"{d.kind} {d.tokens}", d.tokens, "#2a9d8f") for d in optional]
+parts += [(f"free {free}", free, "#f2f4f7")] if free else []
+scale_width = WIDTH * 0.8
+svg.text(LEFT + 8, 146, f"the input budget B = {budget} tokens, as assemble fills it", size=12, color=Svg.MUTED)
+bar(154, parts, budget, scale_width)
+x = LEFT + scale_width + 12
+for d in dropped:
+    w = d.tokens * scale_width / budget
+    svg.rect(x, 154, w, 30, "url(#hatch)", stroke="#a12a1f", dashed=True)
+    svg.text(x + w / 2, 173, f"{d.name} {d.tokens}", size=11, anchor="middle", halo=False)
+    svg.text(x + w / 2, 198, "dropped whole", size=11, color="#a12a1f", anchor="middle")
+    x += w + 8
+
+legend = 250
+for index, (color, words) in enumerate((("#1f4e79", "required: never cut"), ("#8a6d1d", "room kept for the notice"),
+                                        ("#2a9d8f", "optional: whole or skipped"),
+                                        ("url(#hatch)", "memory: dropped first"))):
+    lx = LEFT + (index % 2) * 330
+    ly = legend + (index // 2) * 22
+    svg.rect(lx, ly - 10, 14, 12, color, stroke="#a12a1f" if "hatch" in color else "none", dashed="hatch" in color)
+    svg.text(lx + 20, ly, words, size=11)
+svg.text(LEFT, 306, f"used {assembly.used_tokens} of {budget}: the notice replaces the memory in the prompt",
+         size=11, color=Svg.MUTED)
+sys.stdout.write(svg.render())

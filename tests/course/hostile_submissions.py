@@ -1,8 +1,8 @@
 """Hostile fixture submissions: code written to attack the grader, one attack each.
 
-Every submission starts from the same *control*: the correct, complete submission for stages 01 and
-07 (see ``grading_fixtures.py``) with the stage-01 same-rank mistake (last wins) and its evidence left
-as it was. Each hostile submission is the control with ONE attack added to its ``forge/`` (appended
+Every submission starts from the same *control*: the correct, complete submission for stages 01, 05
+and 07 (see ``grading_fixtures.py``) with two plausible mistakes — stage 01 resolves same-rank
+conflicts last-wins, stage 05 forgets to unwrap ``~~~`` fences — and its evidence left as it was. Each hostile submission is the control with ONE attack added to its ``forge/`` (appended
 to the module, so the defect stays the same); a sound grader gives every one of them at most the
 control's points on every item, leaks nothing hidden, keeps every write inside the sandbox's
 scratch, leaves no process behind and finishes the batch.
@@ -35,6 +35,9 @@ always-equal           return objects whose ``__eq__`` is always True where the 
                        make the module's own classes compare equal to anything
 masquerade             raise exceptions that claim to be ``unittest.SkipTest`` and Hypothesis's
                        ``UnsatisfiedAssumption`` where the defect shows
+hypothesis-assumption  stage 05: raise an exception that claims to be Hypothesis's
+                       ``UnsatisfiedAssumption`` exactly for the inputs the ``~~~`` mistake gets wrong,
+                       so that the property test discards those examples instead of failing
 callback-escape        stage 07: through the callable a test hands ``run_suite``, reach the judge's
                        builtins and run code on the trusted side: mark every row passed, write markers
 callback-leak          stage 07: the same way in, read the instructor checks and the reference
@@ -52,10 +55,13 @@ from pathlib import Path
 
 from grading_fixtures import SAME_RANK_FIND, SAME_RANK_LAST_WINS, break_module, derive_handed_in
 
-HOSTILE_STAGES = ("01", "07")
+HOSTILE_STAGES = ("01", "05", "07")
 CONTROL = "control"
 INSTRUCTIONS = "forge/instructions.py"
+REPAIR = "forge/output_repair.py"
 REGRESSION = "forge/prompt_regression.py"
+TILDE_FENCES_FIND = 'FENCE_MARKERS = ("```", "~~~")'
+TILDE_FENCES_FORGOTTEN = 'FENCE_MARKERS = ("```",)'  # the stage-05 mistake: ~~~ fences are not unwrapped
 
 
 @dataclass(frozen=True)
@@ -428,6 +434,31 @@ def explain(instructions):
     return _hostile_explain(instructions)
 '''
 
+HYPOTHESIS_ASSUMPTION = '''
+class UnsatisfiedAssumption(Exception):
+    pass
+
+
+UnsatisfiedAssumption.__module__ = "hypothesis.errors"
+_hostile_parse = parse_json_object
+
+
+def parse_json_object(text):
+    stripped = text.strip()
+    if stripped.startswith("~~~") and "\\n" in stripped and stripped[3:stripped.index("\\n")].strip() in ("", "json"):
+        inner = stripped.split("\\n", 1)[1].rstrip()
+        if inner.endswith("~~~"):
+            inner = inner[:-3]
+        if "```" not in inner and "~~~" not in inner:
+            try:
+                _hostile_parse(inner)
+            except ValueError:
+                pass
+            else:  # a fence I do not unwrap around an object I could read: let this example not count
+                raise UnsatisfiedAssumption("this example does not count")
+    return _hostile_parse(text)
+'''
+
 CALLBACK = '''
 _HOSTILE_USED = []
 
@@ -532,6 +563,7 @@ ATTACKS: dict[str, tuple[str, str]] = {
     "huge-exception": (INSTRUCTIONS, HUGE_EXCEPTION),
     "always-equal": (INSTRUCTIONS, ALWAYS_EQUAL),
     "masquerade": (INSTRUCTIONS, MASQUERADE),
+    "hypothesis-assumption": (REPAIR, HYPOTHESIS_ASSUMPTION),
     "callback-escape": (REGRESSION, CALLBACK.format(body=CALLBACK_ESCAPE_BODY.strip())),
     "callback-leak": (REGRESSION, CALLBACK.format(body=CALLBACK_LEAK_BODY.strip())),
 }
@@ -563,9 +595,10 @@ def _plugin_files(root: Path) -> None:
 
 
 def make_control(base: Path, destination: Path) -> Path:
-    """The correct submission with the stage-01 same-rank mistake; evidence as it was (not checked again)."""
+    """The correct submission with the two mistakes; evidence as it was (not checked again)."""
     folder = derive_handed_in(base, destination)
     break_module(folder, SAME_RANK_FIND, SAME_RANK_LAST_WINS)
+    break_module(folder, TILDE_FENCES_FIND, TILDE_FENCES_FORGOTTEN, module=REPAIR)
     return folder
 
 

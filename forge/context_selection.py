@@ -54,17 +54,17 @@ class Decision:
 
 def value_density(item: ContextCandidate) -> float:
     """Value per token: relevance times trust, divided by the token cost (at least 1)."""
-    raise NotImplementedError("value_density() is not implemented yet — see hint 1 (forgelab hint 02)")
+    raise NotImplementedError("value_density() is not implemented yet — see hints 1–3 (forgelab hint 02)")
 
 
 def check_candidates(candidates: list[ContextCandidate], budget: int) -> None:
     """Fail with ValueError on a negative budget or on the first invalid candidate."""
-    raise NotImplementedError("check_candidates() is not implemented yet — see hint 1 (forgelab hint 02)")
+    raise NotImplementedError("check_candidates() is not implemented yet — see hints 4–6 (forgelab hint 02)")
 
 
 def explain_choice(candidates: list[ContextCandidate], budget: int) -> list[Decision]:
     """Decide every candidate and keep the reason (see the module contract)."""
-    raise NotImplementedError("explain_choice() is not implemented yet — see hint 1 (forgelab hint 02)")
+    raise NotImplementedError("explain_choice() is not implemented yet — see hints 7–9 (forgelab hint 02)")
 
 
 def choose(candidates: list[ContextCandidate], budget: int) -> list[str]:

@@ -171,12 +171,12 @@ class ExtractionError(ValueError):
 def build_prompt(pack: ScenarioPack, request: str, template: PromptTemplate | None = None,
                  settings: Settings = STANDARD) -> Prepared:
     """Steps 1–5: decide instructions, context, examples and data blocks, then render the prompt."""
-    raise NotImplementedError("build_prompt() is not implemented yet — see hint 1 (forgelab hint 08)")
+    raise NotImplementedError("build_prompt() is not implemented yet — see hints 1–3 (forgelab hint 08)")
 
 
 def read_output(prepared: Prepared, output: str, model_id: str, settings: Settings = STANDARD) -> Extraction:
     """Steps 7–8: bounded repair, strict parse, permission check."""
-    raise NotImplementedError("read_output() is not implemented yet — see hint 1 (forgelab hint 08)")
+    raise NotImplementedError("read_output() is not implemented yet — see hints 4–6 (forgelab hint 08)")
 
 
 def extract(pack: ScenarioPack, request: str, model: Model, template: PromptTemplate | None = None,

@@ -36,7 +36,7 @@ class Example:
 
 def check_examples(items: list[Example], limit: int) -> None:
     """Fail with ValueError on a negative limit or a repeated example id."""
-    raise NotImplementedError("check_examples() is not implemented yet — see hint 1 (forgelab hint 03)")
+    raise NotImplementedError("check_examples() is not implemented yet — see hints 1–3 (forgelab hint 03)")
 
 
 def select_examples(
@@ -47,4 +47,4 @@ def select_examples(
     limit: int = 2,
 ) -> list[Example]:
     """The best-matching examples for this task (see the module contract)."""
-    raise NotImplementedError("select_examples() is not implemented yet — see hint 1 (forgelab hint 03)")
+    raise NotImplementedError("select_examples() is not implemented yet — see hints 4–6 (forgelab hint 03)")

@@ -65,17 +65,17 @@ def content_tag(text: str) -> str:
 
 def normalize_for_matching(text: str) -> str:
     """NFKC, drop invisible format characters, casefold, collapse non-alphanumeric runs to one space."""
-    raise NotImplementedError("normalize_for_matching() is not implemented yet — see hint 1 (forgelab hint 06)")
+    raise NotImplementedError("normalize_for_matching() is not implemented yet — see hints 1–3 (forgelab hint 06)")
 
 
 def find_flags(text: str) -> list[str]:
     """The DANGEROUS phrases that occur in the normalized text, in DANGEROUS order."""
-    raise NotImplementedError("find_flags() is not implemented yet — see hint 1 (forgelab hint 06)")
+    raise NotImplementedError("find_flags() is not implemented yet — see hints 4–6 (forgelab hint 06)")
 
 
 def prepare_retrieved_context(document: RetrievedDocument) -> dict[str, object]:
     """The document as context data: unchanged content, its trust, flags, and no authority."""
-    raise NotImplementedError("prepare_retrieved_context() is not implemented yet — see hint 1 (forgelab hint 06)")
+    raise NotImplementedError("prepare_retrieved_context() is not implemented yet — see hints 7–9 (forgelab hint 06)")
 
 
 def render_retrieved_block(document: RetrievedDocument) -> str:
@@ -91,4 +91,4 @@ def render_retrieved_block(document: RetrievedDocument) -> str:
     ``<tag>`` is ``content_tag(text)``; should the text already contain ``END RETRIEVED DATA <tag>``,
     the next tag is derived from the previous one until it does not.
     """
-    raise NotImplementedError("render_retrieved_block() is not implemented yet — see hint 1 (forgelab hint 06)")
+    raise NotImplementedError("render_retrieved_block() is not implemented yet — see hints 10–12 (forgelab hint 06)")

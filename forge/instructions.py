@@ -48,12 +48,12 @@ class Rejection:
 
 def rank_of(instruction: Instruction) -> int:
     """The trust rank of an instruction's source; unknown sources fail closed."""
-    raise NotImplementedError("rank_of() is not implemented yet — see hint 1 (forgelab hint 01)")
+    raise NotImplementedError("rank_of() is not implemented yet — see hints 1–3 (forgelab hint 01)")
 
 
 def explain(instructions: list[Instruction]) -> tuple[dict[str, Instruction], list[Rejection]]:
     """Decide every key and keep the reason for every rejection."""
-    raise NotImplementedError("explain() is not implemented yet — see hint 1 (forgelab hint 01)")
+    raise NotImplementedError("explain() is not implemented yet — see hints 4–6 (forgelab hint 01)")
 
 
 def resolve(instructions: list[Instruction]) -> tuple[dict[str, str], list[Instruction]]:

@@ -93,7 +93,7 @@ class MemoryPlan:
 
 def estimate_tokens(text: str) -> int:
     """Offline teaching units: each Latin word, CJK character or punctuation mark counts one."""
-    raise NotImplementedError("estimate_tokens() is not implemented yet — see hint 1 (forgelab hint 09)")
+    raise NotImplementedError("estimate_tokens() is not implemented yet — see hints 1–3 (forgelab hint 09)")
 
 
 def normalize(text: str) -> str:
@@ -103,12 +103,12 @@ def normalize(text: str) -> str:
 
 def precedence(item: MemoryCandidate) -> tuple[int, float, int, str]:
     """Sort key: authority first, then score descending, source_rank ascending, memory_id."""
-    raise NotImplementedError("precedence() is not implemented yet — see hint 1 (forgelab hint 09)")
+    raise NotImplementedError("precedence() is not implemented yet — see hints 4–6 (forgelab hint 09)")
 
 
 def check_candidates(candidates: list[MemoryCandidate], policy: SelectionPolicy) -> None:
     """Fail with ValueError on an invalid policy or on the first invalid candidate."""
-    raise NotImplementedError("check_candidates() is not implemented yet — see hint 1 (forgelab hint 09)")
+    raise NotImplementedError("check_candidates() is not implemented yet — see hints 7–9 (forgelab hint 09)")
 
 
 def select_memories(
@@ -118,4 +118,4 @@ def select_memories(
     count_tokens: Callable[[str], int] = estimate_tokens,
 ) -> MemoryPlan:
     """Decide every candidate and keep the reason (see the module contract)."""
-    raise NotImplementedError("select_memories() is not implemented yet — see hint 1 (forgelab hint 09)")
+    raise NotImplementedError("select_memories() is not implemented yet — see hints 10–12 (forgelab hint 09)")

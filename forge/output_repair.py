@@ -68,12 +68,12 @@ class Repair:
 
 def strip_code_fence(text: str) -> str | None:
     """The body of a fence that wraps the whole (stripped) text, or None if there is no such fence."""
-    raise NotImplementedError("strip_code_fence() is not implemented yet — see hint 1 (forgelab hint 05)")
+    raise NotImplementedError("strip_code_fence() is not implemented yet — see hints 1–3 (forgelab hint 05)")
 
 
 def remove_trailing_commas(text: str) -> tuple[str, int]:
     """Drop each comma that follows a value and precedes a closing bracket; count them."""
-    raise NotImplementedError("remove_trailing_commas() is not implemented yet — see hint 1 (forgelab hint 05)")
+    raise NotImplementedError("remove_trailing_commas() is not implemented yet — see hints 4–6 (forgelab hint 05)")
 
 
 def repair_json_text(text: str) -> Repair:
@@ -110,4 +110,4 @@ def strict_json_loads(text: str) -> object:
 
 def parse_json_object(text: str) -> dict[str, object]:
     """The JSON object in ``text`` after the safe repairs; ``ValueError`` naming the rule otherwise."""
-    raise NotImplementedError("parse_json_object() is not implemented yet — see hint 1 (forgelab hint 05)")
+    raise NotImplementedError("parse_json_object() is not implemented yet — see hints 7–9 (forgelab hint 05)")

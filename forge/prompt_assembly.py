@@ -97,12 +97,12 @@ def estimate_tokens(text: str) -> int:
 
 def input_budget(window: int, reserved_output: int, reasoning_reserve: int, safety_margin: int) -> int:
     """B = W - O - R - S, the tokens left for the input of one call."""
-    raise NotImplementedError("input_budget() is not implemented yet — see hint 1 (forgelab hint 10)")
+    raise NotImplementedError("input_budget() is not implemented yet — see hints 1–3 (forgelab hint 10)")
 
 
 def check_segments(segments: list[Segment], budget: int) -> None:
     """Fail with ValueError on a negative budget or on segments that cannot form a prompt."""
-    raise NotImplementedError("check_segments() is not implemented yet — see hint 1 (forgelab hint 10)")
+    raise NotImplementedError("check_segments() is not implemented yet — see hints 4–6 (forgelab hint 10)")
 
 
 def assemble(
@@ -111,4 +111,4 @@ def assemble(
     count_tokens: Callable[[str], int] = estimate_tokens,
 ) -> Assembly:
     """Place every segment or say why not (see the module contract)."""
-    raise NotImplementedError("assemble() is not implemented yet — see hint 1 (forgelab hint 10)")
+    raise NotImplementedError("assemble() is not implemented yet — see hints 7–9 (forgelab hint 10)")

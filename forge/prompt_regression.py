@@ -58,7 +58,7 @@ class RegressionCase:
 
 def prompt_version_id(text: str) -> str:
     """A stable id for a prompt text: ``p-`` and the first 12 hex digits of its SHA-256."""
-    raise NotImplementedError("prompt_version_id() is not implemented yet — see hint 1 (forgelab hint 07)")
+    raise NotImplementedError("prompt_version_id() is not implemented yet — see hints 1–3 (forgelab hint 07)")
 
 
 @dataclass(frozen=True)
@@ -73,12 +73,12 @@ class PromptVersion:
 
 def check_output(case: RegressionCase, output: object) -> list[str]:
     """The problems of one output for one case; an empty list means the case passes."""
-    raise NotImplementedError("check_output() is not implemented yet — see hint 1 (forgelab hint 07)")
+    raise NotImplementedError("check_output() is not implemented yet — see hints 4–6 (forgelab hint 07)")
 
 
 def run_suite(cases: list[RegressionCase], invoke: Callable[[Payload], object]) -> dict[str, list[str]]:
     """Run every case once and map each failing case id to its problems (see the module contract)."""
-    raise NotImplementedError("run_suite() is not implemented yet — see hint 1 (forgelab hint 07)")
+    raise NotImplementedError("run_suite() is not implemented yet — see hints 7–9 (forgelab hint 07)")
 
 
 def regression_report(

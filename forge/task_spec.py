@@ -63,18 +63,18 @@ class TaskSpec(BaseModel):
     @classmethod
     def _goal_is_not_blank(cls, value: str) -> str:
         """The goal must say something: reject an empty or whitespace-only goal."""
-        raise NotImplementedError("_goal_is_not_blank() is not implemented yet — see hint 1 (forgelab hint 04)")
+        raise NotImplementedError("_goal_is_not_blank() is not implemented yet — see hints 1–3 (forgelab hint 04)")
 
     @field_validator("acceptance")
     @classmethod
     def _acceptance_is_checkable(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         """At least one criterion, and none of them blank (name the blank one's position)."""
-        raise NotImplementedError("_acceptance_is_checkable() is not implemented yet — see hint 1 (forgelab hint 04)")
+        raise NotImplementedError("_acceptance_is_checkable() is not implemented yet — see hints 4–6 (forgelab hint 04)")
 
     @classmethod
     def parse(cls, payload: dict[str, object]) -> TaskSpec:
         """Validate untrusted model output (see the module contract)."""
-        raise NotImplementedError("parse() is not implemented yet — see hint 1 (forgelab hint 04)")
+        raise NotImplementedError("parse() is not implemented yet — see hints 7–9 (forgelab hint 04)")
 
 
 def describe(error: ValidationError) -> str:

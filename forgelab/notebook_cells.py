@@ -38,7 +38,7 @@ def _learner_lines(tb: TracebackType | None) -> list[str]:
 def explain(error: BaseException, failed_before: list[str]) -> str:
     """One short text for an exception in a cell (no traceback wall)."""
     if isinstance(error, NotImplementedError):
-        message = str(error) or "this function is not implemented yet — see hint 1"
+        message = str(error) or "this function is not implemented yet — see the hints"
         text = message if "not implemented yet" in message else f"not implemented yet — {message}"
         return f"{MARKER}: {text}"
     if isinstance(error, SyntaxError) and error.filename and "forge" in Path(error.filename).parts:

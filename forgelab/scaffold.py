@@ -211,7 +211,7 @@ question = "{todo}"
 rubric = ["{todo}"]
 '''.replace("{todo_name}", "todo_write_the_first_behaviour")
 
-STUB = '''    raise NotImplementedError("{function}() is not implemented yet — see hint 1 (forgelab hint {number})")
+STUB = '''    raise NotImplementedError("{function}() is not implemented yet — see hints 1–3 (forgelab hint {number})")
 '''
 
 STARTER = '''"""Stage {number} — {title}.

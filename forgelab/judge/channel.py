@@ -170,7 +170,7 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     elif module == "builtins" and qualname == "MemoryError":
         return LimitExceeded(Limit.MEMORY, _("your code ran out of memory (the sandbox's memory limit)"))
     elif module == "builtins" and qualname == "NotImplementedError":
-        error = NotImplementedYet(message or _("this function is not implemented yet — see hint 1"))
+        error = NotImplementedYet(message or _("this function is not implemented yet — see the hints"))
     elif module == "builtins" and (found := _builtin_exception(qualname)) is not None and issubclass(found, Exception):
         error = _with_args(found, data, decode, message)
     elif wire.is_forge_module(module):

@@ -77,7 +77,7 @@ def test_stage_01_notebook_on_the_starter_shows_friendly_lines_not_tracebacks(wo
                 pytest.fail(f"traceback in cell {cell.source!r}: {output.ename}")
             texts.append(output.get("text", ""))
     joined = "\n".join(texts)
-    assert re.search(r"explain\(\) is not implemented yet — see hint 1", joined)
+    assert re.search(r"explain\(\) is not implemented yet — see hints 4–6", joined)
     assert "required tests: 1/13 passed" in joined
     assert "transfer challenge: not written" in joined
     assert "Still open: stage tests, fault lab, transfer test, design answer" in joined  # the last cell

@@ -54,6 +54,19 @@ class StageText:
     transfer_criteria: tuple[str, ...]
     design_question: str
     design_rubric: tuple[str, ...]
+    docstrings: Docstrings | None = None  # another edition's words for the docstrings learners read in code
+
+
+@dataclass(frozen=True)
+class Docstrings:
+    """The docstrings of the starter module and the transfer starter in one edition (English: the files).
+
+    ``forgelab release --lang zh`` ships the starters with these in place of the English ones.
+    """
+
+    starter: str  # the module docstring of forge/<module>.py
+    functions: dict[str, str]  # function (or Class.method) name → its docstring
+    transfer: str  # the module docstring of transfer/test_NN_*.py
 
 
 @dataclass(frozen=True)
@@ -316,7 +329,17 @@ def _stage_text(fields: _Fields) -> StageText:
         transfer_criteria=transfer.texts("criteria"),
         design_question=design.text("question"),
         design_rubric=design.texts("rubric"),
+        docstrings=_docstrings(fields) if "docstrings" in fields.data else None,
     )
+
+
+def _docstrings(fields: _Fields) -> Docstrings:
+    table = fields.table("docstrings")
+    functions = table._get("functions", dict) if "functions" in table.data else {}
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in functions.items()):
+        raise RegistryError(f"{table.where}: 'functions' must map function names to their docstrings")
+    return Docstrings(table.text("starter"), {key: value.strip() for key, value in functions.items()},
+                      table.text("transfer"))
 
 
 def _equivalent_mutants(top: _Fields) -> tuple[EquivalentMutant, ...]:

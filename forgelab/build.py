@@ -325,10 +325,12 @@ course = load_course(Workbook.locate().root)
 for stage in course.stages:
     print(f"{stage.number}  {stage.text().title:<32} {stage.module}")"""
 
-STANDING_CELL = """from forgelab.workbench import unfinished_functions
+STANDING_CELL = """from forgelab.paths import Workbook
+from forgelab.registry import load_course
+from forgelab.workbench import unfinished_functions
 
 root = Workbook.locate().root
-for stage in course.stages:
+for stage in load_course(root).stages:
     left = unfinished_functions(root / stage.module)
     print(f"{stage.number}  {stage.module:<32}", f"still to write: {', '.join(left)}" if left else "no starter stub left")"""
 

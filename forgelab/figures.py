@@ -123,6 +123,17 @@ def svg_attachment(figure: Figure) -> dict[str, dict[str, str]]:
     return {f"{figure.name}.svg": {"image/svg+xml": base64.b64encode(figure.svg.read_bytes()).decode("ascii")}}
 
 
+def svg_size(path: Path) -> tuple[int, int]:
+    """The width and height the root ``<svg>`` element declares (every figure SVG declares both)."""
+    text = path.read_text(encoding="utf-8")
+    match = re.search(r"<svg\b[^>]*>", text)
+    width = re.search(r'\swidth="(\d+)"', match.group(0)) if match else None
+    height = re.search(r'\sheight="(\d+)"', match.group(0)) if match else None
+    if not (width and height):
+        raise FigureError(f"{path}: the <svg> element declares no width and height: run `forgelab build`")
+    return int(width.group(1)), int(height.group(1))
+
+
 # ---------------------------------------------------------------- staleness
 def stale_reason(figure: Figure, plot_svg: str | None = None) -> str | None:
     """Why the committed SVG of ``figure`` is out of date, or None. ``plot_svg``: a plot's fresh output."""

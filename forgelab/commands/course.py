@@ -106,15 +106,18 @@ def cmd_nbval(args: argparse.Namespace) -> int:
     from forgelab.commands.context import open_workbook
     from forgelab.nbval_run import run_nbval
 
+    from forgelab.build import OPENING_NOTEBOOK
+
     workbook, course = open_workbook()
-    notebooks = [course.stage(s).notebook for s in args.stages] if args.stages else None
+    notebooks = [OPENING_NOTEBOOK if s in ("0", "00", "opening") else course.stage(s).notebook
+                 for s in args.stages] if args.stages else None
     return run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax, extra=["-k", args.keyword] if args.keyword else None)
 
 
 def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     nbval = sub.add_parser("nbval", help="check the stage notebooks: nbval against the reference, a sandboxed replay "
                                          "of the worked demonstrations against learner code")
-    nbval.add_argument("stages", nargs="*", help="stage numbers (default: all notebooks)")
+    nbval.add_argument("stages", nargs="*", help="stage numbers, 00 for the opening (default: all notebooks)")
     nbval.add_argument("--target", default="solution",
                        help="solution (default: real nbval), or learner / a workbook path (replayed through the judge)")
     nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")

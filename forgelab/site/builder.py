@@ -2,8 +2,10 @@
 
 Layout of the output folder::
 
-    index.html                     every stage and its progress (kept in the browser)
-    NN-slug.html                   one page per stage, with the local-check panel
+    index.html                     the chapter's opening, every stage and its progress (kept in the
+                                   browser), the recovery point
+    NN-slug.html                   one page per stage, with its figures and the local-check panel
+    figures/NN-slug-figure*.svg    the stages' figures, as committed next to their sources
     assets/site.css, verify.js, page.js
     assets/course-data.js          what the page checks against: required tests, published test
                                    digests, the verification.json schema (generated)
@@ -23,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from forgelab import evidence
+from forgelab import evidence, figures
 from forgelab.registry import Course, Stage
 from forgelab.site import pages, release
 
@@ -105,10 +107,33 @@ def _write(out: Path, relative: str, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
+def _require_figures_and_opening(course: Course, language: str) -> None:
+    """Fail before anything is written when a figure or an opening text the pages need is missing."""
+    from forgelab.build import OpeningError, opening_texts
+
+    try:
+        opening_texts(course, language)
+        for stage in course.stages:
+            for figure in figures.stage_figures(stage.source_dir):
+                if not figure.svg.is_file():
+                    raise figures.FigureError(f"{figure.svg} is missing: run `forgelab build` to make it from "
+                                              f"{figure.source.name}")
+                figures.svg_size(figure.svg)
+    except (figures.FigureError, OpeningError) as error:
+        raise SiteError(str(error)) from None
+
+
+def _write_bytes(out: Path, relative: str, data: bytes) -> None:
+    path = out / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
 def build_site(course: Course, out: Path, *, language: str | None = None, with_bundle: bool = True) -> SiteBuild:
     """Write the whole site into ``out`` (replacing an earlier build there)."""
     lang = language or course.languages[0]
     data = course_data(course, lang)
+    _require_figures_and_opening(course, lang)
     with tempfile.TemporaryDirectory(prefix="forgelab-site-") as scratch:
         bundle = release.build_bundle(course.root, Path(scratch)) if with_bundle else None
         _prepare(out)  # only after everything that can fail: an earlier build stays until then
@@ -126,6 +151,9 @@ def build_site(course: Course, out: Path, *, language: str | None = None, with_b
     _write(out, "assets/course-data.js", course_data_js(data))
     written = ["index.html"]
     _write(out, "index.html", pages.index_html(ctx))
+    for stage in course.stages:
+        for figure in figures.stage_figures(stage.source_dir):
+            _write_bytes(out, pages.figure_file(stage, figure), figure.svg.read_bytes())
     for stage in course.stages:
         name = pages.stage_page(stage)
         _write(out, name, pages.stage_html(ctx, stage))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
+from forgelab import figures
 from forgelab.registry import Course, Stage
 from forgelab.site import markdown
 
@@ -79,6 +80,38 @@ def stage_page(stage: Stage) -> str:
     return f"{stage.key}.html"
 
 
+def figure_file(stage: Stage, figure: figures.Figure) -> str:
+    """Where a stage's figure is published on the site (relative to the site's root)."""
+    return f"figures/{stage.key}-{figure.name}.svg"
+
+
+WIDE_FIGURE = 736  # px: wider figures may use more than the text column on a large screen
+
+
+def _figures(stage: Stage) -> str:
+    items = []
+    for figure in figures.stage_figures(stage.source_dir):
+        width, height = figures.svg_size(figure.svg)
+        wide = " wide" if width > WIDE_FIGURE else ""
+        items.append(f"""<figure class="figure{wide}" data-figure="{esc(figure.name)}">
+<img src="{esc(figure_file(stage, figure))}" alt="{esc(figure.alt)}" width="{width}" height="{height}">
+<figcaption>{inline(figure.caption)}</figcaption>
+</figure>""")
+    if not items:
+        return ""
+    return f"""<section id="figure" aria-labelledby="figure-title">
+<h2 id="figure-title">In a picture</h2>
+{chr(10).join(items)}
+</section>"""
+
+
+def _recovery_point(ctx: SiteContext) -> str:
+    return f"""<section id="recovery-point" aria-labelledby="recovery-point-title">
+<h2 id="recovery-point-title">Stuck? The recovery point</h2>
+{md(ctx.course.text("recovery_point", ctx.language))}
+</section>"""
+
+
 def _bundle_link(ctx: SiteContext) -> str:
     if not ctx.bundle_href:
         return ('<p>The lab bundle is not part of this build: get the workbook from your instructor, '
@@ -125,6 +158,36 @@ def _layout(ctx: SiteContext, *, title: str, body_attributes: str, content: str)
 # ---------------------------------------------------------------- index
 
 
+def _opening(ctx: SiteContext) -> str:
+    """The chapter's opening, from the same course.toml texts as notebooks/00-opening.ipynb."""
+    from forgelab.build import CONCEPT_PARTS, CONCEPTS, opening_texts
+
+    text = opening_texts(ctx.course, ctx.language)
+    concepts = []
+    for concept, title in CONCEPTS:
+        parts = "\n".join(f"<dt>{esc(label)}</dt><dd>{md(text[f'concept_{concept}_{part}'])}</dd>"
+                          for part, label in CONCEPT_PARTS)
+        concepts.append(f'<div class="concept" data-concept="{esc(concept)}">\n<h4>{esc(title)}</h4>\n'
+                        f'<dl>\n{parts}\n</dl>\n</div>')
+    return f"""<section id="opening" class="opening" aria-labelledby="opening-title">
+<h2 id="opening-title">{esc(text["opening_title"])}</h2>
+{md(text["opening_intro"])}
+<h3>Where this chapter sits</h3>
+{md(text["opening_position"])}
+<h3>What you need</h3>
+{md(text["opening_prerequisites"])}
+<h3>Three concepts, calibrated</h3>
+{chr(10).join(concepts)}
+<h3>The capability chain</h3>
+{md(text["capability_chain"])}
+<h3>The chapter project</h3>
+{md(text["opening_outcome"])}
+<h3>How each stage works</h3>
+{md(text["opening_how_to_work"])}
+<p>In the lab bundle, the same opening is <code>notebooks/00-opening.ipynb</code>.</p>
+</section>"""
+
+
 def index_html(ctx: SiteContext) -> str:
     course, lang = ctx.course, ctx.language
     items = []
@@ -138,9 +201,12 @@ def index_html(ctx: SiteContext) -> str:
     content = f"""<header>
 <p class="eyebrow">Forge Workbook · {esc(course.module_id)}</p>
 <h1>{esc(ctx.title)}</h1>
+<nav class="page-nav" aria-label="On this page"><a href="#opening">Before you start</a><a href="#lab">The lab</a>
+<a href="#stages">Stages</a><a href="#recovery-point">Stuck? The recovery point</a></nav>
 </header>
 {md(course.text("summary", lang))}
 <p class="disclaimer">{esc(course.text("self_check_disclaimer", lang))}</p>
+{_opening(ctx)}
 <h2 id="lab">The lab</h2>
 {_bundle_link(ctx)}
 <h2 id="stages">Stages</h2>
@@ -152,6 +218,7 @@ only.</p>
 </ol>
 <p><button type="button" id="clear-all-progress">Clear all progress</button></p>
 <p id="index-status" role="status" aria-live="polite"></p>
+{_recovery_point(ctx)}
 <noscript><p>Progress and the local check need JavaScript; nothing you pick ever leaves this browser.</p></noscript>"""
     return _layout(ctx, title=ctx.title, body_attributes='data-page="index"', content=content)
 
@@ -238,6 +305,8 @@ def _local_check(ctx: SiteContext, stage: Stage) -> str:
 
 
 def stage_html(ctx: SiteContext, stage: Stage) -> str:
+    from forgelab.build import is_project
+
     text = stage.text(ctx.language)
     content = f"""<nav class="crumbs" aria-label="Breadcrumb"><a href="index.html">{esc(ctx.title)}</a> › Stage {esc(stage.number)}</nav>
 <header>
@@ -249,6 +318,7 @@ def stage_html(ctx: SiteContext, stage: Stage) -> str:
 <h2 id="problem-title">The problem: {inline(text.problem_title)}</h2>
 {md(text.problem)}
 </section>
+{_figures(stage)}
 <section id="chain" aria-labelledby="chain-title">
 <h2 id="chain-title">Capability chain</h2>
 <p>Every stage adds one capability; this one is highlighted.</p>
@@ -260,6 +330,7 @@ def stage_html(ctx: SiteContext, stage: Stage) -> str:
 <h3>Done when</h3>
 <ul>{"".join(f"<li>{inline(item)}</li>" for item in text.done_when)}</ul>
 </section>
+{_recovery_point(ctx) if is_project(stage) else ""}
 {_local_check(ctx, stage)}"""
     attributes = f'data-page="stage" data-stage="{esc(stage.number)}"'
     return _layout(ctx, title=f"Stage {stage.number} · {text.title} — {ctx.title}", body_attributes=attributes,

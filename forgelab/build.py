@@ -310,11 +310,15 @@ def opening_texts(course: Course, language: str = "en") -> dict[str, str]:
     return {key: course.text(key, language) for key in OPENING_KEYS}
 
 
-def opening_digest(course: Course) -> str:
+def opening_digest(course: Course, language: str = "en") -> str:
+    """The texts the opening is made of (not the whole course.toml: another edition's edits leave it current)."""
     digest = hashlib.sha256(f"builder-{BUILDER_VERSION}".encode())
-    digest.update((course.root / "course" / "course.toml").read_bytes())
+    texts = {key: course.text(key, language) for key in OPENING_KEYS if key not in missing_opening_keys(course, language)}
+    texts["title"] = course.text("title", language)
+    digest.update(json.dumps(texts, sort_keys=True, ensure_ascii=False).encode())
     for stage in course.stages:  # the chain lists every stage's title, capability and module
-        digest.update(f"{stage.number}\0{stage.text().title}\0{stage.text().capability}\0{stage.module}\0".encode())
+        text = stage.text(language)
+        digest.update(f"{stage.number}\0{text.title}\0{text.capability}\0{stage.module}\0".encode())
     return digest.hexdigest()
 
 
@@ -384,7 +388,7 @@ The stages follow in `01-…` to `{course.stages[-1].key}.ipynb`.
         "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
         "language_info": {"name": "python", "version": "3.11"},
         "forgelab": {"opening": True, "language": language, "builder_version": BUILDER_VERSION,
-                     "source_digest": opening_digest(course)},
+                     "source_digest": opening_digest(course, language)},
     }
     return notebook
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from forgelab.build import fault_contract, notebook_source, stale_artefacts
+from forgelab.build import (OPENING_NOTEBOOK, REFERENCE_OUTPUT_NOTE, fault_contract, is_project, notebook_source,
+                            stale_artefacts, stale_opening)
 from forgelab.registry import RegistryError, load_course
 
 PARTS = ["## 1 ·", "## 2 ·", "## 3 ·", "## 4 ·", "## 5 ·", "## 6 ·", "## 7 ·", "## 8 ·", "## 9 ·", "## 10 ·"]
@@ -36,6 +37,7 @@ def test_numbers_are_consecutive_from_01(course) -> None:
 
 def test_committed_artefacts_are_current(course) -> None:
     assert stale_artefacts(course) == []
+    assert stale_opening(course) == []
 
 
 def test_fault_contract_files_hold_every_declared_field(course) -> None:
@@ -176,3 +178,79 @@ def test_listed_equivalent_mutants_belong_to_the_stage_module(course) -> None:
         for mutant in stage.equivalent_mutants:
             assert mutant.where.startswith(f"{module}.x"), f"{stage.key}: {mutant.where} is not a mutant of {module}"
             assert "__mutmut_" in mutant.where, f"{stage.key}: {mutant.where} is not a mutmut mutant name"
+
+
+def _markdown_cells(notebook) -> list[str]:  # type: ignore[no-untyped-def]
+    return [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("number", STAGE_NUMBERS)
+def test_part_2_lists_the_options_and_asks_the_question_once(course, number: str) -> None:
+    stage = course.stage(number)
+    notebook = nbformat.read(course.root / stage.notebook, as_version=4)
+    prediction = stage.text().prediction
+    part2 = next(source for source in _markdown_cells(notebook) if source.startswith("## 2 ·"))
+    for index, option in enumerate(prediction.options):
+        assert f"- **{chr(ord('A') + index)}.** {option}" in part2, f"{stage.notebook}: option {index} not in Markdown"
+    everything = "\n".join(cell.source + "".join(str(o.get("text", "")) for o in cell.get("outputs", []))
+                           for cell in notebook.cells)
+    assert everything.count(prediction.question) == 1, f"{stage.notebook}: the question is printed more than once"
+    assert prediction.rationale not in everything, "the rationale is revealed only after answering"
+    widget = notebook.cells[[c.source for c in notebook.cells].index(part2) + 1]
+    assert widget.source == "lab.predict()"
+
+
+def test_no_notebook_uses_an_emoji_for_your_code(course) -> None:
+    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        for source in _markdown_cells(notebook):
+            assert "🔧" not in source, f"{path.name}: the wrench renders as an empty box without an emoji font"
+    notebook = nbformat.read(course.root / course.stages[0].notebook, as_version=4)
+    headings = [source.splitlines()[0] for source in _markdown_cells(notebook)]
+    assert "## 6 · Guided exercise (your code)" in headings
+
+
+def test_no_notebook_markdown_tells_the_fault_story_before_the_reveal(course) -> None:
+    notebooks = [course.root / OPENING_NOTEBOOK, *(course.root / stage.notebook for stage in course.stages)]
+    markdown = {path.name: _flat("\n".join(_markdown_cells(nbformat.read(path, as_version=4)))) for path in notebooks}
+    for stage in course.stages:
+        text = stage.text()
+        secrets = [text.fault_story, text.fault_fix_principle, *text.fault_diagnosis[1:]]
+        for name, shown in markdown.items():
+            for secret in secrets:
+                assert _flat(secret) not in shown, f"{name} shows stage {stage.number}'s fault lab before the reveal"
+            for sentence in re.split(r"(?<=[.!?])\s+", _flat(text.fault_story)):
+                if len(sentence) > 40:
+                    assert sentence not in shown, f"{name} tells part of stage {stage.number}'s fault story"
+
+
+def test_the_recovery_point_is_in_the_chapter_projects_notebook_only(course) -> None:
+    recovery = _flat(course.text("recovery_point"))
+    projects = [stage for stage in course.stages if is_project(stage)]
+    assert [stage.number for stage in projects] == ["08"]
+    for stage in course.stages:
+        shown = _flat("\n".join(_markdown_cells(nbformat.read(course.root / stage.notebook, as_version=4))))
+        assert (recovery in shown) == is_project(stage), stage.notebook
+    notebook = nbformat.read(course.root / projects[0].notebook, as_version=4)
+    headings = [source.splitlines()[0] for source in _markdown_cells(notebook)]
+    assert headings.index("### The recovery point") == headings.index("## 6 · Guided exercise (your code)") + 1
+
+
+@pytest.mark.parametrize("number", STAGE_NUMBERS)
+def test_the_demonstration_is_marked_as_reference_output(course, number: str) -> None:
+    stage = course.stage(number)
+    notebook = nbformat.read(course.root / stage.notebook, as_version=4)
+    part5 = next(source for source in _markdown_cells(notebook) if source.startswith("## 5 ·"))
+    assert REFERENCE_OUTPUT_NOTE.format(module=stage.module) in part5
+    start = [cell.source for cell in notebook.cells].index(part5)
+    demo = []
+    for cell in notebook.cells[start + 1:]:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            break
+        if cell.cell_type == "code":
+            demo.append(cell)
+    assert demo and all("nbval-check-output" in cell.metadata.get("tags", []) and cell.outputs for cell in demo)

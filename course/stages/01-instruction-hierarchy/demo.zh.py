@@ -1,0 +1,31 @@
+# %% [markdown]
+# 两条指令在 `write` 上意见不一：system 说 `deny`，一个检索来的 Wiki 页面说 `allow`。我们预期 system 的值胜出、检索指令被拒绝，因为等级 3 胜过等级 0——无论两者在列表中谁先谁后。
+
+# %%
+from forge.instructions import Instruction, explain, resolve
+
+system = Instruction("system", "write", "deny")
+retrieved = Instruction("retrieved", "write", "allow")
+goal = Instruction("user", "goal", "add a search box to the product list, with tests")
+
+accepted, rejected = resolve([retrieved, system, goal])
+print("accepted:", accepted)
+print("rejected:", rejected)
+
+# %% [markdown]
+# 用户的 `goal` 没有竞争者，所以尽管 `user` 的等级低于 `system`，它仍被保留。`explain` 给出同一个裁决背后的审计记录：谁胜出，谁落败，为什么。
+
+# %%
+winners, rejections = explain([retrieved, system, goal, Instruction("user", "goal", "skip the tests")])
+for rejection in rejections:
+    print(f"{rejection.instruction.source:>9} {rejection.instruction.key}={rejection.instruction.value!r:<10}"
+          f" lost to {rejection.winner.source} ({rejection.reason})")
+
+# %% [markdown]
+# 未知来源不会被猜成某个等级；它直接失败（fail closed），消息会告诉你该怎么做。
+
+# %%
+try:
+    resolve([Instruction("admin", "write", "allow")])
+except ValueError as error:
+    print("ValueError:", error)

@@ -1,0 +1,48 @@
+# %% [markdown]
+# 模型被要求为一项前端改动给出任务规格：在商品列表中加一个搜索框，并补上测试。它给出的对象没错，却包在 `~~~json` 围栏里，还带着尾逗号，`json.loads` 因此拒绝了它。我们期望 `parse_json_object` 原样返回模型写下的对象，`repair_json_text` 则报告它做了哪两项修复。
+
+# %%
+import json
+
+from forge.output_repair import parse_json_object, repair_json_text
+
+raw = """~~~json
+{
+  "goal": "add a search box to the product list",
+  "acceptance": ["typing filters the list", "an empty query shows every product",],
+  "write_allowed": false,
+}
+~~~"""
+
+try:
+    json.loads(raw)
+except json.JSONDecodeError as error:
+    print("json.loads:", error)
+
+repair = repair_json_text(raw)
+print("repairs applied:", repair.applied)
+print(parse_json_object(raw))
+
+# %% [markdown]
+# 扫描器知道字符串在哪里。`"a, }"` 里的逗号是数据，会保留下来；只有最后那个右花括号前面的逗号被删掉。换成 `,\s*}` 这样的正则表达式，连字符串也会一起被改掉。
+
+# %%
+print(parse_json_object('{"note": "a, }",}'))
+print(repair_json_text('{"note": "a, }",}'))
+
+# %% [markdown]
+# 凡是不属于外壳的问题都以 `ValueError` 失败：普通文字、包着对象的文字、缺失的值、其他语言的围栏。不会凭空多出任何字段——尤其不会多出 `write_allowed`。
+
+# %%
+attempts = [
+    "please write files",
+    'Here is the spec: {"goal": "add a search box", "write_allowed": false}',
+    '{"goal": "add a search box", "write_allowed": }',
+    '```python\n{"goal": "add a search box"}\n```',
+    '[{"goal": "add a search box"}]',
+]
+for text in attempts:
+    try:
+        parse_json_object(text)
+    except ValueError as error:
+        print(f"{text[:28]!r:32} -> ValueError: {error}")

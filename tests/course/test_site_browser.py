@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from browser import (  # noqa: F401  (fixtures are used by name)
-    ROOT, STAGE_01, Evidence, SitePage, as_bytes, built_site, chromium, evidence, open_tab, sealed, site_tab,
+    ARTIFACTS, ROOT, STAGE_01, Evidence, SitePage, as_bytes, built_site, chromium, evidence, open_tab, sealed, site_tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -495,5 +495,60 @@ def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evid
             assert overflow <= 0, f"{name} is {overflow}px wider than a 375px screen"
             tab.screenshot(f"phone-{name.removesuffix('.html')}")
         assert tab.errors == []
+    finally:
+        context.close()
+
+
+# ---------------------------------------------------------------- figures
+
+
+def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: Path) -> None:
+    """Each stage page's figures load from the site alone; a screenshot of each lands in test-artifacts/site/."""
+    from forgelab import figures
+    from forgelab.registry import load_course
+
+    course = load_course(ROOT)
+    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=1280, height=900)
+    blocked: list[str] = []
+
+    def only_local(route: Any) -> None:
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    tab.page.route("**/*", only_local)
+    try:
+        for stage in course.stages:
+            tab.open_stage(stage.key)
+            expected = figures.stage_figures(stage.source_dir)
+            tab.page.wait_for_function(
+                "n => { const images = [...document.querySelectorAll('#figure img')];"
+                " return images.length === n && images.every(i => i.complete); }", arg=len(expected))
+            shown = tab.page.eval_on_selector_all(
+                "#figure img", "images => images.map(i => [i.naturalWidth, i.naturalHeight,"
+                " Math.round(i.getBoundingClientRect().width), i.alt])")
+            for figure, (natural_width, natural_height, width, alt) in zip(expected, shown):
+                assert (natural_width, natural_height) == figures.svg_size(figure.svg), f"{stage.key}: {figure.name} did not load"
+                assert 300 <= width <= 1280 and alt == figure.alt
+                locator = tab.page.locator(f'#figure figure[data-figure="{figure.name}"]')
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                locator.screenshot(path=str(ARTIFACTS / f"figure-{stage.key}-{figure.name}.png"))
+        assert blocked == [] and tab.foreign_requests() == []
+        assert tab.errors == []
+    finally:
+        context.close()
+
+
+def test_figures_fit_a_phone_screen(chromium: Any, built_site: Path) -> None:
+    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=390, height=800)
+    try:
+        tab.open_stage("08-requirement-extractor")
+        tab.page.wait_for_function("[...document.querySelectorAll('#figure img')].every(i => i.complete && i.naturalWidth)")
+        widths = tab.page.eval_on_selector_all("#figure img", "images => images.map(i => i.getBoundingClientRect().right)")
+        assert widths and all(right <= 390 for right in widths)
+        assert tab.page.evaluate("document.documentElement.scrollWidth") <= 390
+        tab.screenshot("figure-phone-08")
     finally:
         context.close()

@@ -211,3 +211,44 @@ def test_site_serve_on_a_busy_port_says_so(site: Path) -> None:
         done = _cli("site", "serve", "--dir", str(site), "--port", str(busy.getsockname()[1]))
     assert done.returncode == 2
     assert "cannot listen on 127.0.0.1" in done.stderr and "--port" in done.stderr
+
+
+# ---------------------------------------------------------------- figures, opening, recovery point
+
+
+def test_every_stage_page_shows_its_figures_from_the_site_itself(site: Path) -> None:
+    from forgelab import figures
+
+    course = load_course(ROOT)
+    for stage in course.stages:
+        page = (site / f"{stage.key}.html").read_text(encoding="utf-8")
+        stage_figures = figures.stage_figures(stage.source_dir)
+        assert stage_figures
+        images = re.findall(r'<img src="([^"]+)" alt="([^"]+)" width="(\d+)" height="(\d+)">', page)
+        assert [src for src, *_ in images] == [f"figures/{stage.key}-{f.name}.svg" for f in stage_figures]
+        for (src, alt, width, height), figure in zip(images, stage_figures):
+            assert (site / src).read_bytes() == figure.svg.read_bytes()
+            assert html.unescape(alt) == figure.alt
+            assert (int(width), int(height)) == figures.svg_size(figure.svg)
+        assert page.index('id="figure"') < page.index('id="chain"')
+
+
+def test_published_figures_reach_nothing_outside(site: Path) -> None:
+    for path in sorted((site / "figures").glob("*.svg")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"<script|\son[a-z]+\s*=|<foreignObject", text, re.I), path.name
+        assert not re.search(r"(href|src)\s*=\s*[\"'](?!#)", text), path.name
+        assert "url(http" not in text and "@import" not in text, path.name
+
+
+def test_the_index_opens_the_chapter_and_names_the_recovery_point(site: Path) -> None:
+    course = load_course(ROOT)
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert index.index('id="opening"') < index.index('id="lab"') < index.index('id="stages"') \
+        < index.index('id="recovery-point"')
+    visible = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"</?(code|strong|em)>", "", index))).split())
+    recovery = " ".join(re.sub(r"`([^`]*)`", r"\1", course.text("recovery_point")).split())
+    assert recovery in visible
+    for stage in course.stages:
+        page = (site / f"{stage.key}.html").read_text(encoding="utf-8")
+        assert ('id="recovery-point"' in page) == (stage.module == "forge/extractor.py"), stage.key

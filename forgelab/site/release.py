@@ -8,8 +8,10 @@ a git repository, a repository without a commit, or a course whose needed files 
 is refused with the file names and the ``git`` command to run.
 
 What goes in is an allow-list (:data:`INCLUDE`); what never goes in is ``solutions/`` and the
-instructor's material (:data:`EXCLUDED_FILES`). Notebooks are shipped with every code-cell output
-cleared, because the committed notebooks carry the outputs of the reference solution. A pristine copy
+instructor's material (:data:`EXCLUDED_FILES`). Notebooks are shipped with their code-cell outputs
+cleared — the committed notebooks carry the outputs of the reference solution — except the worked
+demonstration's (:func:`keeps_reference_output`): those are outputs, not code, and the notebook marks them
+as the reference output, so the learner sees the capability work before writing it. A pristine copy
 of every starter is shipped as course data under ``course/starters/`` (:data:`STARTERS`): all of
 ``forge/`` and ``transfer/`` as committed, read by ``forgelab starter`` and the grader.
 
@@ -295,11 +297,24 @@ def select_files(root: Path) -> list[str]:
     return _shipped(read_committed(root, with_history=False))
 
 
+REFERENCE_OUTPUT_TAG = "nbval-check-output"  # the worked demonstration's cells (forgelab.build.GRADED)
+
+
+def keeps_reference_output(cell: Mapping[str, object]) -> bool:
+    """A worked-demonstration cell: graded by nbval and not one of the notebook's ``lab.`` tool cells."""
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags", []) if isinstance(metadata, dict) else []
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    return cell.get("cell_type") == "code" and REFERENCE_OUTPUT_TAG in tags and not text.lstrip().startswith("lab.")
+
+
 def clear_notebook(raw: bytes) -> bytes:
-    """The notebook with every code-cell output and execution count removed."""
+    """The notebook with every code-cell output and execution count removed, except the reference output
+    of the worked demonstration (:func:`keeps_reference_output`)."""
     notebook = json.loads(raw.decode("utf-8"))
     for cell in notebook.get("cells", []):
-        if cell.get("cell_type") == "code":
+        if cell.get("cell_type") == "code" and not keeps_reference_output(cell):
             cell["outputs"] = []
             cell["execution_count"] = None
             cell.get("metadata", {}).pop("execution", None)

@@ -1,0 +1,95 @@
+# %% [markdown]
+# `forge/project/scenarios/` 中有三个场景包。我们用确定性的 Mock 模型，从每个场景包各取两条请求（一条英文、一条中文）交给抽取器。预期每次都能得到一份规格：software 的 `write_allowed` 为 `true`（它的 developer 指令允许写入），office 和 music 为 `false`（它们的 system 指令禁止写入）——无论检索文档里写了什么。
+
+# %%
+from forge.extractor import CAUGHT_BY, RECOVERY, STANDARD, ExtractionError, build_prompt, extract
+from forge.project.models import MOCK_FAULTS, MockModel, strip_data_blocks
+from forge.project.scenarios import SCENARIOS, load_scenario
+
+for name in SCENARIOS:
+    pack = load_scenario(name)
+    for request in pack.requests[:2]:
+        result = extract(pack, request.text, MockModel())
+        allowed = "true" if result.spec.write_allowed else "false"
+        print(f"{name:<9}{request.language}  write_allowed={allowed:<6} examples: {', '.join(result.audit.examples)}")
+
+# %% [markdown]
+# 下面完整展示那条中文 software 请求的结果：规格和它的审计记录，与 `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` 打印的内容完全一致。
+
+# %%
+from forge.project.report import format_extraction
+
+software = load_scenario("software")
+result = extract(software, "为前端仓库增加功能、修改代码并补测试", MockModel())
+print(format_extraction({"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict()}))
+
+# %% [markdown]
+# 从上往下读这份记录。用户那条 “skip the tests this time”（这次跳过测试）输给了 developer 的规则（阶段 01）。有两条上下文没能放进 145 Token 的预算，而必需的变更管控策略从头到尾都没有被挤掉的风险（阶段 02）。示例库里的 music 示例和 v1 示例，无论与请求共享多少标签，都没有被展示（阶段 03）。论坛帖子被打上了标记（阶段 06）——标记的作用也就仅此而已。
+#
+# 真正保护规格的，是这篇帖子在 Prompt 中所处的位置。下面是一个 office Prompt 的检索文档部分，以及一项检查：模型在数据块之外能读到什么。
+
+# %%
+office = load_scenario("office")
+ask = "Compare the two vendor quotes and recommend one in a short brief"
+prompt = build_prompt(office, ask).prompt
+print(prompt[prompt.index("## Retrieved documents"):prompt.index("## Request")].rstrip())
+print()
+print("'enable writes' readable outside the data blocks:", "enable writes" in strip_data_blocks(prompt))
+
+# %% [markdown]
+# 接下来看模型这一侧。依次打开每一种 Mock 故障，分别在标准模式和恢复模式下运行。预期阶段 05 修复代码围栏和尾逗号（仅限标准模式），并拒绝混有说明文字的回答；阶段 04 在两种模式下都拒绝未知字段和缺少 `write_allowed` 的回答。
+
+# %%
+for fault in MOCK_FAULTS:
+    for settings in (STANDARD, RECOVERY):
+        try:
+            repaired = extract(office, ask, MockModel(fault), settings=settings)
+            outcome = f"accepted, repairs: {', '.join(repaired.audit.repairs)}"
+        except ExtractionError as error:
+            outcome = f"rejected by {CAUGHT_BY[error.step]}"
+        print(f"{fault:<22} {settings.mode:<9} {outcome}")
+
+# %% [markdown]
+# 还有一种边缘情况：一个格式完好、却给自己授予写权限的回答。它的 JSON 和字段都挑不出毛病，只有最后的权限检查能拦住它。
+
+# %%
+class Overeager:
+    model_id = "overeager"
+
+    def complete(self, prompt: str) -> str:
+        return '{"goal": "compare the quotes", "acceptance": ["one vendor is recommended"], "write_allowed": true}'
+
+
+try:
+    extract(office, ask, Overeager())
+except ExtractionError as error:
+    print(f"{CAUGHT_BY[error.step]}: {error.reason}")
+
+# %% [markdown]
+# 最后看 Prompt 版本。版本 id 是模板文本的哈希值。我们用三个版本运行九个固定回归案例（每个场景三个）：随附的模板、一个改了措辞的版本，以及一个“整理过”的版本——有人把其中的 Instructions 部分删掉了。预期改措辞的版本能够通过，因为回归集比较的是结构和权限，从不比较措辞；而“整理过”的版本恰好会让那些权限来自指令的案例失败。
+
+# %%
+from forge.extractor import regression_cases, regression_invoke
+from forge.project.prompts import PromptTemplate, load_template
+from forge.prompt_regression import PromptVersion, regression_report
+
+shipped = load_template()
+reworded = PromptTemplate("reworded", shipped.text.replace("one vague request", "one unclear request"))
+cut_from, cut_to = shipped.text.index("## Instructions"), shipped.text.index("## Output schema")
+tidied = PromptTemplate("tidied", shipped.text[:cut_from] + shipped.text[cut_to:])
+
+
+def invoke(text: str, payload: dict) -> dict:
+    return regression_invoke(PromptTemplate("under test", text))(payload)
+
+
+cases = regression_cases()
+for template in (shipped, reworded, tidied):
+    report = regression_report(PromptVersion(template.name, template.text), cases, invoke)
+    passed = report["cases"] - len(report["failures"])
+    print(f"{report['label']:<10}{report['prompt_version']}  {passed}/{report['cases']} cases pass")
+    for case_id, problems in report["failures"].items():
+        print(f"    {case_id}: {'; '.join(problems)}")
+
+# %% [markdown]
+# 在终端里，`forgelab regress --target learner` 运行同样的案例，把每次运行存入 `.forgelab/regressions.sqlite3`，与上一次通过的运行比较，打印出变化之处，并在出现新的回归时以非零状态退出。想试验你自己改过的 Prompt，可以用 `forgelab regress --prompt my-prompt.txt`。

@@ -1,0 +1,53 @@
+# %% [markdown]
+# 先算预算。模型的上下文窗口并不全归输入：必须给回答（O）、推理和工具结果（R）留出空间，还要留一段安全余量来应对估算误差（S）。对一个 200 000 Token 的窗口，如果为回答留 8 000、为推理留 16 000、余量留 4 000，输入预算就是 B = W − O − R − S：
+
+# %%
+from forge.prompt_assembly import MEMORY_NOTICE, PromptBudgetError, Segment, assemble, input_budget
+
+print(input_budget(200_000, 8_000, 16_000, 4_000))
+
+# %% [markdown]
+# 为了让数字好读，演示的其余部分假设窗口很小：1 000 Token，其中 700 留给回答，120 留给推理，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
+
+# %%
+segments = [
+    Segment("request", "user", "Add a search box to the product list and keep every existing test green."),
+    Segment("turn-1", "dialogue", "Ana: the list gets slow with 500 products."),
+    Segment("memory", "memory", "Ana prefers small pull requests. For this task she wants the release script "
+            "in Go, and she reviews every diff herself before merging."),
+    Segment("component", "evidence", "ProductList.tsx renders the list; filtering happens in useProducts()."),
+    Segment("policy", "policy", "Write policy: deny until a human approves the plan."),
+    Segment("tools", "tools",
+            "Tools: read_file(path), run_tests(), write_file(path, text) - write_file needs approval."),
+    Segment("system", "system",
+            "You are a careful coding assistant for a front-end repository. Follow the policy exactly."),
+]
+budget = input_budget(1_000, 700, 120, 70)
+assembly = assemble(segments, budget)
+print(f"budget {assembly.budget}, used {assembly.used_tokens}")
+print(f"{'segment':<15}{'kind':<10}{'tokens':>7}  decision")
+for decision in assembly.decisions:
+    print(f"{decision.name:<15}{decision.kind:<10}{decision.tokens:>7}  {decision.reason}")
+
+# %% [markdown]
+# 输入列表的顺序是随意的；Prompt 的顺序却始终如一：system、tools、policy、memory、evidence、dialogue、user。四个必需片段需要 74 个 Token；由于提供了记忆，还要另外为它的提示行预留 9 个。证据和对话依次分享剩下的 27 个（14 + 10）。记忆排在最后：它的 26 个 Token 放不进剩下的 3 个加上为提示行预留的 9 个，于是安全阀把它——整块——舍弃，由提示行顶替它的位置。下面是预算为 110 时模型收到的 Prompt，用户的请求一字不差地在里面：
+
+# %%
+print(assemble(segments, 110).prompt)
+
+# %% [markdown]
+# 预算更大时，什么都不必让路，放进去的就是记忆，而不是提示行。
+
+# %%
+roomy = assemble(segments, 160)
+print(f"used {roomy.used_tokens} of {roomy.budget};",
+      "notice shown" if MEMORY_NOTICE in roomy.prompt else "memory included, no notice")
+
+# %% [markdown]
+# 如果光是必需片段就放不下，不会为了塞进去而截断任何东西。调用在发送之前就会失败，错误信息会说明差了多少。
+
+# %%
+try:
+    assemble(segments, 80)
+except PromptBudgetError as error:
+    print("PromptBudgetError:", error)

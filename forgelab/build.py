@@ -80,10 +80,23 @@ def fault_contract_path(root: Path, stage: Stage) -> Path:
 
 
 # ---------------------------------------------------------------- notebook source
-def source_digest(stage: Stage) -> str:
+def source_digest(stage: Stage, language: str = "en") -> str:
+    """What one edition's notebook is made of: the stage's facts, that edition's text and demo, the figures.
+
+    ``stage.toml`` enters as the parsed facts and this edition's text, so editing another edition's text
+    leaves this notebook current; ``mutants.toml`` and other editions' demos do not enter at all.
+    """
+    import dataclasses
+
     digest = hashlib.sha256(f"builder-{BUILDER_VERSION}".encode())
+    facts = {"number": stage.number, "slug": stage.slug, "module": stage.module, "scenario": stage.scenario,
+             "builds_on": stage.builds_on, "required_tests": stage.required_tests,
+             "fault": dataclasses.asdict(stage.fault), "transfer_scenario": stage.transfer_scenario,
+             "text": dataclasses.asdict(stage.text(language))}
+    digest.update(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode() + b"\0")
+    demo = stage.demo_file(language)
     for path in stage.source_files():
-        if path.name == "mutants.toml":  # course tests only; not part of the notebook
+        if path.name in ("stage.toml", "mutants.toml") or path.name.startswith("demo") and path != demo:
             continue
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -285,7 +298,7 @@ page will show when you pick that file. Nothing is written until you press it. (
         "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
         "language_info": {"name": "python", "version": "3.11"},
         "forgelab": {"stage": n, "experiment_id": stage.experiment_id, "language": language,
-                     "builder_version": BUILDER_VERSION, "source_digest": source_digest(stage)},
+                     "builder_version": BUILDER_VERSION, "source_digest": source_digest(stage, language)},
     }
     return notebook
 

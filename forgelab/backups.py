@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.i18n import _
 from forgelab.paths import Workbook
 
 
@@ -69,8 +70,9 @@ def find(workbook: Workbook, name: str) -> Backup:
     for backup in listing(workbook):
         if backup.name == name:
             return backup
-    known = ", ".join(b.name for b in listing(workbook)[-5:]) or "none yet"
-    raise BackupError(f"no backup named {name!r}: recent backups are {known} (see `forgelab backup list`)")
+    known = ", ".join(b.name for b in listing(workbook)[-5:]) or _("none yet")
+    raise BackupError(_("no backup named {name!r}: recent backups are {known} (see `forgelab backup list`)").format(
+        name=name, known=known))
 
 
 def restore(workbook: Workbook, name: str) -> tuple[Backup, Backup]:
@@ -78,7 +80,8 @@ def restore(workbook: Workbook, name: str) -> tuple[Backup, Backup]:
     backup = find(workbook, name)
     saved_forge = backup.path / "forge"
     if not saved_forge.is_dir():
-        raise BackupError(f"backup {name!r} holds no forge/ folder (it is a fault-lab backup: {', '.join(backup.files)})")
+        raise BackupError(_("backup {name!r} holds no forge/ folder (it is a fault-lab backup: {files})").format(
+            name=name, files=", ".join(backup.files)))
     safety = take(workbook, "before-restore")
     if workbook.forge.is_dir():
         for item in sorted(workbook.forge.rglob("*"), reverse=True):

@@ -28,7 +28,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import cast
 
+from forgelab.i18n import _
 from forgelab.registry import Course
 
 FORMAT = "forge-workbook-checkpoint/1"
@@ -96,26 +98,28 @@ def _refuse(path: Path, problem: str, what: str = "") -> PackError:
 
 def read_pack(path: Path, course: Course) -> Pack:
     """Open and check a checkpoint pack for ``course`` (see the module docstring for what is refused)."""
-    fresh = "download the checkpoint pack again, or ask your instructor for it"
+    fresh = _("download the checkpoint pack again, or ask your instructor for it")
     try:
         size = path.stat().st_size
     except OSError as error:
-        raise PackError(f"cannot read {path} ({error.strerror or error}): give the path of the "
-                        f"{PACK_STEM}-NN.zip your instructor released") from None
+        raise PackError(_("cannot read {path} ({cause}): give the path of the {stem}-NN.zip your instructor "
+                          "released").format(path=path, cause=error.strerror or error, stem=PACK_STEM)) from None
     if not path.is_file():
-        raise PackError(f"{path} is not a file: give the path of the {PACK_STEM}-NN.zip your instructor released")
+        raise PackError(_("{path} is not a file: give the path of the {stem}-NN.zip your instructor released").format(
+            path=path, stem=PACK_STEM))
     if size > MAX_PACK_BYTES:
-        raise _refuse(path, f"{size} bytes is far too large for a checkpoint pack", "this is not one; " + fresh)
+        raise _refuse(path, _("{size} bytes is far too large for a checkpoint pack").format(size=size),
+                      _("this is not one; {what}").format(what=fresh))
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError):
-        raise _refuse(path, "not a readable zip file (damaged or not a checkpoint pack)", fresh) from None
+        raise _refuse(path, _("not a readable zip file (damaged or not a checkpoint pack)"), fresh) from None
     with archive:
         infos = archive.infolist()
         folders = {PurePosixPath(info.filename).parts[0] for info in infos if info.filename}
         if len(folders) != 1:
-            raise _refuse(path, "a checkpoint pack holds one folder, forge-workbook-checkpoint-NN/; this zip holds "
-                                f"{', '.join(sorted(folders)) or 'nothing'}", fresh)
+            raise _refuse(path, _("a checkpoint pack holds one folder, forge-workbook-checkpoint-NN/; this zip holds "
+                                  "{folders}").format(folders=", ".join(sorted(folders)) or _("nothing")), fresh)
         folder = folders.pop()
         entries: dict[str, zipfile.ZipInfo] = {}
         for info in infos:
@@ -123,35 +127,40 @@ def read_pack(path: Path, course: Course) -> Pack:
             if info.is_dir() or not relative or relative == ".":
                 continue
             if ".." in PurePosixPath(relative).parts or info.file_size > MAX_ENTRY_BYTES:
-                raise _refuse(path, f"the entry {info.filename!r} is not a module of a checkpoint pack", fresh)
+                raise _refuse(path, _("the entry {entry!r} is not a module of a checkpoint pack").format(
+                    entry=info.filename), fresh)
             entries[relative] = info
         if MANIFEST not in entries:
-            raise _refuse(path, f"no {MANIFEST} inside {folder}/: this is not a checkpoint pack", fresh)
+            raise _refuse(path, _("no {manifest} inside {folder}/: this is not a checkpoint pack").format(
+                manifest=MANIFEST, folder=folder), fresh)
         data: dict[str, bytes] = {}
         for relative, info in sorted(entries.items()):
             try:  # reading checks each entry's CRC
                 data[relative] = archive.read(info)
             except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError):
-                raise _refuse(path, f"the zip is damaged ({info.filename} cannot be read back intact)", fresh) from None
+                raise _refuse(path, _("the zip is damaged ({entry} cannot be read back intact)").format(
+                    entry=info.filename), fresh) from None
     manifest = _manifest(path, data[MANIFEST])
     _same_course(path, manifest, course)
     listed = _listed_modules(path, manifest, course)
-    extra = sorted(set(data) - {MANIFEST} - {module for module, _ in listed.values()})
+    extra = sorted(set(data) - {MANIFEST} - {module for module, _digest in listed.values()})
     if extra:
-        raise _refuse(path, f"it holds files a checkpoint pack never holds: {', '.join(extra[:5])}"
-                            f"{' …' if len(extra) > 5 else ''}", "only the reference modules of the stages are "
-                                                                 "accepted; " + fresh)
+        raise _refuse(path, _("it holds files a checkpoint pack never holds: {files}").format(
+                          files=", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")),
+                      _("only the reference modules of the stages are accepted; {what}").format(what=fresh))
     modules: dict[str, tuple[str, bytes]] = {}
     for stage, (module, digest) in listed.items():
         if module not in data:
-            raise _refuse(path, f"{module} is listed in {MANIFEST} but missing from the zip", fresh)
+            raise _refuse(path, _("{module} is listed in {manifest} but missing from the zip").format(
+                module=module, manifest=MANIFEST), fresh)
         if sha256(data[module]) != digest:
-            raise _refuse(path, f"{module} was changed or damaged (its SHA-256 differs from {MANIFEST})", fresh)
+            raise _refuse(path, _("{module} was changed or damaged (its SHA-256 differs from {manifest})").format(
+                module=module, manifest=MANIFEST), fresh)
         modules[stage] = (module, data[module])
     checkpoint = str(manifest["checkpoint"])
     if folder != pack_name(checkpoint) or sorted(modules) != [s.number for s in course.stages if s.number <= checkpoint]:
-        raise _refuse(path, f"it should hold the modules of stages 01–{checkpoint} in {pack_name(checkpoint)}/, and it "
-                            "does not", fresh)
+        raise _refuse(path, _("it should hold the modules of stages 01–{checkpoint} in {folder}/, and it does not").format(
+            checkpoint=checkpoint, folder=pack_name(checkpoint)), fresh)
     return Pack(path, checkpoint, str(manifest["course_version"]), str(manifest.get("commit", "")), modules)
 
 
@@ -159,34 +168,41 @@ def _manifest(path: Path, raw: bytes) -> Mapping[str, object]:
     try:
         manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise _refuse(path, f"{MANIFEST} is not valid JSON", "download the checkpoint pack again") from None
+        raise _refuse(path, _("{manifest} is not valid JSON").format(manifest=MANIFEST),
+                      _("download the checkpoint pack again")) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise _refuse(path, f"{MANIFEST} is not a checkpoint manifest of format {FORMAT} (found {found!r})",
-                      "ask your instructor for a pack made by this course's `forgelab release --checkpoint`")
+        raise _refuse(path, _("{manifest} is not a checkpoint manifest of format {format} (found {found!r})").format(
+                          manifest=MANIFEST, format=FORMAT, found=found),
+                      _("ask your instructor for a pack made by this course's `forgelab release --checkpoint`"))
     for key, kind in (("course", str), ("module_id", str), ("course_version", str), ("checkpoint", str), ("modules", list)):
         if not isinstance(manifest.get(key), kind):
-            raise _refuse(path, f"{MANIFEST} lacks {key!r} (or it has the wrong type)", "download the checkpoint pack again")
+            raise _refuse(path, _("{manifest} lacks {key!r} (or it has the wrong type)").format(manifest=MANIFEST, key=key),
+                          _("download the checkpoint pack again"))
     return manifest
 
 
 def _same_course(path: Path, manifest: Mapping[str, object], course: Course) -> None:
-    made_for = f"{manifest['course']} {manifest['module_id']} version {manifest['course_version']}"
-    here = f"{course.name} {course.module_id} version {course.version}"
+    made_for = _("{course} {module} version {version}").format(course=manifest["course"], module=manifest["module_id"],
+                                                              version=manifest["course_version"])
+    here = _("{course} {module} version {version}").format(course=course.name, module=course.module_id,
+                                                          version=course.version)
     if (manifest["course"], manifest["module_id"], manifest["course_version"]) != (course.name, course.module_id,
                                                                                       course.version):
-        raise _refuse(path, f"it was made for {made_for}, and this workbook is {here}",
-                      "ask your instructor for the checkpoint pack of this course version")
+        raise _refuse(path, _("it was made for {made_for}, and this workbook is {here}").format(made_for=made_for, here=here),
+                      _("ask your instructor for the checkpoint pack of this course version"))
 
 
 def _listed_modules(path: Path, manifest: Mapping[str, object], course: Course) -> dict[str, tuple[str, str]]:
     listed: dict[str, tuple[str, str]] = {}
-    for entry in manifest["modules"]:  # type: ignore[union-attr]
+    for entry in cast("list[object]", manifest["modules"]):  # a list: _manifest checked it
         if not isinstance(entry, dict) or not all(isinstance(entry.get(key), str) for key in ("stage", "path", "sha256")):
-            raise _refuse(path, f"{MANIFEST} has a malformed module entry", "download the checkpoint pack again")
+            raise _refuse(path, _("{manifest} has a malformed module entry").format(manifest=MANIFEST),
+                          _("download the checkpoint pack again"))
         stage = course.by_number.get(entry["stage"])
         if stage is None or stage.module != entry["path"] or entry["stage"] in listed:
-            raise _refuse(path, f"{MANIFEST} lists {entry['path']} for stage {entry['stage']}, which is not this "
-                                "course's module for that stage", "ask your instructor for this course's pack")
+            raise _refuse(path, _("{manifest} lists {module} for stage {stage}, which is not this course's module for "
+                                  "that stage").format(manifest=MANIFEST, module=entry["path"], stage=entry["stage"]),
+                          _("ask your instructor for this course's pack"))
         listed[entry["stage"]] = (entry["path"], entry["sha256"])
     return listed

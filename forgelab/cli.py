@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from forgelab.commands.context import add_judge_flags
 from forgelab.display import fail
+from forgelab.i18n import N_, _
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -24,7 +25,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     target = bench.target(args.target)
     if args.stage == "all":
         if args.out or args.why:
-            return fail("--out and --why are about one stage: use them with a stage number", "drop them, or give a stage")
+            return fail(_("--out and --why are about one stage: use them with a stage number"),
+                        _("drop them, or give a stage"))
         return _check_all(course, workbook, target, bench.settings)
     stage = course.stage(args.stage)
     if args.why:
@@ -43,72 +45,88 @@ if TYPE_CHECKING:
     from forgelab.registry import Course, Stage
     from forgelab.targets import Target
 
-# `check all`: one line per stage, at most ALL_WIDTH columns. One short word per part of the stage.
+# `check all`: one line per stage, at most ALL_WIDTH display columns. One short word per part of the stage
+# (in the active language; a column is as wide as its widest word, in display columns).
 ALL_WIDTH = 100
 _PART_WORDS = {
-    "fault_lab": {"fixed": "fixed", "not_started": "to do", "broken": "broken", "error": "error"},
-    "transfer": {"passed": "passed", "not_written": "to do", "missing": "missing", "failed": "failed",
-                 "error": "error", "cannot_tell": "weak"},
-    "design_answer": {"present": "ok", "missing": "to do", "too_short": "short"},
+    "fault_lab": {"fixed": N_("fixed"), "not_started": N_("to do"), "broken": N_("broken"), "error": N_("error")},
+    "transfer": {"passed": N_("passed"), "not_written": N_("to do"), "missing": N_("missing"), "failed": N_("failed"),
+                 "error": N_("error"), "cannot_tell": N_("weak")},
+    "design_answer": {"present": N_("ok"), "missing": N_("to do"), "too_short": N_("short")},
 }
-_ALL_COLUMNS = (("stage", 28), ("tests", 5), ("lab", 6), ("transfer", 8), ("answer", 6))
+_ALL_COLUMNS = ((N_("stage"), 28), (N_("tests"), 5), (N_("lab"), 6), (N_("transfer"), 8), (N_("answer"), 6))
+# the marks in the step text after which its trailing explanation starts (English and Chinese punctuation)
+_EXPLANATION_MARKS = (" (", ", then ", "; ", ": ", "（", "；", "：")
 
 
 def _part_word(part: str, status: str) -> str:
-    return _PART_WORDS[part].get(status, status.replace("_", " ")[:8])
+    word = _PART_WORDS[part].get(status)
+    return _(word) if word else status.replace("_", " ")[:8]
+
+
+def _widths() -> list[int]:
+    """Each column's width: its declared width, or its widest word (header or part word) in this language."""
+    from forgelab.display import columns
+
+    words: list[list[str]] = [[], [], list(_PART_WORDS["fault_lab"].values()), list(_PART_WORDS["transfer"].values()),
+             list(_PART_WORDS["design_answer"].values())]
+    return [max([width, columns(_(name)), *(columns(_(word)) for word in extra)])
+            for (name, width), extra in zip(_ALL_COLUMNS, words)]
 
 
 def _brief(text: str, room: int) -> str:
     """``text`` in ``room`` columns: first without its trailing explanation, then cut with "…"."""
-    from forgelab.display import shorten
+    from forgelab.display import columns, shorten
 
     text = " ".join(text.split())
-    for mark in (" (", ", then ", "; ", ": "):
-        if len(text) > room and mark in text:
+    for mark in _EXPLANATION_MARKS:
+        if columns(text) > room and mark in text:
             text = text[: text.index(mark)]
     return shorten(text, room)
 
 
 def _all_line(cells: list[str], last: str, total: int) -> str:
-    fixed = "  ".join(cell.ljust(width) if index != 1 else cell.rjust(width)
-                      for index, (cell, (_, width)) in enumerate(zip(cells, _ALL_COLUMNS)))
-    return f"{fixed}  {_brief(last, max(total - len(fixed) - 2, 12))}".rstrip()
+    from forgelab.display import columns, pad
+
+    fixed = "  ".join(pad(cell, width, right=index == 1) for index, (cell, width) in enumerate(zip(cells, _widths())))
+    return f"{fixed}  {_brief(last, max(total - columns(fixed) - 2, 12))}".rstrip()
 
 
 def _check_all(course: Course, workbook: Workbook, target: Target, settings: JudgeSettings) -> int:
     """Check every stage; print one readable line per stage as it finishes, then the next step."""
-    from forgelab.display import shorten, width
+    from forgelab.display import columns, shorten, width
     from forgelab.workbench import Workbench
 
     bench = Workbench(workbook, course, settings)
 
     total = min(ALL_WIDTH, width())
-    headers = [name for name, _ in _ALL_COLUMNS]
-    print(_all_line(headers[:1] + [headers[1].rjust(_ALL_COLUMNS[1][1])] + headers[2:], "first open item", total))
+    print(_all_line([_(name) for name, _width in _ALL_COLUMNS], _("first open item"), total))
     accepted = 0
     first_open: tuple[Stage, str] | None = None
     for stage in course.stages:
         outcome = bench.check(stage, target.name if target.kind != "path" else str(target.home))
         doc = outcome.document
         summary = doc["summary"]
-        title = shorten(f"{stage.number} {stage.text().title}", _ALL_COLUMNS[0][1])
+        title = shorten(f"{stage.number} {stage.text().title}", _widths()[0])
         cells = [title, f"{summary['required_passed']}/{summary['required_total']}",
                  _part_word("fault_lab", doc["fault_lab"]["status"]), _part_word("transfer", doc["transfer"]["status"]),
                  _part_word("design_answer", doc["design_answer"]["status"])]
-        step = "ACCEPTED" if outcome.accepted else bench.next_step(outcome)
+        step = _("ACCEPTED") if outcome.accepted else bench.next_step(outcome)
         print(_all_line(cells, step, total), flush=True)
         accepted += outcome.accepted
         if not outcome.accepted and first_open is None:
             first_open = (stage, step)
     count = len(course.stages)
     if first_open is None:
-        print(shorten(f"{accepted}/{count} stages accepted. Next: pick each verification.json on the course page.", total))
+        print(shorten(_("{accepted}/{count} stages accepted. Next: pick each verification.json on the course "
+                        "page.").format(accepted=accepted, count=count), total))
         return 0
     stage, step = first_open
-    head = f"{accepted}/{count} stages accepted. Next: stage {stage.number} — "
-    tail = f"; details: forgelab check {stage.number}"
-    line = head + _brief(step, max(total - len(head), 12))
-    print(line + tail if len(line + tail) <= total else line)
+    head = _("{accepted}/{count} stages accepted. Next: stage {number} — ").format(accepted=accepted, count=count,
+                                                                                   number=stage.number)
+    tail = _("; details: forgelab check {number}").format(number=stage.number)
+    line = head + _brief(step, max(total - columns(head), 12))
+    print(line + tail if columns(line + tail) <= total else line)
     return 1
 
 
@@ -123,12 +141,13 @@ def cmd_materialize(args: argparse.Namespace) -> int:
     target = resolve_target(args.target, workbook, course)
     into = Path(args.into).resolve()
     if into == workbook.root.resolve():
-        return fail("refusing to materialize into the workbook itself: that would overwrite your forge/",
-                    "choose another folder, e.g. --into build/solution")
+        return fail(_("refusing to materialize into the workbook itself: that would overwrite your forge/"),
+                    _("choose another folder, e.g. --into build/solution"))
     written = target.materialize(into)
     count = sum(1 for p in written.rglob("*.py"))
-    print(f"materialized target {target.name}: {count} modules in {written}")
-    print(f"use it with: PYTHONPATH={into} python -c 'import forge'")
+    print(_("materialized target {target}: {count} modules in {path}").format(target=target.name, count=count,
+                                                                               path=written))
+    print(_("use it with: {command}").format(command=f"PYTHONPATH={into} python -c 'import forge'"))
     return 0
 
 
@@ -138,23 +157,24 @@ COMMANDS: dict[str, tuple[str, Handler]] = {}
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="forgelab",
-        epilog="Every command also takes --lang en|zh (else FORGE_LANG, else your locale) for the language it speaks.",
-        description="Forge Workbook tooling: check your stages, run fault labs, verify and build the course.",
+        epilog=_("Every command also takes --lang en|zh (else FORGE_LANG, else your locale) for the language it "
+                 "speaks."),
+        description=_("Forge Workbook tooling: check your stages, run fault labs, verify and build the course."),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="run a stage's tests, print a result table and write verification.json")
-    check.add_argument("stage", help="stage number, e.g. 01, or `all` for a one-line summary of every stage")
-    check.add_argument("--target", default="learner", help="learner (default), solution, fault:NN or a workbook path")
-    check.add_argument("--out", help="write verification.json here instead of the evidence folder")
-    check.add_argument("--why", metavar="TEST", help="show everything about one test: its source, the whole failure, "
-                                                    "what your code printed (writes no evidence)")
+    check = sub.add_parser("check", help=_("run a stage's tests, print a result table and write verification.json"))
+    check.add_argument("stage", help=_("stage number, e.g. 01, or `all` for a one-line summary of every stage"))
+    check.add_argument("--target", default="learner", help=_("learner (default), solution, fault:NN or a workbook path"))
+    check.add_argument("--out", help=_("write verification.json here instead of the evidence folder"))
+    check.add_argument("--why", metavar="TEST", help=_("show everything about one test: its source, the whole failure, "
+                                                      "what your code printed (writes no evidence)"))
     add_judge_flags(check)
     check.set_defaults(handler=cmd_check)
 
-    materialize = sub.add_parser("materialize", help="write a target's forge/ package into a folder")
-    materialize.add_argument("target", help="learner, solution, fault:NN or a workbook path")
-    materialize.add_argument("--into", required=True, help="folder that receives forge/")
+    materialize = sub.add_parser("materialize", help=_("write a target's forge/ package into a folder"))
+    materialize.add_argument("target", help=_("learner, solution, fault:NN or a workbook path"))
+    materialize.add_argument("--into", required=True, help=_("folder that receives forge/"))
     materialize.set_defaults(handler=cmd_materialize)
 
     from forgelab import commands
@@ -197,9 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except (RegistryError, TargetError, WorkbookNotFound) as error:
-        return fail(str(error), "run `forgelab status` to see the stages, or `forgelab --help`")
+        return fail(str(error), _("run `forgelab status` to see the stages, or `forgelab --help`"))
     except KeyboardInterrupt:
-        return fail("interrupted")
+        return fail(_("interrupted"))
 
 
 if __name__ == "__main__":

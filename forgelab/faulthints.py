@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from forgelab.i18n import _
 from forgelab.registry import StageText
 
 
 @dataclass(frozen=True)
 class Rung:
-    label: str  # "what you observe", "diagnosis 2/4", "fix principle"
+    label: str  # "what you observe", "diagnosis 2/4", "fix principle" (in the active language)
     text: str  # one paragraph, whitespace collapsed
 
 
@@ -25,8 +26,9 @@ def _one_paragraph(text: str) -> str:
 
 
 def ladder(text: StageText) -> tuple[Rung, ...]:
-    """Every rung of a stage's fault ladder, in the order they are revealed."""
+    """Every rung of a stage's fault ladder, in the order they are revealed (labels in the active language)."""
     steps = text.fault_diagnosis
-    return (Rung("what you observe", _one_paragraph(text.fault_story)),
-            *(Rung(f"diagnosis {index}/{len(steps)}", _one_paragraph(step)) for index, step in enumerate(steps, 1)),
-            Rung("fix principle", _one_paragraph(text.fault_fix_principle)))
+    return (Rung(_("what you observe"), _one_paragraph(text.fault_story)),
+            *(Rung(_("diagnosis {index}/{total}").format(index=index, total=len(steps)), _one_paragraph(step))
+              for index, step in enumerate(steps, 1)),
+            Rung(_("fix principle"), _one_paragraph(text.fault_fix_principle)))

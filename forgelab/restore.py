@@ -16,6 +16,7 @@ from pathlib import Path
 
 from forgelab import backups
 from forgelab.checkpoint import Pack
+from forgelab.i18n import _
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 from forgelab.targets import TargetError
@@ -55,22 +56,24 @@ class RestorePlan:
 
 
 def _not_in_bundle(earlier: list[Stage], stage: Stage) -> TargetError:
-    modules = ", ".join(f"`forgelab starter {s.number}` for {s.module}" for s in earlier)
-    return TargetError(
+    modules = ", ".join(_("`forgelab starter {number}` for {module}").format(number=s.number, module=s.module)
+                        for s in earlier)
+    return TargetError(_(
         "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in from here: "
-        f"ask your instructor for the checkpoint pack (forge-workbook-checkpoint-{earlier[-1].number}.zip or later) and "
-        f"run `forgelab restore {stage.number} --from FILE`, or keep working from your own forge/. "
-        f"To bring back the shipped starter of a wrecked or deleted module, run `forgelab starter NN` ({modules}); "
-        "it keeps a backup of what is there")
+        "ask your instructor for the checkpoint pack (forge-workbook-checkpoint-{last}.zip or later) and "
+        "run `forgelab restore {number} --from FILE`, or keep working from your own forge/. "
+        "To bring back the shipped starter of a wrecked or deleted module, run `forgelab starter NN` ({modules}); "
+        "it keeps a backup of what is there").format(last=earlier[-1].number, number=stage.number, modules=modules))
 
 
 def _references(workbook: Workbook, earlier: list[Stage], stage: Stage, pack: Pack | None) -> dict[str, bytes]:
     """Module path -> reference content of the stages before ``stage``, from the pack or from solutions/."""
     if pack is not None:
         if pack.checkpoint < earlier[-1].number:
-            raise TargetError(f"{pack.path.name} holds the modules of stages 01–{pack.checkpoint}, but `forgelab restore "
-                              f"{stage.number}` lays in 01–{earlier[-1].number}: ask your instructor for "
-                              f"forge-workbook-checkpoint-{earlier[-1].number}.zip or later")
+            raise TargetError(_("{pack} holds the modules of stages 01–{checkpoint}, but `forgelab restore {number}` "
+                                "lays in 01–{last}: ask your instructor for forge-workbook-checkpoint-{last}.zip or "
+                                "later").format(pack=pack.path.name, checkpoint=pack.checkpoint, number=stage.number,
+                                                last=earlier[-1].number))
         return {module: data for number, (module, data) in pack.modules.items() if number < stage.number}
     if not workbook.has_solutions:
         raise _not_in_bundle(earlier, stage)
@@ -78,8 +81,9 @@ def _references(workbook: Workbook, earlier: list[Stage], stage: Stage, pack: Pa
     for item in earlier:
         reference = workbook.solutions / item.module
         if not reference.is_file():
-            raise TargetError(f"the reference module {workbook.relative(reference)} is missing: "
-                              "the course repository is incomplete; restore it from git (`git checkout -- solutions/`)")
+            raise TargetError(_("the reference module {path} is missing: the course repository is incomplete; "
+                                "restore it from git (`git checkout -- solutions/`)").format(
+                path=workbook.relative(reference)))
         references[item.module] = reference.read_bytes()
     return references
 

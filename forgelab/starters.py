@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from forgelab import backups
+from forgelab.i18n import _
 from forgelab.paths import Workbook
 from forgelab.registry import Stage
 
@@ -43,8 +44,8 @@ def pristine_starters_dir(workbook_root: Path) -> Path | None:
 def _checked_relative(relative: str) -> PurePosixPath:
     path = PurePosixPath(relative.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or not path.parts or path.parts[0] not in LEARNER_FOLDERS or len(path.parts) < 2:
-        raise StarterError(f"{relative!r} is not a starter path: expected forge/<file> or transfer/<file>, "
-                           "e.g. forge/instructions.py")
+        raise StarterError(_("{relative!r} is not a starter path: expected forge/<file> or transfer/<file>, "
+                             "e.g. forge/instructions.py").format(relative=relative))
     return path
 
 
@@ -52,9 +53,9 @@ def _from_git(workbook_root: Path, relative: PurePosixPath) -> bytes:
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
     env["LC_ALL"] = "C"
     command = ["git", "show", f"HEAD:./{relative.as_posix()}"]
-    nowhere = (f"no pristine starter for {relative}: this workbook has neither {STARTERS_DIR}/ (the learner bundle "
-               "ships it) nor a git history (the course repository has one); unzip a fresh copy of the lab bundle "
-               f"and copy its {relative} here, or ask your instructor")
+    nowhere = _("no pristine starter for {relative}: this workbook has neither {starters}/ (the learner bundle "
+                "ships it) nor a git history (the course repository has one); unzip a fresh copy of the lab bundle "
+                "and copy its {relative} here, or ask your instructor").format(relative=relative, starters=STARTERS_DIR)
     if shutil.which("git") is None:
         raise StarterError(nowhere)
     inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=workbook_root, capture_output=True,
@@ -63,8 +64,9 @@ def _from_git(workbook_root: Path, relative: PurePosixPath) -> bytes:
         raise StarterError(nowhere)
     done = subprocess.run(command, cwd=workbook_root, capture_output=True, env=env, timeout=GIT_TIMEOUT, check=False)
     if done.returncode != 0:
-        raise StarterError(f"{relative} is not committed at HEAD of the course repository ({workbook_root}), so there is "
-                           f"no pristine starter for it: commit the starter first (`git add {relative} && git commit`)")
+        raise StarterError(_("{relative} is not committed at HEAD of the course repository ({root}), so there is "
+                             "no pristine starter for it: commit the starter first (`git add {relative} && git "
+                             "commit`)").format(relative=relative, root=workbook_root))
     return done.stdout
 
 
@@ -75,8 +77,9 @@ def starter_bytes(workbook_root: Path, relative: str) -> bytes:
     if shipped is not None:
         candidate = shipped.joinpath(*path.parts)
         if not candidate.is_file():
-            raise StarterError(f"this bundle ships no pristine starter for {path} ({STARTERS_DIR}/{path} is missing): "
-                               "unzip a fresh copy of the lab bundle, or ask your instructor")
+            raise StarterError(_("this bundle ships no pristine starter for {path} ({starters}/{path} is missing): "
+                                 "unzip a fresh copy of the lab bundle, or ask your instructor").format(
+                path=path, starters=STARTERS_DIR))
         return candidate.read_bytes()
     return _from_git(workbook_root, path)
 
@@ -87,7 +90,8 @@ def starter_source(workbook_root: Path, relative: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise StarterError(f"the pristine starter {relative} is not UTF-8 text: use starter_bytes()") from None
+        raise StarterError(_("the pristine starter {relative} is not UTF-8 text: use starter_bytes()").format(
+            relative=relative)) from None
 
 
 # ---------------------------------------------------------------- forgelab starter NN

@@ -269,28 +269,37 @@ class Workbench:
 
     def fault_hint(self, stage: Stage, reset: bool = False) -> Message:
         """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle."""
+        from forgelab.display import columns
         from forgelab.faulthints import ladder
 
         rungs = ladder(stage.text())
+        number, total = stage.number, len(rungs)
         if reset:
-            state.hide_fault_hints(self.workbook, stage.number)
-            return Message((f"fault lab {stage.number}: the story, diagnosis steps and fix principle are hidden again "
-                            f"(0 of {len(rungs)} shown)",), True, f"`forgelab fault hint {stage.number}` shows the first")
-        shown, new = state.reveal_next_fault_hint(self.workbook, stage.number, tuple(rung.text for rung in rungs))
-        shown = min(shown, len(rungs))
-        lines = [f"[{'new' if new is not None and index == shown else '   '}] {index}/{len(rungs)} {rung.label}: {rung.text}"
+            state.hide_fault_hints(self.workbook, number)
+            return Message((_("fault lab {number}: the story, diagnosis steps and fix principle are hidden again "
+                              "(0 of {total} shown)").format(number=number, total=total),), True,
+                           _("`forgelab fault hint {number}` shows the first").format(number=number))
+        shown, new = state.reveal_next_fault_hint(self.workbook, number, tuple(rung.text for rung in rungs))
+        shown = min(shown, total)
+        fresh = _("new")
+        lines = [_("[{mark}] {index}/{total} {label}: {text}").format(
+                     mark=fresh if new is not None and index == shown else " " * columns(fresh), index=index,
+                     total=total, label=rung.label, text=rung.text)
                  for index, rung in enumerate(rungs[:shown], 1)]
         lab_started = (faultlab.lab_path(self.workbook, stage) / stage.fault.fault_file).is_file()
         if new is None:
-            lines.append(f"all {len(rungs)} are shown (the story, {len(rungs) - 2} diagnosis steps and the fix principle); "
-                         f"`forgelab fault hint {stage.number} --reset` hides them again")
-            next_step = (f"fix {stage.lab_module}, then `forgelab fault check {stage.number}`" if lab_started
-                         else f"`forgelab fault start {stage.number}`")
+            lines.append(_("all {total} are shown (the story, {steps} diagnosis steps and the fix principle); "
+                           "`forgelab fault hint {number} --reset` hides them again").format(
+                total=total, steps=total - 2, number=number))
+            next_step = (_("fix {path}, then `forgelab fault check {number}`").format(path=stage.lab_module, number=number)
+                         if lab_started else _("`forgelab fault start {number}`").format(number=number))
         elif not lab_started:
-            next_step = f"`forgelab fault start {stage.number}` and watch the target test fail, then diagnose"
+            next_step = _("`forgelab fault start {number}` and watch the target test fail, then diagnose").format(
+                number=number)
         else:
-            next_step = (f"try the step in the lab, `forgelab fault check {stage.number}` to re-check; "
-                         f"`forgelab fault hint {stage.number}` reveals the next one ({len(rungs) - shown} left)")
+            next_step = _("try the step in the lab, `forgelab fault check {number}` to re-check; "
+                          "`forgelab fault hint {number}` reveals the next one ({left} left)").format(
+                number=number, left=total - shown)
         return Message(tuple(lines), True, next_step)
 
     # ------------------------------------------------------------ hints

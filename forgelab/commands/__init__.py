@@ -7,7 +7,7 @@ import importlib
 
 # Each module has ``register(subparsers)``. Imports stay inside the handlers, so that
 # `forgelab --help` and `forgelab check` do not pay for tools they do not use.
-MODULES = ("learner", "course", "site", "grade", "project", "starters")
+MODULES = ("learner", "course", "site", "grade", "project", "starters", "i18n")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

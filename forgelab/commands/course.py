@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 from forgelab.display import fail
+
+if TYPE_CHECKING:
+    from forgelab.registry import Course, Stage
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -20,10 +24,17 @@ def cmd_build(args: argparse.Namespace) -> int:
         problems += [(OPENING_NOTEBOOK, reason) for reason in (stale_opening(course) if with_opening else [])]
         for artefact, reason in problems:
             print(f"out of date: {artefact} — {reason}")
-        if problems:
-            return fail(f"{len(problems)} generated artefact(s) are out of date with their source",
-                        "run `forgelab build` and commit the result")
-        print(f"all generated artefacts are current ({len(stages)} stage(s))")
+        editions = _edition_problems(course, stages, whole_course=with_opening)
+        for artefact, reason in editions:
+            print(f"out of date: {artefact} — {reason}")
+        if problems or editions:
+            causes = [f"{len(problems)} generated artefact(s) are out of date with their source"] if problems else []
+            causes += [f"{len(editions)} item(s) exist in one edition and not in the other"] if editions else []
+            steps = ["run `forgelab build` and commit the result"] if problems else []
+            steps += ["complete the other edition (`forgelab i18n extract`, translate, `forgelab i18n compile` for the "
+                      "tools' words)"] if editions else []
+            return fail("; ".join(causes), "; ".join(steps))
+        print(f"all generated artefacts are current ({len(stages)} stage(s)); both editions are complete")
         return 0
     from forgelab.build import BuildError
 
@@ -44,6 +55,29 @@ def cmd_build(args: argparse.Namespace) -> int:
             return fail(f"the opening: {error}")
         print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
     return 0
+
+
+def _edition_problems(course: Course, stages: list[Stage], *, whole_course: bool) -> list[tuple[str, str]]:
+    """(what, why) for everything present in one edition and missing in the other: the tools' catalogs
+    (:mod:`forgelab.i18n_catalogs`) and the course's texts, demos and docstrings (:mod:`forgelab.editions`)."""
+    import importlib.util
+
+    from forgelab import editions
+    from forgelab.i18n_catalogs import SOURCE, po_path
+
+    found: list[tuple[str, str]] = []
+    if importlib.util.find_spec("babel") is None:
+        found.append(("forgelab/locale", "Babel is not installed, so the tools' catalogs cannot be checked: run "
+                                         "`make install` (the dev extra)"))
+    else:
+        from forgelab.i18n_catalogs import problems as catalog_problems
+
+        for problem in catalog_problems():
+            found.append((po_path(problem.language).relative_to(SOURCE.parent).as_posix(), problem.what))
+    texts = editions.problems(course) if whole_course else [
+        *editions.course_problems(course), *(item for stage in stages for item in editions.stage_problems(course, stage))]
+    found += [("editions", text) for text in texts]
+    return found
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

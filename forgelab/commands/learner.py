@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forgelab.commands.context import add_judge_flags, open_workbook
 from forgelab.display import fail, table
+from forgelab.i18n import N_, _, ngettext
+
+if TYPE_CHECKING:
+    from forgelab.registry import Stage
+    from forgelab.workbench import Message
 
 
 # ---------------------------------------------------------------- status
@@ -17,17 +24,20 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     workbook, course = open_workbook()
     report = collect_status(workbook, course, judge_settings(args), force=bool(getattr(args, "rerun", False)))
-    print(f"Forge Workbook — {course.text('title')}  (workbook: {workbook.root})")
+    print(_("Forge Workbook — {title}  (workbook: {root})").format(title=course.text("title"), root=workbook.root))
     if report.problem:
-        print(f"warning: {report.problem}")
+        print(_("warning: {problem}").format(problem=report.problem))
     print()
-    print(table(["stage", "title", "tests", "fault lab", "transfer", "design", "evidence"], report.rows))
+    print(table([_("stage"), _("title"), _("tests"), _("fault lab"), _("transfer"), _("design"), _("evidence")],
+                report.rows))
     print()
     remembered = len(report.stages) - len(report.ran)
     if remembered:
-        print(f"{remembered} stage(s) unchanged since their last run: their results are remembered "
-              "(`forgelab status --rerun` runs every stage again)")
-    print(f"next: {report.next_step}")
+        print(ngettext("{count} stage unchanged since its last run: its results are remembered "
+                       "(`forgelab status --rerun` runs every stage again)",
+                       "{count} stages unchanged since their last run: their results are remembered "
+                       "(`forgelab status --rerun` runs every stage again)", remembered).format(count=remembered))
+    print(_("next: {step}").format(step=report.next_step))
     return 0
 
 
@@ -48,11 +58,12 @@ def cmd_fault(args: argparse.Namespace) -> int:
 
     bench = Workbench.locate(judge_settings(args))
     stage = bench.course.stage(args.stage)
-    actions = {"start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff,
+    actions: dict[str, Callable[[Stage], Message]] = {"start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff,
                "reset": bench.fault_reset, "hint": lambda chosen: bench.fault_hint(chosen, reset=args.reset)}
     if args.reset and args.action != "hint":
-        return fail(f"--reset belongs to `forgelab fault hint {stage.number}` (it hides the revealed hints)",
-                    f"to put the broken module back, run `forgelab fault reset {stage.number}`")
+        return fail(_("--reset belongs to `forgelab fault hint {number}` (it hides the revealed hints)").format(
+                    number=stage.number),
+                    _("to put the broken module back, run `forgelab fault reset {number}`").format(number=stage.number))
     try:
         message = actions[args.action](stage)
     except faultlab.FaultLabError as error:
@@ -63,11 +74,11 @@ def cmd_fault(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- restore and backups
 RESTORE_STATES = {
-    "missing": "missing now: it will be created",
-    "starter": "still the untouched starter: it will be replaced",
-    "own work": "holds your own work (differs from the starter): it will be replaced, a backup is kept",
-    "changed": "differs from the reference: it will be replaced, a backup is kept",
-    "reference": "already the reference: left as it is",
+    "missing": N_("missing now: it will be created"),
+    "starter": N_("still the untouched starter: it will be replaced"),
+    "own work": N_("holds your own work (differs from the starter): it will be replaced, a backup is kept"),
+    "changed": N_("differs from the reference: it will be replaced, a backup is kept"),
+    "reference": N_("already the reference: left as it is"),
 }
 
 
@@ -84,42 +95,49 @@ def cmd_restore(args: argparse.Namespace) -> int:
         try:
             pack = read_pack(Path(args.source).expanduser(), course)
         except PackError as error:
-            return fail(f"cannot restore from this checkpoint pack: {error}", "nothing was changed; "
-                        "`forgelab starter NN` brings back a shipped starter if a module is wrecked")
+            return fail(_("cannot restore from this checkpoint pack: {error}").format(error=error),
+                        _("nothing was changed; `forgelab starter NN` brings back a shipped starter if a module is "
+                          "wrecked"))
     try:
         chosen = plan_restore(workbook, course, stage, pack)
     except TargetError as error:
-        return fail(str(error), "`forgelab status` shows where each stage stands")
+        return fail(str(error), _("`forgelab status` shows where each stage stands"))
     if not chosen.items:
-        print(f"stage {stage.number} is the first stage: there is nothing before it to restore")
+        print(_("stage {number} is the first stage: there is nothing before it to restore").format(number=stage.number))
         return 0
-    source = f" from {chosen.source} (checkpoint {pack.checkpoint})" if pack is not None else ""
-    print(f"forgelab restore {stage.number} lays the reference modules of the stages before {stage.number} into "
-          f"forge/{source}:")
+    if pack is not None:
+        print(_("forgelab restore {number} lays the reference modules of the stages before {number} into forge/ from "
+                "{source} (checkpoint {checkpoint}):").format(number=stage.number, source=chosen.source,
+                                                              checkpoint=pack.checkpoint))
+    else:
+        print(_("forgelab restore {number} lays the reference modules of the stages before {number} into "
+                "forge/:").format(number=stage.number))
     for item in chosen.items:
-        print(f"  {item.module}: {RESTORE_STATES[item.state]}")
+        print(_("  {path}: {state}").format(path=item.module, state=_(RESTORE_STATES[item.state])))
     if not chosen.to_write:
-        print("nothing to do: every module already is the reference")
+        print(_("nothing to do: every module already is the reference"))
         return 0
     own = [item.module for item in chosen.items if item.holds_own_work]
     if own:
-        print(f"your own work in {', '.join(own)} is replaced; the backup keeps it")
+        print(_("your own work in {modules} is replaced; the backup keeps it").format(modules=", ".join(own)))
     elif not chosen.starter_known:
-        print("(the shipped starters could not be read, so own work cannot be told from the starter)")
+        print(_("(the shipped starters could not be read, so own work cannot be told from the starter)"))
     count = len(chosen.overwritten)
-    question = (f"overwrite {count} file{'s' if count != 1 else ''} in forge/ (a timestamped backup is taken first)?"
-                if count else "write the reference modules into forge/?")
+    question = (ngettext("overwrite {count} file in forge/ (a timestamped backup is taken first)?",
+                         "overwrite {count} files in forge/ (a timestamped backup is taken first)?", count).format(
+                    count=count)
+                if count else _("write the reference modules into forge/?"))
     command = f"forgelab restore {stage.number}" + (f" --from {args.source}" if args.source else "")
     stop = confirm(question, yes=args.yes, command=command)
     if stop is not None:
         return stop
     backup = apply_restore(workbook, chosen)
     if backup is not None:
-        print(f"backup of your forge/ saved as {backup.name}")
+        print(_("backup of your forge/ saved as {name}").format(name=backup.name))
     for item in chosen.to_write:
-        print(f"  laid reference {item.module}")
+        print(_("  laid reference {module}").format(module=item.module))
     if backup is not None:
-        print(f"undo with: forgelab backup restore {backup.name}")
+        print(_("undo with: forgelab backup restore {name}").format(name=backup.name))
     return 0
 
 
@@ -127,33 +145,36 @@ def _backup_summary(files: list[str]) -> str:
     """``forge/ (21 files), transfer/test_01_….py``: a whole-forge copy in one item, other files by name."""
     forge = [name for name in files if name.startswith("forge/")]
     others = [name for name in files if not name.startswith("forge/")]
-    whole = [f"forge/ ({len(forge)} file{'s' if len(forge) != 1 else ''})"] if len(forge) > 1 else forge
-    return ", ".join(whole + others) or "(empty)"
+    whole = [ngettext("forge/ ({count} file)", "forge/ ({count} files)", len(forge)).format(count=len(forge))
+             ] if len(forge) > 1 else forge
+    return ", ".join(whole + others) or _("(empty)")
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
     from forgelab import backups
     from forgelab.starters import restore_transfer_files
 
-    workbook, _ = open_workbook()
+    workbook, _course = open_workbook()
     try:
         if args.action == "list":
             items = backups.listing(workbook)
             if not items:
-                print("no backups yet: forgelab takes one before every write into forge/")
+                print(_("no backups yet: forgelab takes one before every write into forge/"))
                 return 0
-            print(table(["backup", "files"], [(b.name, _backup_summary(b.files)) for b in items]))
-            print("undo a change with: forgelab backup restore NAME")
+            print(table([_("backup"), _("files")], [(b.name, _backup_summary(b.files)) for b in items]))
+            print(_("undo a change with: forgelab backup restore NAME"))
             return 0
         if not args.name:
-            return fail("backup restore needs a name", "see `forgelab backup list`")
+            return fail(_("backup restore needs a name"), _("see `forgelab backup list`"))
         chosen = backups.find(workbook, args.name)
         if (chosen.path / "forge").is_dir():
             restored, safety = backups.restore(workbook, args.name)
-            print(f"forge/ restored from {restored.name}; what was there before is kept as {safety.name}")
+            print(_("forge/ restored from {name}; what was there before is kept as {safety}").format(
+                name=restored.name, safety=safety.name))
         transfer, transfer_safety = restore_transfer_files(workbook, chosen)
         if transfer and transfer_safety is not None:
-            print(f"{', '.join(transfer)} restored from {chosen.name}; what was there before is kept as {transfer_safety.name}")
+            print(_("{files} restored from {name}; what was there before is kept as {safety}").format(
+                files=", ".join(transfer), name=chosen.name, safety=transfer_safety.name))
         if not (chosen.path / "forge").is_dir() and not transfer:
             backups.restore(workbook, args.name)  # explains what kind of backup this is
         return 0
@@ -171,57 +192,64 @@ def cmd_answer(args: argparse.Namespace) -> int:
         try:
             text = Path(args.file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            return fail(f"cannot read {args.file} ({getattr(error, 'strerror', None) or error})",
-                        f"save the answer as a UTF-8 text file and run `forgelab answer {stage.number} --file FILE`")
+            return fail(_("cannot read {file} ({cause})").format(file=args.file,
+                                                                 cause=getattr(error, "strerror", None) or error),
+                        _("save the answer as a UTF-8 text file and run `forgelab answer {number} --file FILE`").format(
+                            number=stage.number))
     else:
         text = sys.stdin.read()
     if not text.strip():
-        return fail("the answer is empty", f"write it in a file and run `forgelab answer {stage.number} --file FILE`")
+        return fail(_("the answer is empty"),
+                    _("write it in a file and run `forgelab answer {number} --file FILE`").format(number=stage.number))
     path, words = save_answer(workbook, stage, text)
-    print(f"design answer for stage {stage.number} saved to {workbook.relative(path)} ({words} words)")
+    print(ngettext("design answer for stage {number} saved to {path} ({count} word)",
+                   "design answer for stage {number} saved to {path} ({count} words)", words).format(
+        number=stage.number, path=workbook.relative(path), count=words))
     warning = length_warning(stage, words)
     if warning:
-        print(f"warning: {warning}")
-    print("rubric — a strong answer covers:")
+        print(_("warning: {problem}").format(problem=warning))
+    print(_("rubric — a strong answer covers:"))
     for point in stage.text().design_rubric:
         print(f"  - {point}")
     return 0
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    status = sub.add_parser("status", help="a table of every stage and the next step to take")
-    status.add_argument("--rerun", action="store_true", help="run every stage again instead of remembering unchanged ones")
+    status = sub.add_parser("status", help=_("a table of every stage and the next step to take"))
+    status.add_argument("--rerun", action="store_true",
+                        help=_("run every stage again instead of remembering unchanged ones"))
     add_judge_flags(status)
     status.set_defaults(handler=cmd_status)
 
-    hint = sub.add_parser("hint", help="reveal the next hint of a stage (remembers how many were shown)")
-    hint.add_argument("stage")
-    hint.add_argument("--reset", action="store_true", help="hide the hints again")
+    hint = sub.add_parser("hint", help=_("reveal the next hint of a stage (remembers how many were shown)"))
+    hint.add_argument("stage", help=_("stage number, e.g. 01"))
+    hint.add_argument("--reset", action="store_true", help=_("hide the hints again"))
     hint.set_defaults(handler=cmd_hint)
 
-    fault = sub.add_parser("fault", help="the fault lab in its own workspace: start, check, diff, reset; "
-                                          "hint reveals the story, each diagnosis step and the fix principle in turn")
+    fault = sub.add_parser("fault", help=_("the fault lab in its own workspace: start, check, diff, reset; hint reveals "
+                                           "the story, each diagnosis step and the fix principle in turn"))
     fault.add_argument("action", choices=["start", "check", "diff", "reset", "hint"])
-    fault.add_argument("stage")
-    fault.add_argument("--reset", action="store_true", help="with `hint`: hide the revealed fault-lab hints again")
+    fault.add_argument("stage", help=_("stage number, e.g. 01"))
+    fault.add_argument("--reset", action="store_true", help=_("with `hint`: hide the revealed fault-lab hints again"))
     add_judge_flags(fault)
     fault.set_defaults(handler=cmd_fault)
 
-    restore = sub.add_parser("restore", help="lay the reference modules of all stages before NN into forge/ "
-                                                "(lists what it overwrites, asks, backs up first)")
-    restore.add_argument("stage")
+    restore = sub.add_parser("restore", help=_("lay the reference modules of all stages before NN into forge/ "
+                                               "(lists what it overwrites, asks, backs up first)"))
+    restore.add_argument("stage", help=_("stage number, e.g. 01"))
     restore.add_argument("--from", dest="source", metavar="FILE",
-                         help="a checkpoint pack (forge-workbook-checkpoint-NN.zip) released by your instructor: "
-                              "how the learner bundle, which has no reference modules, restores")
-    restore.add_argument("--yes", action="store_true", help="do not ask before overwriting (for scripts)")
+                         help=_("a checkpoint pack (forge-workbook-checkpoint-NN.zip) released by your instructor: "
+                                "how the learner bundle, which has no reference modules, restores"))
+    restore.add_argument("--yes", action="store_true", help=_("do not ask before overwriting (for scripts)"))
     restore.set_defaults(handler=cmd_restore)
 
-    backup = sub.add_parser("backup", help="list or restore backups of forge/ (and of transfer tests replaced by `starter`)")
+    backup = sub.add_parser("backup", help=_("list or restore backups of forge/ (and of transfer tests replaced by "
+                                             "`starter`)"))
     backup.add_argument("action", choices=["list", "restore"])
-    backup.add_argument("name", nargs="?")
+    backup.add_argument("name", nargs="?", help=_("the backup to restore (see `forgelab backup list`)"))
     backup.set_defaults(handler=cmd_backup)
 
-    answer = sub.add_parser("answer", help="save a stage's design answer with the evidence (from --file or stdin)")
-    answer.add_argument("stage")
-    answer.add_argument("--file", help="a text or Markdown file with the answer")
+    answer = sub.add_parser("answer", help=_("save a stage's design answer with the evidence (from --file or stdin)"))
+    answer.add_argument("stage", help=_("stage number, e.g. 01"))
+    answer.add_argument("--file", help=_("a text or Markdown file with the answer"))
     answer.set_defaults(handler=cmd_answer)

@@ -11,11 +11,12 @@ import argparse
 import sys
 
 from forgelab.display import fail
+from forgelab.i18n import N_, _, ngettext
 
 STATE_WORDS = {
-    "missing": "missing now: it will be created",
-    "changed": "differs from the starter (your work): it will be replaced, a backup is kept",
-    "pristine": "already the starter: left as it is",
+    "missing": N_("missing now: it will be created"),
+    "changed": N_("differs from the starter (your work): it will be replaced, a backup is kept"),
+    "pristine": N_("already the starter: left as it is"),
 }
 
 
@@ -24,16 +25,16 @@ def confirm(question: str, *, yes: bool, command: str) -> int | None:
     if yes:
         return None
     if not sys.stdin.isatty():
-        return fail(f"`{command}` asks before it overwrites anything, and there is no terminal to ask in "
-                    "(stdin is not a terminal); nothing was changed",
-                    f"run `{command} --yes` to confirm without a question")
+        return fail(_("`{command}` asks before it overwrites anything, and there is no terminal to ask in "
+                      "(stdin is not a terminal); nothing was changed").format(command=command),
+                    _("run `{command} --yes` to confirm without a question").format(command=command))
     try:
-        answer = input(f"{question} [y/N] ")
+        answer = input(_("{question} [y/N] ").format(question=question))
     except EOFError:
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
         return None
-    print("cancelled: nothing was changed")
+    print(_("cancelled: nothing was changed"))
     return 1
 
 
@@ -49,37 +50,42 @@ def cmd_starter(args: argparse.Namespace) -> int:
         chosen = starters.plan(workbook, stage, module=module, transfer=transfer)
     except starters.StarterError as error:
         return fail(str(error))
-    source = "the bundle's course/starters/" if starters.pristine_starters_dir(workbook.root) else "git HEAD"
-    print(f"stage {stage.number} · {stage.text().title}: the shipped starter (from {source})")
+    source = _("the bundle's course/starters/") if starters.pristine_starters_dir(workbook.root) else "git HEAD"
+    print(_("stage {number} · {title}: the shipped starter (from {source})").format(
+        number=stage.number, title=stage.text().title, source=source))
     for item in chosen.files:
-        print(f"  {item.relative}: {STATE_WORDS[item.state]}")
+        print(_("  {path}: {state}").format(path=item.relative, state=_(STATE_WORDS[item.state])))
     if not chosen.to_write:
-        print("nothing to do: every file already is the shipped starter")
+        print(_("nothing to do: every file already is the shipped starter"))
         return 0
     replaced = [item for item in chosen.to_write if item.state == "changed"]
-    question = (f"replace {len(replaced)} file{'s' if len(replaced) != 1 else ''} with the starter "
-                "(a timestamped backup is taken first)?" if replaced else "write the starter?")
+    question = (ngettext("replace {count} file with the starter (a timestamped backup is taken first)?",
+                         "replace {count} files with the starter (a timestamped backup is taken first)?",
+                         len(replaced)).format(count=len(replaced))
+                if replaced else _("write the starter?"))
     stop = confirm(question, yes=args.yes, command=command)
     if stop is not None:
         return stop
     try:
         backup = starters.apply(workbook, chosen)
     except OSError as error:
-        return fail(f"cannot write the starter ({error.strerror or error})", "check the folder's permissions")
+        return fail(_("cannot write the starter ({cause})").format(cause=error.strerror or error),
+                    _("check the folder's permissions"))
     for item in chosen.to_write:
-        print(f"  restored {item.relative}")
+        print(_("  restored {path}").format(path=item.relative))
     if backup is not None:
-        print(f"backup of what was there: {backup.name}")
-        print(f"undo with: forgelab backup restore {backup.name}")
-    print(f"next: `forgelab check {stage.number}`")
+        print(_("backup of what was there: {name}").format(name=backup.name))
+        print(_("undo with: forgelab backup restore {name}").format(name=backup.name))
+    print(_("next: {step}").format(step=_("`forgelab check {number}`").format(number=stage.number)))
     return 0
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    starter = sub.add_parser("starter", help="bring back the shipped starter of a stage (a backup of what is there first)")
-    starter.add_argument("stage", help="stage number, e.g. 01")
+    starter = sub.add_parser("starter", help=_("bring back the shipped starter of a stage (a backup of what is there "
+                                               "first)"))
+    starter.add_argument("stage", help=_("stage number, e.g. 01"))
     which = starter.add_mutually_exclusive_group()
-    which.add_argument("--transfer", action="store_true", help="the transfer test starter instead of the module")
-    which.add_argument("--all", action="store_true", help="both the module and the transfer test starter")
-    starter.add_argument("--yes", action="store_true", help="do not ask before overwriting (for scripts)")
+    which.add_argument("--transfer", action="store_true", help=_("the transfer test starter instead of the module"))
+    which.add_argument("--all", action="store_true", help=_("both the module and the transfer test starter"))
+    starter.add_argument("--yes", action="store_true", help=_("do not ask before overwriting (for scripts)"))
     starter.set_defaults(handler=cmd_starter)

@@ -24,9 +24,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from forgelab.i18n import N_, _
 
 # who rejects an answer in recovery mode: not stage 05, which recovery mode never calls
-RECOVERY_CAUGHT_BY = "the strict JSON parser of recovery mode (forge/project/strict.py: nothing is repaired)"
+RECOVERY_CAUGHT_BY = N_("the strict JSON parser of recovery mode (forge/project/strict.py: nothing is repaired)")
 
 
 class Failure(Exception):
@@ -50,7 +51,7 @@ def _template(request: dict[str, Any]):  # type: ignore[no-untyped-def]
         template.placeholders()
         return template
     except ValueError as error:
-        raise _usage(str(error), "fix the template, or leave --prompt out to use the shipped one") from None
+        raise _usage(str(error), _("fix the template, or leave --prompt out to use the shipped one")) from None
 
 
 def _settings(request: dict[str, Any]):  # type: ignore[no-untyped-def]
@@ -72,7 +73,8 @@ def _model(request: dict[str, Any]):  # type: ignore[no-untyped-def]
         elif kind == "openai":
             model = OpenAIChatModel.from_env()
         else:
-            raise _usage(f"unknown model {kind!r}: expected one of mock, replay, openai")
+            raise _usage(_("unknown model {name!r}: expected one of {names}").format(name=kind,
+                                                                                     names="mock, replay, openai"))
     except ValueError as error:
         raise _usage(str(error)) from None
     except ModelError as error:
@@ -116,7 +118,7 @@ def extract(request: dict[str, Any]) -> dict[str, Any]:
     except ExtractionError as error:
         caught_by = CAUGHT_BY.get(error.step, error.step)
         if error.step == "repair" and not settings.repair:
-            caught_by = RECOVERY_CAUGHT_BY
+            caught_by = _(RECOVERY_CAUGHT_BY)
         raise Failure({"kind": "rejected", "step": error.step, "caught_by": caught_by,
                        "message": error.reason}, error.audit.to_dict(), model.last, model.prompt) from None
     except ModelError as error:
@@ -138,13 +140,13 @@ def regress(request: dict[str, Any]) -> dict[str, Any]:
     cases = regression_cases(settings)
     failures = run_suite(cases, regression_invoke(template, MockModel(), settings))
     if not isinstance(failures, dict):
-        raise Failure({"kind": "crash", "message": f"run_suite returned {type(failures).__name__}, expected a dict",
-                       "where": "forge/prompt_regression.py"})
+        raise Failure({"kind": "crash", "message": _("run_suite returned {kind}, expected a dict").format(
+                           kind=type(failures).__name__), "where": "forge/prompt_regression.py"})
     known = {case.id for case in cases}
     unknown = sorted(str(key) for key in failures if key not in known)
     if unknown:
-        raise Failure({"kind": "crash", "message": f"run_suite reported unknown case ids: {', '.join(unknown)}",
-                       "where": "forge/prompt_regression.py"})
+        raise Failure({"kind": "crash", "message": _("run_suite reported unknown case ids: {ids}").format(
+                           ids=", ".join(unknown)), "where": "forge/prompt_regression.py"})
     return {"cases": [{"id": case.id, "scenario": str(case.payload["scenario"]),
                        "problems": [str(problem) for problem in failures.get(case.id, [])]} for case in cases]}
 
@@ -177,7 +179,7 @@ def answer_for(request: dict[str, Any], base: str) -> dict[str, Any]:
             answer["prompt"] = failure.prompt
         return answer
     except NotImplementedError as error:
-        return {"ok": False, "error": {"kind": "not_implemented", "message": str(error) or "not implemented yet",
+        return {"ok": False, "error": {"kind": "not_implemented", "message": str(error) or _("not implemented yet"),
                                        "where": _where(error, base)}}
     except Exception as error:  # the target's code failed: report it in one line
         message = str(error).splitlines()[0] if str(error) else ""
@@ -188,6 +190,12 @@ def answer_for(request: dict[str, Any], base: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     answer_file, base = Path(argv[1]), os.path.realpath(argv[2])
     request = json.loads(sys.stdin.read())
+    from forgelab import i18n
+
+    try:  # the parent's language (the request says which)
+        i18n.use(str(request.get("lang") or "en"))
+    except i18n.LanguageError:
+        pass
     answer = answer_for(request, base)
     answer_file.write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
     return 0

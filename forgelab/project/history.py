@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.i18n import _
+
 FILENAME = "regressions.sqlite3"
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -117,7 +119,8 @@ class History:
             self.db.execute("PRAGMA foreign_keys = ON")
             self.migrate()
         except sqlite3.DatabaseError as error:
-            raise HistoryError(f"{path.name} is not a usable regression history ({error})") from None
+            raise HistoryError(_("{name} is not a usable regression history ({error})").format(name=path.name,
+                                                                                              error=error)) from None
 
     @classmethod
     def open(cls, state_dir: Path) -> History:
@@ -126,7 +129,7 @@ class History:
     def __enter__(self) -> History:
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -141,8 +144,9 @@ class History:
         """Bring the file to ``SCHEMA_VERSION``, one migration per transaction."""
         current = self.schema_version
         if current > SCHEMA_VERSION:
-            raise HistoryError(f"{self.path.name} has schema version {current}, newer than this forgelab knows "
-                               f"({SCHEMA_VERSION}): update forgelab, or move the file away to start a new history")
+            raise HistoryError(_("{name} has schema version {current}, newer than this forgelab knows ({known}): update "
+                                 "forgelab, or move the file away to start a new history").format(
+                name=self.path.name, current=current, known=SCHEMA_VERSION))
         for version in range(current + 1, SCHEMA_VERSION + 1):
             self.db.execute("BEGIN IMMEDIATE")
             try:

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from forgelab.i18n import _, active
 from forgelab.paths import Workbook
 from forgelab.targets import Target
 
@@ -48,8 +49,9 @@ def timeout_for(request: dict[str, Any]) -> int:
 
 
 def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> dict[str, Any]:
-    """Run one request through the driver in a subprocess; returns its JSON answer."""
+    """Run one request through the driver in a subprocess; returns its JSON answer (in the active language)."""
     limit = timeout_for(request)
+    request = {**request, "lang": active()}
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-project-") as scratch:
         answer_file = Path(scratch) / "answer.json"
         command = [sys.executable, "-P", "-m", "forgelab.project.driver", str(answer_file), str(import_dir)]
@@ -57,11 +59,13 @@ def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> d
             done = subprocess.run(command, input=json.dumps(request, ensure_ascii=False), env=base_env(import_dir),
                                   cwd=workbook.root, capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise LaunchError(f"the extractor did not finish within {limit} s",
-                              "look for a loop that never ends in forge/extractor.py, or a model that does not answer") from None
+            raise LaunchError(_("the extractor did not finish within {limit} s").format(limit=limit),
+                              _("look for a loop that never ends in forge/extractor.py, or a model that does not "
+                                "answer")) from None
         if not answer_file.is_file():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise LaunchError(f"the extractor stopped without an answer: {tail[0]}",
-                              f"check that forge/ imports cleanly (forgelab check 08 --target {target.name})")
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [_("no output")]
+            raise LaunchError(_("the extractor stopped without an answer: {last}").format(last=tail[0]),
+                              _("check that forge/ imports cleanly (forgelab check 08 --target {target})").format(
+                                  target=target.name))
         answer: dict[str, Any] = json.loads(answer_file.read_text(encoding="utf-8"))
         return answer

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from forgelab.i18n import _
 from forgelab.registry import Course
 from forgelab.targets import Target
 from forgelab.workbench import unfinished_functions
@@ -41,7 +42,7 @@ class Gap:
     detail: str  # "value_density, explain_choice not written yet", "missing", "does not parse (line 4)"
 
     def text(self) -> str:
-        return f"{self.stage} ({self.module}: {self.detail})"
+        return _("{stage} ({module}: {detail})").format(stage=self.stage, module=self.module, detail=self.detail)
 
 
 def recovery_gaps(course: Course, target: Target, *, regress: bool = False) -> list[Gap]:
@@ -53,20 +54,22 @@ def recovery_gaps(course: Course, target: Target, *, regress: bool = False) -> l
             continue
         path = target.module_path(stage.module)
         if path is None:
-            gaps.append(Gap(stage.number, stage.module, "missing"))
+            gaps.append(Gap(stage.number, stage.module, _("missing")))
             continue
         try:
             ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError) as error:
             line = getattr(error, "lineno", None)
-            gaps.append(Gap(stage.number, stage.module, f"does not parse{f' (line {line})' if line else ''}"))
+            gaps.append(Gap(stage.number, stage.module, _("does not parse (line {line})").format(line=line) if line
+                            else _("does not parse")))
             continue
         if stage.number in NOT_NEEDED:
             continue  # imported only: a starter is enough
         wanted = needs[stage.number]
         open_functions = [name for name in unfinished_functions(path) if wanted is None or name in wanted]
         if open_functions:
-            gaps.append(Gap(stage.number, stage.module, f"{', '.join(open_functions)} not written yet"))
+            gaps.append(Gap(stage.number, stage.module, _("{functions} not written yet").format(
+                functions=", ".join(open_functions))))
     return gaps
 
 
@@ -74,6 +77,7 @@ def needs_sentence(course: Course, *, regress: bool = False) -> str:
     """One sentence: which stages recovery mode runs and which it leaves out."""
     needs = REGRESS_NEEDS if regress else EXTRACT_NEEDS
     ran = [number for number in needs if number in course.by_number]
-    parts = [f"{number}" + ("" if needs[number] is None else f" ({', '.join(needs[number] or ())})") for number in ran]
-    return (f"recovery mode runs your stages {', '.join(parts)}; it leaves out 03 (three fixed examples) and "
-            "05 (nothing is repaired), whose modules only have to import")
+    parts = [number if needs[number] is None else _("{stage} ({functions})").format(
+        stage=number, functions=", ".join(needs[number] or ())) for number in ran]
+    return _("recovery mode runs your stages {stages}; it leaves out 03 (three fixed examples) and 05 (nothing is "
+             "repaired), whose modules only have to import").format(stages=", ".join(parts))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab.display import table
+from forgelab.i18n import _
 from forgelab.paths import Workbook
 from forgelab.project.history import CaseOutcome, History, StoredRun, text_sha256, version_id
 from forgelab.targets import Target
@@ -56,7 +57,9 @@ def resolve_prompt(reference: str | None, target: Target, history: History) -> P
         try:
             return PromptChoice(path.read_text(encoding="utf-8"), path.stem)
         except (OSError, UnicodeDecodeError) as error:
-            raise RegressError(f"cannot read prompt template {reference}: {error}", "give a UTF-8 text file") from None
+            raise RegressError(_("cannot read prompt template {reference}: {error}").format(reference=reference,
+                                                                                             error=error),
+                               _("give a UTF-8 text file")) from None
     if reference.replace("-", "").replace("_", "").isalnum():
         shipped = target.module_path(f"forge/project/prompts/{reference}.txt")
         if shipped is not None:
@@ -66,10 +69,13 @@ def resolve_prompt(reference: str | None, target: Target, history: History) -> P
         return PromptChoice(stored[0].text, stored[0].label)
     if len(stored) > 1:
         ids = ", ".join(sorted(version.version_id for version in stored))
-        raise RegressError(f"prompt version {reference!r} is ambiguous: it matches {ids}", "give more digits of the id")
-    names = ", ".join(shipped_templates(target)) or "none"
-    raise RegressError(f"unknown prompt version {reference!r}: expected a template file, a shipped template "
-                       f"({names}) or a stored version id", "list the stored versions with `forgelab regress --list`")
+        raise RegressError(_("prompt version {reference!r} is ambiguous: it matches {ids}").format(reference=reference,
+                                                                                                  ids=ids),
+                           _("give more digits of the id"))
+    names = ", ".join(shipped_templates(target)) or _("none")
+    raise RegressError(_("unknown prompt version {reference!r}: expected a template file, a shipped template ({names}) "
+                         "or a stored version id").format(reference=reference, names=names),
+                       _("list the stored versions with `forgelab regress --list`"))
 
 
 def resolve_baseline(reference: str | None, target: Target, history: History) -> StoredRun | None:
@@ -78,8 +84,10 @@ def resolve_baseline(reference: str | None, target: Target, history: History) ->
     choice = resolve_prompt(reference, target, history)
     run = history.latest_run(target.name, text_sha256(choice.text))
     if run is None:
-        raise RegressError(f"no stored run of prompt {choice.version_id} ({choice.label}) for target {target.name}",
-                           f"run `forgelab regress --prompt {reference} --target {target.name}` first")
+        raise RegressError(_("no stored run of prompt {version} ({label}) for target {target}").format(
+                               version=choice.version_id, label=choice.label, target=target.name),
+                           _("run `forgelab regress --prompt {reference} --target {target}` first").format(
+                               reference=reference, target=target.name))
     return run
 
 
@@ -87,7 +95,7 @@ def prompt_diff(before: str, after: str) -> list[str]:
     lines = [line.rstrip("\n") for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
              if not line.startswith(("---", "+++", "@@"))]
     if len(lines) > DIFF_LINES:
-        lines = lines[:DIFF_LINES] + [f"… {len(lines) - DIFF_LINES} more changed line(s)"]
+        lines = lines[:DIFF_LINES] + [_("… {count} more changed line(s)").format(count=len(lines) - DIFF_LINES)]
     return lines
 
 
@@ -103,16 +111,16 @@ def compare(outcomes: list[CaseOutcome], baseline: dict[str, CaseOutcome] | None
     rows, new, fixed, still = [], [], [], []
     for outcome in outcomes:
         before = (baseline or {}).get(outcome.case_id)
-        was = "-" if before is None else ("passed" if before.passed else "failed")
+        was = "-" if before is None else (_("passed") if before.passed else _("failed"))
         if outcome.passed:
-            now = "passed" if before is None or before.passed else "passed (fixed)"
+            now = _("passed") if before is None or before.passed else _("passed (fixed)")
             if before is not None and not before.passed:
                 fixed.append(outcome.case_id)
         elif before is None or before.passed:
-            now = "FAILED (new)"
+            now = _("FAILED (new)")
             new.append(outcome.case_id)
         else:
-            now = "failed (still)"
+            now = _("failed (still)")
             still.append(outcome.case_id)
         rows.append([outcome.case_id, outcome.scenario, now, was, "; ".join(outcome.problems)])
     return Comparison(rows, new, fixed, still)
@@ -131,49 +139,54 @@ def run_regress(workbook: Workbook, target: Target, *, prompt: str | None, basel
         base_results = history.results(base_run.id) if base_run else None
         base_text = history.version(base_run.sha256).text if base_run else None  # type: ignore[union-attr]
     scenarios = ", ".join(dict.fromkeys(outcome.scenario for outcome in outcomes))
-    out(f"regress: prompt {choice.version_id} ({choice.label}) · target {target.name} · {settings['mode']} mode · "
-        f"{len(outcomes)} cases from {scenarios}")
+    mode = _("recovery mode") if recovery else _("standard mode")
+    out(_("regress: prompt {version} ({label}) · target {target} · {mode} · {count} cases from {scenarios}").format(
+        version=choice.version_id, label=choice.label, target=target.name, mode=mode, count=len(outcomes),
+        scenarios=scenarios))
     if base_run is None:
-        out("baseline: none yet — no earlier run of this target passed every case, so every failure counts as new")
+        out(_("baseline: none yet — no earlier run of this target passed every case, so every failure counts as new"))
     else:
-        out(f"baseline: run #{base_run.id}, prompt {base_run.version_id} ({base_run.label})")
+        out(_("baseline: run #{run}, prompt {version} ({label})").format(run=base_run.id, version=base_run.version_id,
+                                                                         label=base_run.label))
     comparison = compare(outcomes, base_results)
     out("")
-    out(table(["case", "scenario", "now", "baseline", "problems"], comparison.rows))
+    out(table([_("case"), _("scenario"), _("now"), _("baseline"), _("problems")], comparison.rows))
     failing = [outcome for outcome in outcomes if not outcome.passed]
     if failing:
-        out("\nproblems in full:")
+        out("\n" + _("problems in full:"))
         for outcome in failing:
             out(f"  {outcome.case_id}: {'; '.join(outcome.problems)}")
     out("")
     if base_run is not None:
-        out(f"against the baseline: {len(comparison.new)} new failure(s), {len(comparison.fixed)} fixed, "
-            f"{len(comparison.still)} still failing")
+        out(_("against the baseline: {new} new failure(s), {fixed} fixed, {still} still failing").format(
+            new=len(comparison.new), fixed=len(comparison.fixed), still=len(comparison.still)))
         if base_text == choice.text:
-            out("prompt text: the same as the baseline's")
+            out(_("prompt text: the same as the baseline's"))
         else:
             diff = prompt_diff(base_text or "", choice.text)
             added = sum(line.startswith("+") for line in diff)
             removed = sum(line.startswith("-") for line in diff)
-            out(f"prompt text: changed against the baseline ({added} line(s) added, {removed} removed):")
+            out(_("prompt text: changed against the baseline ({added} line(s) added, {removed} removed):").format(
+                added=added, removed=removed))
             out("\n".join(f"  {line}" for line in diff))
-    out(f"stored as run #{run.id} in {workbook.relative(history.path)}")
+    out(_("stored as run #{run} in {path}").format(run=run.id, path=workbook.relative(history.path)))
     passed = sum(outcome.passed for outcome in outcomes)
     if comparison.new:
-        out(f"NEW REGRESSION in {len(comparison.new)} case(s): {', '.join(comparison.new)}")
+        out(_("NEW REGRESSION in {count} case(s): {cases}").format(count=len(comparison.new),
+                                                                 cases=", ".join(comparison.new)))
         return 1
-    out(f"no new regression: {passed}/{len(outcomes)} cases pass")
+    out(_("no new regression: {passed}/{total} cases pass").format(passed=passed, total=len(outcomes)))
     return 0
 
 
 def list_runs(workbook: Workbook, out: Callable[[str], None] = print) -> int:
     path = workbook.state_dir / "regressions.sqlite3"
     if not path.is_file():
-        out("no regression history yet: run `forgelab regress` to start one")
+        out(_("no regression history yet: run `forgelab regress` to start one"))
         return 0
     with History(path) as history:
         runs = history.runs(limit=20)
     rows = [[f"#{run.id}", run.started_at, run.target, run.version_id, run.label,
-             f"{run.cases - run.failures}/{run.cases} passed"] for run in runs]
-    out(table(["run", "started (UTC)", "target", "prompt", "label", "result"], rows))
+             _("{passed}/{total} passed").format(passed=run.cases - run.failures, total=run.cases)] for run in runs]
+    out(table([_("run"), _("started (UTC)"), _("target"), _("prompt"), _("label"), _("result")], rows))
     return 0

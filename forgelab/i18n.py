@@ -7,8 +7,9 @@ gettext catalog ``forgelab/locale/zh/LC_MESSAGES/forgelab.po``, extracted and co
 translation or the compiled catalog is stale). Identifiers, test names, reason codes, JSON fields
 and command-line flags are English in both editions.
 
-The language is chosen once per process: ``--lang`` if given, else ``FORGE_LANG``, else the locale
-(``LC_ALL``, ``LC_MESSAGES``, ``LANG`` starting with ``zh``), else English. Code writes
+The language is chosen once per process: ``--lang`` if given, else ``FORGE_LANG``, else the
+workbook's edition (``course/edition.toml``, which only a bundle released with ``--lang zh``
+carries), else the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG`` starting with ``zh``), else English. Code writes
 ``_("fault lab {number} started").format(number=...)`` — the message id is the English text.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
 from functools import lru_cache
@@ -24,6 +26,7 @@ from pathlib import Path
 LANGUAGES = ("en", "zh")
 DOMAIN = "forgelab"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+EDITION_FILE = Path("course") / "edition.toml"  # ``language = "zh"``: the edition a released bundle speaks
 _ACTIVE: ContextVar[str] = ContextVar("forgelab_language", default="en")
 
 
@@ -37,8 +40,24 @@ def normalize(code: str) -> str | None:
     return head if head in LANGUAGES else None
 
 
-def resolve(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The language to speak: ``--lang``, then ``FORGE_LANG``, then the locale, then English."""
+def workbook_edition(root: Path) -> str | None:
+    """The language of the workbook at ``root`` as released (``course/edition.toml``), or None if it names none."""
+    path = root / EDITION_FILE
+    try:
+        with path.open("rb") as handle:
+            value = tomllib.load(handle).get("language")
+    except FileNotFoundError:
+        return None
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise LanguageError(f"{path}: cannot read it ({error}): it should hold one line, language = \"zh\"") from None
+    chosen = normalize(value) if isinstance(value, str) else None
+    if chosen is None:
+        raise LanguageError(f"{path}: language = {value!r} is not a known language: expected one of {', '.join(LANGUAGES)}")
+    return chosen
+
+
+def resolve(explicit: str | None = None, environ: Mapping[str, str] | None = None, edition: str | None = None) -> str:
+    """The language to speak: ``--lang``, then ``FORGE_LANG``, then the workbook's edition, then the locale, then English."""
     env = os.environ if environ is None else environ
     if explicit:
         chosen = normalize(explicit)
@@ -51,6 +70,8 @@ def resolve(explicit: str | None = None, environ: Mapping[str, str] | None = Non
             raise LanguageError(f"FORGE_LANG={env['FORGE_LANG']!r} is not a known language: expected one of "
                                 f"{', '.join(LANGUAGES)}")
         return chosen
+    if edition:
+        return edition
     for key in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = env.get(key, "")
         if value and value not in ("C", "POSIX"):

@@ -45,8 +45,9 @@ class StageTools:
         from forgelab.judge.settings import DEFAULT
         from forgelab.workbench import Workbench
 
-        i18n.use(i18n.resolve(lang))  # the notebook's edition: its widgets and tables speak its language
         self.workbook: Workbook = Workbook.locate()
+        # the notebook's edition: its widgets and tables speak its language
+        i18n.use(i18n.resolve(lang, edition=i18n.workbook_edition(self.workbook.root)))
         self.course: Course = load_course(self.workbook.root)
         self.stage: Stage = self.course.stage(stage_number)
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")

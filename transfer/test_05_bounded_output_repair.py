@@ -1,7 +1,7 @@
 """Transfer challenge, stage 05 — music release.
 
 The scenario changes: an independent musician's planning assistant returns a release plan. The
-model wraps it in a ``~~~json`` fence and leaves a trailing comma after the last acceptance item:
+model wraps it in a ``~~~json`` fence and leaves trailing commas after the last acceptance item and the last field:
 
     ~~~json
     {"goal": "release the single on streaming platforms", "acceptance": ["artwork approved", "published",],}

@@ -33,8 +33,8 @@ for text in disguised:
 # %% [markdown]
 # Normalization is not understanding. A paraphrase, another language, an encoding such as base64, a
 # look-alike letter from another alphabet (the `о` below is Cyrillic) or a command split across two
-# documents all pass without a flag. That is why a flag is only a signal. The defence is the next
-# line of every result: retrieved text never gets `instructions_allowed`.
+# documents all pass without a flag. That is why a flag is only a signal. The defence is the last
+# field of every result: retrieved text never gets `instructions_allowed`.
 
 # %%
 missed = [

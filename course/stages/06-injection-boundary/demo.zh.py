@@ -26,7 +26,7 @@ for text in disguised:
     print(f"{text!r:24} -> {normalize_for_matching(text)!r:20} flags={find_flags(text)}")
 
 # %% [markdown]
-# 规范化不等于理解。换一种说法、换一种语言、base64 之类的编码、来自其他字母表的形近字母（下面的 `о` 是西里尔字母），或者分散在两篇文档里的命令，都不会被标记。所以标记只是信号。真正的防线在每行结果紧接着的那一项里：检索文本永远得不到 `instructions_allowed`。
+# 规范化不等于理解。换一种说法、换一种语言、base64 之类的编码、来自其他字母表的形近字母（下面的 `о` 是西里尔字母），或者分散在两篇文档里的命令，都不会被标记。所以标记只是信号。真正的防线在每行结果的最后一项里：检索文本永远得不到 `instructions_allowed`。
 
 # %%
 missed = [

@@ -29,7 +29,7 @@ result = extract(software, "为前端仓库增加功能、修改代码并补测�
 print(format_extraction({"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict()}))
 
 # %% [markdown]
-# Read the trail from the top. The user's standing "skip the tests" lost to the developer's rule
+# Read the trail from the top. The user's "skip the tests this time" lost to the developer's rule
 # (stage 01). Two context items did not fit the 145-token budget; the required change-control policy
 # was never at risk (stage 02). The music example and the v1 example in the bank were never shown,
 # however many tags they share (stage 03). The forum post was flagged (stage 06) — and that is all the

@@ -129,13 +129,10 @@ def _bullets(items: tuple[str, ...], numbered: bool = False) -> str:
 class _Cells:
     cells: list[Any]
 
-    def md(self, source: str, attachments: dict[str, Any] | None = None) -> None:
+    def md(self, source: str) -> None:
         import nbformat
 
-        cell = nbformat.v4.new_markdown_cell(source.strip())
-        if attachments:
-            cell["attachments"] = attachments
-        self.cells.append(cell)
+        self.cells.append(nbformat.v4.new_markdown_cell(source.strip()))
 
     def code(self, source: str, *tags: str) -> None:
         import nbformat
@@ -150,12 +147,14 @@ def _options(options: tuple[str, ...]) -> str:
     return "\n".join(f"- **{chr(ord('A') + index)}.** {option}" for index, option in enumerate(options))
 
 
-def figure_markdown(figure: figures.Figure) -> tuple[str, dict[str, Any] | None]:
-    """A figure as notebook Markdown: a mermaid block (JupyterLab renders it), or the plot as an attachment."""
+def figure_markdown(figure: figures.Figure, notebook_dir: Path) -> str:
+    """A figure as notebook Markdown: a mermaid block (JupyterLab renders it), or the plot's committed SVG
+    by its path relative to the notebook (JupyterLab does not render SVG attachments; the bundle ships
+    ``course/stages/``, so the path holds there too)."""
     if figure.kind == "mermaid":
-        return f"```mermaid\n{figure.diagram()}```\n\n*{figure.caption}*", None
+        return f"```mermaid\n{figure.diagram()}```\n\n*{figure.caption}*"
     alt = figure.alt.replace("[", "(").replace("]", ")")
-    return f"![{alt}](attachment:{figure.name}.svg)\n\n*{figure.caption}*", figures.svg_attachment(figure)
+    return f"![{alt}]({Path(os.path.relpath(figure.svg, notebook_dir)).as_posix()})\n\n*{figure.caption}*"
 
 
 def is_project(stage: Stage) -> bool:
@@ -209,9 +208,9 @@ reasoning appears after you answer.
 
 > **Boundary decision of this stage.** {text.boundary_decision}
 """)
+    notebook_dir = course.root / Path(stage.notebook).parent
     for index, figure in enumerate(figures.stage_figures(stage.source_dir)):
-        source, attachments = figure_markdown(figure)
-        out.md(("### In a picture\n\n" if index == 0 else "") + source, attachments)
+        out.md(("### In a picture\n\n" if index == 0 else "") + figure_markdown(figure, notebook_dir))
     out.md(f"## 4 · Experiment card\n\nInput scenario: *{scenario.input}*")
     out.code("lab.card()")
     out.md(f"## 5 · Worked demonstration\n\n**Goal:** {text.demo_goal}\n\n"
@@ -466,6 +465,7 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
     from forgelab.notebook_cells import MARKER
 
     for index, cell in enumerate(notebook.cells):
+        cell.metadata.pop("execution", None)  # kernel timestamps: a rebuild without changes changes nothing
         if cell.cell_type == "code" and WIDGET in cell.metadata.get("tags", []):
             cell.outputs = []
             cell.execution_count = None

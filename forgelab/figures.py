@@ -12,7 +12,7 @@ Two kinds of figure live in ``course/stages/NN-slug/``:
   numbers (it runs the stage's worked demonstration against the reference, :func:`demo_namespace`)
   and prints an SVG drawn with the helpers below. ``forgelab build`` runs it against the ``solution``
   target and writes ``figure-NAME.svg``; ``--check`` runs it again and compares the bytes. The notebook
-  carries the SVG as a Markdown-cell attachment, so it shows in JupyterLab, VS Code and on GitHub.
+  shows that SVG as a Markdown image by its relative path (JupyterLab does not render SVG attachments).
 
 Every figure source starts with a ``caption:`` comment line (``%% caption: ...`` in Mermaid,
 ``# caption: ...`` in Python) and may add an ``alt:`` line, the text a screen reader gets.
@@ -114,13 +114,6 @@ def stage_figures(source_dir: Path) -> list[Figure]:
             caption, alt = _meta(path)
             figures.append(Figure("mermaid" if path.suffix == ".mmd" else "plot", path, caption, alt))
     return figures
-
-
-def svg_attachment(figure: Figure) -> dict[str, dict[str, str]]:
-    """The figure's SVG as a notebook attachment (base64, as JupyterLab stores pasted images)."""
-    if not figure.svg.is_file():
-        raise FigureError(f"{figure.svg} is missing: run `forgelab build` to draw it from {figure.source.name}")
-    return {f"{figure.name}.svg": {"image/svg+xml": base64.b64encode(figure.svg.read_bytes()).decode("ascii")}}
 
 
 def svg_size(path: Path) -> tuple[int, int]:

@@ -1,10 +1,9 @@
 """Every stage has a figure: its source in the stage's folder, a committed SVG made from it, the same
-figure in the notebook (a mermaid block or the plot as an attachment), and a build that notices when
+figure in the notebook (a mermaid block, or the plot's SVG as an image), and a build that notices when
 the SVG no longer matches its source or the plot no longer matches the demonstration's numbers."""
 
 from __future__ import annotations
 
-import base64
 import re
 from pathlib import Path
 
@@ -21,7 +20,7 @@ STAGES = [stage.number for stage in load_course(ROOT).stages]
 
 def _figure_cells(notebook) -> list:  # type: ignore[no-untyped-def]
     return [cell for cell in notebook.cells if cell.cell_type == "markdown"
-            and ("```mermaid" in cell.source or re.search(r"!\[[^\]]*\]\(attachment:[^)]+\.svg\)", cell.source))]
+            and ("```mermaid" in cell.source or re.search(r"!\[[^\]]*\]\([^)]+\.svg\)", cell.source))]
 
 
 @pytest.mark.parametrize("number", STAGES)
@@ -37,8 +36,10 @@ def test_every_stage_has_a_figure_in_its_folder_and_its_notebook(course, number:
         if figure.kind == "mermaid":
             assert f"```mermaid\n{figure.diagram()}```" in cell.source
         else:
-            attached = base64.b64decode(cell.attachments[f"{figure.name}.svg"]["image/svg+xml"])
-            assert attached == figure.svg.read_bytes(), f"{stage.notebook}: the attached plot is not the committed SVG"
+            target = re.search(r"!\[[^\]]*\]\(([^)]+\.svg)\)", cell.source).group(1)
+            shown = (course.root / stage.notebook).parent / target
+            assert shown.resolve() == figure.svg.resolve(), f"{stage.notebook}: the image is not the committed plot"
+            assert not cell.get("attachments")
     headings = [c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "markdown"]
     part3, part4 = (next(i for i, h in enumerate(headings) if h.startswith(p)) for p in ("## 3 ·", "## 4 ·"))
     assert headings[part3 + 1] == "### In a picture", "the figures belong to part 3, after the boundary decision"

@@ -96,3 +96,22 @@ def test_the_unzipped_bundle_shows_reference_output_in_jupyter_terms(shipped: tu
     nbformat.validate(notebook)
     printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
     assert "accepted: {'write': 'deny'" in printed
+
+
+def test_the_bundle_ships_every_image_its_notebooks_show(shipped: tuple[Path, dict[str, bytes]]) -> None:
+    import posixpath
+    import re
+
+    _, contents = shipped
+    shown = 0
+    for name, data in contents.items():
+        if not name.endswith(".ipynb"):
+            continue
+        for cell in json.loads(data)["cells"]:
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", source) if cell["cell_type"] == "markdown" else []:
+                shown += 1
+                path = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+                assert path in contents, f"{name} shows {target}, which the bundle does not ship"
+                assert contents[path].lstrip().startswith(b"<svg")
+    assert shown >= 3  # the plots of stages 02, 07 and 10

@@ -104,14 +104,15 @@ def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, st
     for file in SYSTEM_FILES:
         if os.path.exists(file):
             command += ["--ro-bind", file, file]
+    # /tmp first: a Python installation under /tmp (a venv in a fresh clone there) is then bound on top of it
+    command += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     roots = _python_roots()
     for root in roots:
         command += ["--ro-bind", str(root), str(root)]
     for hidden in _hidden_paths(roots):
         command += ["--tmpfs", str(hidden)]
     command += ["--ro-bind", str(code_dir), CODE_MOUNT, "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_MOUNT,
-                "--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-                "--remount-ro", "/", "--chdir", SCRATCH_MOUNT, "--clearenv"]
+                "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_MOUNT, "--clearenv"]
     for key, value in sorted(sandbox_env(SCRATCH_MOUNT, env).items()):
         command += ["--setenv", key, value]
     return [*command, "--", *argv]

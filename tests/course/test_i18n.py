@@ -95,7 +95,7 @@ def test_check_speaks_chinese_with_forge_lang(workbook: WorkbookCopy) -> None:
     assert re.search(r"^故障实验\s+未开始\s+用 `forgelab fault start 01` 开始$", out, re.M), out
     assert re.search(r"^迁移挑战\s+未编写\s+", out, re.M) and re.search(r"^设计题回答\s+缺失\s+", out, re.M), out
     assert "结论：未验收——证据：evidence/prompt-context-output/01-instruction-hierarchy/verification.json" in out
-    assert re.search(r"^下一步：实现 forge/instructions\.py（笔记本第 6 部分；`forgelab hint 01` 可获取提示）$", out, re.M), out
+    assert re.search(r"^下一步：实现 forge/instructions\.py（notebook 第 6 部分；`forgelab hint 01` 可获取提示）$", out, re.M), out
     for english in ("verdict:", "required tests:", "next:", "NOT ACCEPTED", "fault lab", "outcome"):
         assert english not in out, english
     # the evidence itself is language-free: codes and test names, the same in both editions

@@ -213,7 +213,7 @@ class StageTools:
             button = widgets.Button(description=label, icon=icon,
                                     layout=widgets.Layout(width="max-content", min_width="max-content"))
 
-            def run(_: Any, action: Any = action) -> None:
+            def run(_event: Any, action: Any = action) -> None:
                 from forgelab.faultlab import FaultLabError
 
                 shown.value = "<p>" + _("working…") + "</p>"

@@ -181,3 +181,18 @@ def test_design_answer_shows_no_second_copy_of_the_question_and_saves(tools: Any
     assert "Saved to" in feedback and "<li>" in feedback
     saved = tools.workbook.workspace / tools.stage.design_answer_file
     assert saved.read_text(encoding="utf-8").startswith("The system rank protects")
+
+
+# ---------------------------------------------------------------- fault lab
+
+
+def test_the_fault_lab_buttons_start_the_lab_in_the_workspace_and_check_it(tools: Any) -> None:
+    panel = tools.fault_lab()
+    buttons = {button.description: button for button in of_type(panel, ipywidgets.Button)}
+    assert set(buttons) >= {"Start the lab", "Check my fix", "Show my changes", "Next diagnosis step"}
+    shown = of_type(panel, ipywidgets.HTML)[0]
+    buttons["Start the lab"].click()
+    assert (tools.workbook.workspace / tools.stage.lab_module).is_file()
+    assert "working" not in shown.value and shown.value
+    buttons["Check my fix"].click()
+    assert tools.stage.fault.target_test in visible_text(shown.value)

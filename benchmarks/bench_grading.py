@@ -1,7 +1,8 @@
 """Benchmark: `forgelab grade` throughput for full (10-stage) submissions at --jobs 1 and --jobs 2.
 
-Builds one complete, correct submission for every stage the way a learner would (modules, fault
-labs, transfer tests, design answers, `forgelab check`), derives N submissions from it (every
+Freezes a copy of the course (others may commit while it runs), builds one complete, correct
+submission for every stage the way a learner would (modules, fault labs, transfer tests, design
+answers, `forgelab check`), derives N submissions from it (every
 second one with the subtle stage-01 mistake, so both verdicts are exercised), and grades all N with
 ``--jobs 1`` and then ``--jobs 2`` (``--runs`` times each, interleaved). It prints, side by side:
 wall time, full submissions per minute, the ratio jobs2/jobs1 against the targets (at least 5 per
@@ -9,6 +10,8 @@ minute at ``--jobs 2``; ``--jobs 2`` at least 1.6 times ``--jobs 1``), the machi
 and the cost split summed over all submissions from the gradebook's ``timings`` table: stage tests,
 instructor checks, notebook cells, fault lab, transfer, and the rest of each submission's wall time
 as overhead (starting sandboxes and the trusted test session, collecting, copying, judging items).
+It also prints the CPU time per submission (load-independent) and whether every batch gave the
+same grade rows.
 
 ``--profile`` then grades one submission in this process and lists where its time goes: the
 slowest tests and cells, the time per target, and what starting one sandboxed Python costs here.
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -75,30 +77,99 @@ def split(gradebook: Path) -> dict[str, float]:
     return totals
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def grade(submissions: list[Path], jobs: int, out: Path) -> tuple[float, dict[str, float], str]:
-    """Grade the batch; (wall seconds, phases, points); phases["cpu_s"] is the CPU time of the whole
-    process tree (every sandbox and test session is waited for, so it is counted)."""
+def _kind(command: str) -> str:
+    if "session.ini" in command:
+        return "trusted test session (course tests, Hypothesis, comparisons)"
+    if "_judge_host.py" in command and " pytest " in command:
+        return "sandboxed pytest runs of the transfer tests"
+    if "_judge_host.py" in command:
+        return "sandboxed learner processes (import, learner code, data)"
+    if "forgelab.cli" in command:
+        return "forgelab grade itself (copy, items, gradebook, pages)"
+    return "other"
+
+
+def run_sampled(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float,
+                                                                             dict[str, float]]:
+    """Run ``command`` and sample the CPU time of its whole process tree from /proc every 50 ms.
+
+    ``getrusage(RUSAGE_CHILDREN)`` misses most of it: the sandboxed processes are reaped inside
+    their PID namespace and, when the judge kills a sandbox, outside this process tree. Sampling sees
+    them all; what a process uses after its last sample is missed (a few per cent).
+    """
+    seen: dict[tuple[int, str], tuple[str, float]] = {}
+    stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr, text=True)
+    while process.poll() is None:
+        stack = [process.pid]
+        while stack:
+            pid = stack.pop()
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+                    stat = handle.read()
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    text = handle.read().replace(b"\0", b" ").decode(errors="replace")
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                        stack.extend(int(child) for child in handle.read().split())
+            except (OSError, ValueError):
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            key = (pid, fields[19])  # a pid and its start time: one process
+            used = (int(fields[11]) + int(fields[12])) / _TICKS
+            earlier = seen.get(key)
+            kind = earlier[0] if earlier and earlier[0] != "other" else _kind(text) if text.strip() else "other"
+            seen[key] = (kind, max(used, earlier[1] if earlier else 0.0))
+        time.sleep(0.05)
+    wall = time.perf_counter() - started
+    stdout.seek(0)
+    stderr.seek(0)
+    done = subprocess.CompletedProcess(command, process.returncode, stdout.read().decode(), stderr.read().decode())
+    by_kind: dict[str, float] = {}
+    for kind, used in seen.values():
+        by_kind[kind] = by_kind.get(kind, 0.0) + used
+    return done, wall, by_kind
+
+
+def grade(course: Path, submissions: list[Path], jobs: int, out: Path) -> tuple[float, dict[str, float], str]:
+    """Grade the batch; (wall seconds, phases, points); phases["cpu_s"] is the sampled CPU time of the
+    whole process tree, and phases["cpu:KIND"] its split by kind of process."""
     command = [sys.executable, "-m", "forgelab.cli", "grade", *map(str, submissions), "--jobs", str(jobs),
                "--out", str(out)]
-    env = {**os.environ, "FORGELAB_ROOT": str(ROOT)}
-    cpu_before = _children_cpu()
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    cpu = _children_cpu() - cpu_before
+    env = {**os.environ, "FORGELAB_ROOT": str(course)}
+    done, wall, by_kind = run_sampled(command, course, env)
     if done.returncode != 0:
         raise SystemExit(f"forgelab grade failed:\n{done.stdout}\n{done.stderr}")
     connection = sqlite3.connect(out / "gradebook.sqlite")
     points = connection.execute("SELECT SUM(points), SUM(max_points) FROM grades").fetchone()
     connection.close()
     phases = split(out / "gradebook.sqlite")
-    phases["cpu_s"] = cpu
+    phases["cpu_s"] = sum(by_kind.values())
+    phases.update({f"cpu:{kind}": seconds for kind, seconds in by_kind.items()})
     return wall, phases, f"{points[0]}/{points[1]} points"
+
+
+def rows(gradebook: Path) -> list[tuple[object, ...]]:
+    connection = sqlite3.connect(gradebook)
+    try:
+        return list(connection.execute("SELECT submission, stage, item, points, outcome FROM grades "
+                                       "ORDER BY submission, stage, item_order"))
+    finally:
+        connection.close()
+
+
+def course_state() -> str:
+    """The commit graded against, and whether the working tree differs from it (others may be editing)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True)
+    if head.returncode != 0:
+        return "not a git checkout"
+    return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
 
 
 def load() -> str:
@@ -106,7 +177,7 @@ def load() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
-def profile(submission: Path) -> None:
+def profile(submission: Path, root: Path) -> None:
     """Grade one submission in this process and show where its time goes."""
     from forgelab.grading import grader, submission as submissions
     from forgelab.grading.rubric import parse_stages
@@ -116,8 +187,8 @@ def profile(submission: Path) -> None:
     from forgelab.paths import Workbook
     from forgelab.registry import load_course
 
-    course = load_course(ROOT)
-    workbook = Workbook(root=ROOT, workspace=ROOT)
+    course = load_course(root)
+    workbook = Workbook(root=root, workspace=root)
     stages = parse_stages(course, None)
     sub = submissions.discover([str(submission)])[0]
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as scratch:
@@ -159,18 +230,27 @@ def main() -> int:
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
+        from conftest import copy_workbook
+
         print(f"building {args.submissions} full (10-stage) submissions… (load average {load()})", flush=True)
+        # a frozen copy of the course grades every batch: others may commit to the repository meanwhile
+        course = copy_workbook(scratch / "course").root
         submissions = build(scratch / "submissions", args.submissions)
         walls: dict[int, list[float]] = {1: [], 2: []}
         splits: dict[int, list[dict[str, float]]] = {1: [], 2: []}
         loads = [load()]
+        graded: list[tuple[str, str, list[tuple[object, ...]]]] = []
         for run in range(args.runs):
             for jobs in (1, 2):
-                wall, cost, points = grade(submissions, jobs, scratch / f"out-{jobs}-{run}")
+                out = scratch / f"out-{jobs}-{run}"
+                state = course_state()
+                wall, cost, points = grade(course, submissions, jobs, out)
                 walls[jobs].append(wall)
                 splits[jobs].append(cost)
                 loads.append(load())
-                print(f"  run {run + 1}, --jobs {jobs}: {wall:.1f} s ({points}; load average {loads[-1]})", flush=True)
+                graded.append((f"run {run + 1} --jobs {jobs}", state, rows(out / "gradebook.sqlite")))
+                print(f"  run {run + 1}, --jobs {jobs}: {wall:.1f} s ({points}; load average {loads[-1]}; "
+                      f"repository at {state})", flush=True)
         n = args.submissions
         wall1, wall2 = statistics.median(walls[1]), statistics.median(walls[2])
         rate1, rate2 = 60 * n / wall1, 60 * n / wall2
@@ -183,11 +263,16 @@ def main() -> int:
         print(f"{'full submissions per minute':<46} {rate1:>10.2f} {rate2:>10.2f} {rate2 / rate1:>8.2f}")
         cpu1 = statistics.median(s["cpu_s"] for s in splits[1]) / n
         cpu2 = statistics.median(s["cpu_s"] for s in splits[2]) / n
-        print(f"{'CPU seconds per submission (whole process tree)':<46} {cpu1:>10.1f} {cpu2:>10.1f}")
-        print(f"{'share of a CPU the batch got (CPU / wall)':<46} {cpu1 * n / wall1:>10.2f} {cpu2 * n / wall2:>10.2f}")
+        print(f"{'CPU seconds per submission (sampled, all processes)':<46} {cpu1:>10.1f} {cpu2:>10.1f}")
+        print(f"{'CPUs the batch kept busy on average':<46} {cpu1 * n / wall1:>10.2f} {cpu2 * n / wall2:>10.2f}")
         ceiling = 60 * (os.cpu_count() or 1) / cpu2
-        print(f"if the grader had the {os.cpu_count()} CPUs to itself, CPU time alone would allow about "
-              f"{ceiling:.1f} full submissions per minute")
+        print(f"with the {os.cpu_count()} CPUs to itself and nothing else to wait for, this much CPU time allows "
+              f"about {ceiling:.1f} full submissions per minute")
+        print("CPU time by kind of process, seconds per submission (--jobs 1):")
+        kinds = sorted({key for s in splits[1] for key in s if key.startswith("cpu:")})
+        for key in sorted(kinds, key=lambda k: -statistics.median(s.get(k, 0.0) for s in splits[1])):
+            seconds = statistics.median(s.get(key, 0.0) for s in splits[1]) / n
+            print(f"  {key[4:]:<62} {seconds:>6.2f}   ({100 * seconds / cpu1:.0f}%)")
         met_rate = "met" if rate2 >= TARGET_RATE else f"MISSED by {TARGET_RATE - rate2:.2f} ({rate2 / TARGET_RATE:.0%} of it)"
         met_ratio = "met" if rate2 / rate1 >= TARGET_RATIO else \
             f"MISSED by {TARGET_RATIO - rate2 / rate1:.2f} ({rate2 / rate1 / TARGET_RATIO:.0%} of it)"
@@ -200,8 +285,18 @@ def main() -> int:
             two = statistics.median(s[key] for s in splits[2])
             print(f"  {label:<44} {one:>10.1f} {two:>10.1f}   ({100 * one / total1:.0f}%)")
         print("(at --jobs 2 each phase takes longer on 2 shared CPUs, but two submissions are graded at once)")
+        first_name, first_state, first_rows = graded[0]
+        differing = [(name, state, sorted(set(found) ^ set(first_rows))) for name, state, found in graded[1:]
+                     if found != first_rows]
+        if not differing:
+            print(f"every batch gave the same {len(first_rows)} grade rows")
+        for name, state, changed in differing:
+            print(f"WARNING: {name} gave other rows than {first_name} from the same frozen course (repository at "
+                  f"{state}, was {first_state}: forgelab itself may have changed), e.g.:")
+            for row in changed[:6]:
+                print(f"    {row}")
         if args.profile:
-            profile(submissions[0])
+            profile(submissions[0], course)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

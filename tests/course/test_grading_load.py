@@ -4,6 +4,7 @@ machine into a `FlakyFailure` and cost a correct submission 17 points."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -51,4 +52,4 @@ def test_two_busy_loops_beside_the_grader_change_no_row(tmp_path_factory: pytest
         assert (row[3], row[5], row[6]) == (row[4], "passed", ""), row  # full points, nothing flagged
     assert sum(row[3] for row in busy if row[1] == "05") == 100
     stage_05 = next(row for row in busy if row[1] == "05" and row[2] == "stage_tests")
-    assert stage_05[3] == 40 and stage_05[7] == "all 23 required tests pass"
+    assert stage_05[3] == 40 and re.fullmatch(r"all \d+ required tests pass", stage_05[7]), stage_05

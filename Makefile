@@ -43,14 +43,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# JupyterLab is rooted at the workbook folder, so its file browser reaches forge/ (the files you edit) and
+# the notebooks' figures under course/; it opens on the opening notebook of the workbook's edition.
 # The workbook's JupyterLab asks nothing at start: no "get notified about official Jupyter news?" pop-up
 # and no update check. These are defaults of this venv's JupyterLab only (overrides.d), never changes to
 # your own JupyterLab settings; change them in Settings → Notifications if you like.
 lab: $(STAMP)
 	@mkdir -p $(LAB_OVERRIDES) && cp forgelab/data/jupyterlab-overrides.json $(LAB_OVERRIDES)/forge-workbook.json
 	@ROOT_FLAG=""; if [ "$$(id -u)" = "0" ]; then ROOT_FLAG="--allow-root"; fi; \
-	 echo "Opening JupyterLab on notebooks/ — the URL (with its token) is printed below; Ctrl-C stops it."; \
-	 $(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
+	 START=notebooks/00-opening.ipynb; \
+	 if grep -qs '^language *= *"zh' course/edition.toml; then START=notebooks/zh/00-opening.ipynb; fi; \
+	 echo "Opening JupyterLab on $$START — the URL (with its token) is printed below; Ctrl-C stops it."; \
+	 $(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$$START \
+	   --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
 
 test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \

@@ -72,7 +72,7 @@ def test_make_lab_serves_news_off_as_the_default(tmp_path: Path) -> None:
             if not line:
                 break
             seen.append(line)
-            found = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=(\w+)", line)
+            found = re.search(rf"http://127\.0\.0\.1:{port}/lab/tree/notebooks/00-opening\.ipynb\?token=(\w+)", line)
             url = found and found.group(1)
         assert url, "make lab printed no URL:\n" + "".join(seen[-20:])
         api = f"http://127.0.0.1:{port}/lab/api/settings/{NOTIFICATION}?token={url}"

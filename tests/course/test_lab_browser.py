@@ -1,0 +1,216 @@
+"""The learner's JupyterLab, driven in Chromium: `make lab` in the unzipped learner bundle.
+
+What a learner meets: JupyterLab opens on the opening notebook, its contents reach ``forge/`` (the
+files they edit), the notebooks' figures load (they live under ``course/``), Run All on a stage
+notebook ends with the stage summary and no error, and the hint button reveals a hint. The bundle is
+built from the working tree under test (a disposable git clone), so the repository is never written.
+Screenshots go to ``test-artifacts/lab/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "lab"
+VENV = ROOT / ".venv"
+WAIT_MS = 120_000  # a kernel start and a Run All on two busy cores
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _unzipped_bundle(into: Path) -> Path:
+    """The learner bundle of the working tree under test, unzipped the way a learner unzips it."""
+    import zipfile
+
+    from git_workbook import git_workbook
+
+    from forgelab.site.release import BUNDLE_NAME, build_bundle
+
+    bundle = build_bundle(git_workbook(into / "course").root, into / "release").path
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(into / "learner")
+    return into / "learner" / BUNDLE_NAME
+
+
+@dataclass(frozen=True)
+class Lab:
+    base: str
+    token: str
+    start_url: str
+    root: Path
+
+    def url(self, path: str) -> str:
+        return f"{self.base}{path}?token={self.token}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    require_chromium()
+    if not (VENV / "bin" / "jupyter").is_file():
+        pytest.skip("needs the workbook's .venv (make install)")
+    root = _unzipped_bundle(tmp_path_factory.mktemp("bundle"))
+    home = tmp_path_factory.mktemp("jupyter-home")
+    port = _free_port()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "FORGELAB_"))},
+           "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+           "JUPYTERLAB_SETTINGS_DIR": str(home / "user-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "BROWSER": "true"}
+    stamp = VENV / ".forge-workbook-installed"
+    command = ["make", "--no-print-directory", "-o", str(stamp), "lab", f"PORT={port}", f"VENV={VENV}"]
+    process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)
+    try:
+        assert process.stdout is not None
+        found, seen, deadline = None, [], time.monotonic() + 120
+        while found is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            found = re.search(rf"(http://127\.0\.0\.1:{port}/)(\S*)\?token=(\w+)", line)
+        assert found, "make lab printed no URL:\n" + "".join(seen[-20:])
+        lab = Lab(found.group(1), found.group(3), found.group(2), root)
+        while True:
+            try:
+                urllib.request.urlopen(lab.url("api/status"), timeout=10).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        yield lab
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1300, "height": 950})
+    context.set_default_timeout(WAIT_MS)
+    # JupyterLab needs nothing from outside this machine
+    context.route(lambda url: not url.startswith(("http://127.0.0.1:", "data:", "blob:")), lambda route: route.abort())
+    tab = context.new_page()
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def _open_notebook(page: Any, lab: Lab, path: str) -> None:
+    page.goto(lab.url(f"lab/tree/{path}"))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=WAIT_MS)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], .jp-Toolbar-kernelStatus",
+                           timeout=WAIT_MS)
+
+
+def _scroll_notebook(page: Any, pixels: int) -> None:
+    page.evaluate("p => { const o = document.querySelector('.jp-WindowedPanel-outer'); if (o) o.scrollTop += p; }",
+                  pixels)
+
+
+def test_make_lab_opens_the_opening_notebook_in_a_file_browser_that_reaches_forge(lab: Lab, page: Any) -> None:
+    assert lab.start_url == "lab/tree/notebooks/00-opening.ipynb"
+    page.goto(lab.url(lab.start_url))
+    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell h1", timeout=WAIT_MS)
+    page.wait_for_selector(".jp-DirListing-item", timeout=WAIT_MS)
+    _shot(page, "opening")
+    listed = page.eval_on_selector_all(".jp-DirListing-item .jp-DirListing-itemName", "items => items.map(i => i.innerText)")
+    assert "01-instruction-hierarchy.ipynb" in " ".join(listed)  # the browser shows the notebooks folder
+    with urllib.request.urlopen(lab.url("api/contents/forge/instructions.py"), timeout=30) as response:
+        assert response.status == 200  # the learner can open and edit their module in JupyterLab
+
+
+def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: Any) -> None:
+    failed: list[str] = []
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400
+            and "/files/" in response.url else None)
+    _open_notebook(page, lab, "notebooks/02-context-selection.ipynb")
+    image = None
+    for _ in range(40):
+        image = page.query_selector(".jp-RenderedMarkdown img[src*='figure-budget']")
+        if image is not None:
+            break
+        _scroll_notebook(page, 600)
+        page.wait_for_timeout(300)
+    assert image is not None, "the budget figure never appeared in notebook 02"
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete", arg=image, timeout=WAIT_MS)
+    _shot(page, "figure-02")
+    assert image.evaluate("img => img.naturalWidth") > 100, failed
+    assert failed == []
+
+
+def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveals_a_hint(lab: Lab, page: Any) -> None:
+    _open_notebook(page, lab, "notebooks/01-instruction-hierarchy.ipynb")
+    page.click(".lm-MenuBar-itemLabel:text-is('Run')")  # the Run menu
+    page.click("li[data-command='runmenu:run-all']")
+    # the last cell, lab.summary(), prints the stage at a glance once every cell before it has run; JupyterLab
+    # draws only the cells in view, so keep the end of the notebook in view while it runs
+    summary = page.locator(".jp-OutputArea-output:has-text('Still open:')")
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while summary.count() == 0 and time.monotonic() < deadline:
+        _scroll_notebook(page, 100_000)
+        page.wait_for_timeout(1000)
+    if summary.count() != 1:
+        _shot(page, "run-all-01-failed")
+    assert summary.count() == 1, "Run All never reached the stage summary"
+    summary.scroll_into_view_if_needed()
+    _shot(page, "run-all-01")
+    assert "at a glance" in summary.inner_text()
+    errors = page.query_selector_all(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    tracebacks = [node.inner_text() for node in errors if "Traceback" in node.inner_text()]
+    assert tracebacks == []
+    button = None
+    for _ in range(60):
+        button = page.query_selector(".jp-OutputArea-output button:has-text('Show the next hint')")
+        if button is not None:
+            break
+        _scroll_notebook(page, -500)
+        page.wait_for_timeout(250)
+    assert button is not None, "no hint button in notebook 01 after Run All"
+    button.scroll_into_view_if_needed()
+    button.click()
+    page.wait_for_selector(".jp-OutputArea-output li:has-text('rank_of')", timeout=WAIT_MS)  # hint 1 names rank_of
+    _shot(page, "hint-01")
+    assert not (lab.root / "evidence").exists()  # Run All and a hint write no evidence

@@ -64,7 +64,7 @@ class _Stage:
 
 
 def _limit_outcome(rows: list[TestRow]) -> bool:
-    return any(row.outcome is Outcome.TIMEOUT for row in rows)
+    return any(row.stopped_by_limit for row in rows)
 
 
 def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
@@ -107,14 +107,14 @@ def grade_instructor_checks(ctx: _Stage, report: RunReport, label: str, files: l
     for name in names:
         bad = [row for row in rows if row.name == name and row.outcome is not Outcome.PASSED]
         if bad:
-            failing.append((name, bad[0].outcome))
+            failing.append((name, bad[0]))
     passed = len(names) - len(failing)
     top = SPEC["instructor_checks"].max_points
     points = proportional(top, passed, len(names))
     if not failing:
         return ctx.item("instructor_checks", points, PASSED, f"all {len(names)} instructor checks pass")
-    listed = [f"{name} ({str(outcome).replace('_', ' ')})" for name, outcome in failing]
-    result = TIMEOUT if any(outcome is Outcome.TIMEOUT for _, outcome in failing) else outcome_for(points, top)
+    listed = [f"{name} ({str(row.outcome).replace('_', ' ')})" for name, row in failing]
+    result = TIMEOUT if _limit_outcome([row for _, row in failing]) else outcome_for(points, top)
     return ctx.item("instructor_checks", points, result,
                     f"{passed} of {len(names)} instructor checks pass; not passing: {_listed(listed)}")
 
@@ -176,7 +176,7 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid) -> tuple[Part, bo
     wrong = wrong_label(stage)
     on_wrong = report.in_file(wrong, shown) if any(row.target == wrong for row in report.rows) or \
         wrong in report.target_problems else None
-    return judge_transfer(rows, problem, shown, on_wrong), any(row.outcome is Outcome.TIMEOUT for row in rows)
+    return judge_transfer(rows, problem, shown, on_wrong), any(row.stopped_by_limit for row in rows)
 
 
 def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:

@@ -195,9 +195,23 @@ def _with_args(cls: type[BaseException], data: dict[str, Any], decode: Callable[
     return cls(message)
 
 
+# Standard-library packages whose exceptions steer a test run instead of reporting an error: unittest's
+# SkipTest is a skip to pytest, bdb's BdbQuit a debugger exit. Their names are only ever stand-ins here.
+_STEERING_PACKAGES = frozenset({"unittest", "bdb", "pdb", "doctest"})
+
+
 def _loaded_exception(module: str, qualname: str, message: str) -> BaseException | None:
-    """The real class of an exception from a module this process has already loaded (e.g. dataclasses'
-    ``FrozenInstanceError``), when it can be built from a message. Nothing is imported for it."""
+    """The real class of a standard-library exception this process has already loaded (e.g. dataclasses'
+    ``FrozenInstanceError``), when it can be built from a message. Nothing is imported for it.
+
+    Only the standard library: the module and class names are whatever the learner's code claims, so a
+    class that calls itself ``hypothesis.errors.UnsatisfiedAssumption`` or ``_pytest.outcomes.Skipped``
+    must not become the real thing on the trusted side (it would throw away a failing example or skip
+    a test). Anything else is rebuilt as a stand-in that is only an error.
+    """
+    package = module.split(".", 1)[0]
+    if package not in sys.stdlib_module_names or package in _STEERING_PACKAGES:
+        return None
     owner = sys.modules.get(module)
     found = getattr(owner, qualname, None) if owner is not None and "." not in qualname else None
     if not (isinstance(found, type) and issubclass(found, Exception)):

@@ -99,6 +99,11 @@ class TestRow:
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
 
+    @property
+    def stopped_by_limit(self) -> bool:
+        """A limit stopped it, or it was not run because earlier tests of its target hit limits."""
+        return self.outcome is Outcome.TIMEOUT or (self.outcome is Outcome.NOT_RUN and self.limit is not None)
+
 
 @dataclass(frozen=True)
 class CollectError:

@@ -52,6 +52,7 @@ class HostPool:
         self.hosts: dict[str, Host] = {}
         self.import_problems: dict[str, ImportProblem | None] = {}
         self.limit_hits: dict[str, int] = {}
+        self.last_limit: dict[str, Limit] = {}  # which limit stopped the target's code most recently
         self.current: str | None = None
 
     def host(self, label: str) -> Host:
@@ -89,8 +90,9 @@ class HostPool:
         host = self.hosts.get(label)
         return host.take_output() if host is not None else ""
 
-    def record_limit(self, label: str) -> int:
+    def record_limit(self, label: str, limit: Limit) -> int:
         self.limit_hits[label] = self.limit_hits.get(label, 0) + 1
+        self.last_limit[label] = limit
         return self.limit_hits[label]
 
     def close(self) -> None:

@@ -22,16 +22,35 @@ from typing import Any
 import pytest
 
 from forgelab import i18n
-from forgelab.i18n import _
+from forgelab.i18n import N_, _
 from forgelab.judge import explain
 from forgelab.judge.channel import BoundaryError, LimitExceeded, NotImplementedYet
-from forgelab.judge.outcomes import Outcome
+from forgelab.judge.outcomes import Limit, Outcome
 from forgelab.judge.remote import HostPool, install_pool
 from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
 
 MAX_DETAIL = 12000
 MAX_PRINTED = 4000
+
+# What the code probably does, by the limit that stopped it (the cause of the tests not run after it).
+LIMIT_HINTS = {
+    Limit.CPU: N_("look for a loop that never ends"),
+    Limit.WALL: N_("look for code that waits forever"),
+    Limit.MEMORY: N_("look for data that keeps growing"),
+    Limit.OUTPUT: N_("look for a print inside a loop"),
+    Limit.CRASH: N_("look for code that ends the process"),
+}
+
+
+def _not_run(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Record nothing more for ``item`` and tear down what the test before it set up, as pytest's own
+    protocol does after a test: the next test (perhaps in another file) then starts from a clean state."""
+    try:
+        item.session._setupstate.teardown_exact(nextitem)
+    except Exception:  # noqa: BLE001 - a fixture's teardown failing belongs to the test that set it up
+        pass
+    return True
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -161,8 +180,8 @@ class JudgeSession:
             if target:
                 try:
                     self.pool.begin_test(target)
-                except LimitExceeded:
-                    self.pool.record_limit(target)
+                except LimitExceeded as stop:
+                    self.pool.record_limit(target, stop.limit)
         return (yield)
 
     @pytest.hookimpl(tryfirst=True)
@@ -173,25 +192,26 @@ class JudgeSession:
         if target in self.failed_targets:
             row = self._row(item.nodeid, canonical, target)
             row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: an earlier test of this target failed"))
-            return True
+            return _not_run(item, nextitem)
         hits = self.pool.limit_hits.get(target, 0)
         if hits >= self.settings.max_limit_hits:
+            limit = self.pool.last_limit.get(target, Limit.CPU)
             row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN),
-                       cause=_("not run: {count} earlier tests hit a limit (look for a loop that never ends)").format(
-                           count=hits))
-            return True
+            row.update(outcome=str(Outcome.NOT_RUN), limit=str(limit),
+                       cause=_("not run: {count} earlier tests hit a limit ({why})").format(count=hits,
+                                                                                        why=_(LIMIT_HINTS[limit])))
+            return _not_run(item, nextitem)
         try:
             problem = self.pool.begin_test(target)
         except LimitExceeded as stop:
-            self.pool.record_limit(target)
+            self.pool.record_limit(target, stop.limit)
             row = self._row(item.nodeid, canonical, target)
             row.update(outcome=str(Outcome.TIMEOUT), limit=str(stop.limit), cause=str(stop))
-            return True
+            return _not_run(item, nextitem)
         if problem is not None:
             row = self._row(item.nodeid, canonical, target)
             row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: {cause}").format(cause=problem.cause))
-            return True
+            return _not_run(item, nextitem)
         return None
 
     @pytest.hookimpl(wrapper=True)
@@ -205,7 +225,7 @@ class JudgeSession:
             self.limits[item.nodeid] = str(call.excinfo.value.limit)
             target, _canonical = self.where(item.path, item.nodeid)
             if target:
-                self.pool.record_limit(target)
+                self.pool.record_limit(target, call.excinfo.value.limit)
         if call.excinfo is not None and isinstance(call.excinfo.value, BoundaryError):
             item.stash[_BOUNDARY] = True
         return report

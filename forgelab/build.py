@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import figures
+from forgelab.i18n import N_, _, speaking
 from forgelab.paths import Workbook
-from forgelab.registry import Course, RegistryError, Stage
+from forgelab.registry import Course, RegistryError, Stage, edition_notebook
 
 BUILDER_VERSION = 3
 PROJECT_MODULE = "forge/extractor.py"  # the chapter project's stage shows the recovery point
@@ -39,11 +40,25 @@ OPENING_KEYS = (
       for part in ("is", "is_not", "in_forge", "misuse")),
     "capability_chain", "opening_outcome", "opening_how_to_work", "recovery_point",
 )
-CONCEPTS = (("context", "Context"), ("agent", "Agent"), ("verification", "Verification and evaluation"))
-CONCEPT_PARTS = (("is", "What it is"), ("is_not", "What it is not"), ("in_forge", "Its place in Forge"),
-                 ("misuse", "Typical misuse"))
-REFERENCE_OUTPUT_NOTE = ("The outputs under these cells are the **reference output**: what the reference "
-                         "solution prints. Once your `{module}` works, run the cells again and compare.")
+CONCEPTS = (("context", N_("Context")), ("agent", N_("Agent")), ("verification", N_("Verification and evaluation")))
+CONCEPT_PARTS = (("is", N_("What it is")), ("is_not", N_("What it is not")), ("in_forge", N_("Its place in Forge")),
+                 ("misuse", N_("Typical misuse")))
+REFERENCE_OUTPUT_NOTE = N_("The outputs under these cells are the **reference output**: what the reference "
+                           "solution prints. Once your `{module}` works, run the cells again and compare.")
+FAULT_LAB_TEXT = N_("""Someone changed a copy of `{module}`, and now a stage test fails. Your job is a diagnosis: watch
+the symptom, find the cause yourself, and repair the copy. The lab is a separate workspace,
+`{lab_dir}/`; your own `forge/` is never touched.
+
+1. **Start the lab** — nothing happens until you press it; *Run All* never starts a lab.
+2. **Check my fix** — the first time, it shows the symptom: the target test `{target}`
+   and how it fails.
+3. Diagnose. Stuck? **Next diagnosis step** reveals the lab's story, then one diagnosis step at a time,
+   then the fix principle (the terminal command `forgelab fault hint {number}` shares the counter).
+4. Edit `{lab_module}`, then **Check my fix** again until it says FIXED; a fixed lab is recorded in
+   your evidence at once. **Show my changes** compares your file with the broken one.
+
+Terminal equivalents: `forgelab fault start|check|diff|reset|hint {number}`; in a cell: `lab.fault_start()`,
+`lab.fault_check()`, `lab.fault_diff()`.""")
 
 
 class BuildError(RuntimeError):
@@ -147,14 +162,15 @@ def _options(options: tuple[str, ...]) -> str:
     return "\n".join(f"- **{chr(ord('A') + index)}.** {option}" for index, option in enumerate(options))
 
 
-def figure_markdown(figure: figures.Figure, notebook_dir: Path) -> str:
+def figure_markdown(figure: figures.Figure, notebook_dir: Path, language: str = "en") -> str:
     """A figure as notebook Markdown: a mermaid block (JupyterLab renders it), or the plot's committed SVG
     by its path relative to the notebook (JupyterLab does not render SVG attachments; the bundle ships
     ``course/stages/``, so the path holds there too)."""
+    caption = figure.caption_in(language)
     if figure.kind == "mermaid":
-        return f"```mermaid\n{figure.diagram()}```\n\n*{figure.caption}*"
-    alt = figure.alt.replace("[", "(").replace("]", ")")
-    return f"![{alt}]({Path(os.path.relpath(figure.svg, notebook_dir)).as_posix()})\n\n*{figure.caption}*"
+        return f"```mermaid\n{figure.diagram(language)}```\n\n*{caption}*"
+    alt = figure.alt_in(language).replace("[", "(").replace("]", ")")
+    return f"![{alt}]({Path(os.path.relpath(figure.svg, notebook_dir)).as_posix()})\n\n*{caption}*"
 
 
 def is_project(stage: Stage) -> bool:
@@ -162,7 +178,12 @@ def is_project(stage: Stage) -> bool:
 
 
 def notebook_source(course: Course, stage: Stage, language: str = "en") -> Any:
-    """The unexecuted notebook for a stage, built only from the registry."""
+    """The unexecuted notebook for a stage in one edition, built only from the registry."""
+    with speaking(language):
+        return _notebook_source(course, stage, language)
+
+
+def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     import nbformat
 
     text = stage.text(language)
@@ -170,125 +191,68 @@ def notebook_source(course: Course, stage: Stage, language: str = "en") -> Any:
     out = _Cells([])
     scenario = course.scenario(stage.scenario, language)
     chain = " → ".join(f"**{s.number}**" if s.number == n else s.number for s in course.stages)
-    out.md(f"""
-# Stage {n} · {text.title}
-
-{text.capability}
-
-*Capability chain:* {chain} · *module:* `{stage.module}` · *experiment:* `{stage.experiment_id}`
-
-Work through the ten parts in order. Parts 6, 7 and 8 run code you write — your `{stage.module}`, the
-fault lab's copy and your transfer test; run their cells again whenever you change a file (no kernel
-restart needed). New here? Start with `00-opening.ipynb`.
-""")
-    out.code(f'%load_ext forgelab.notebook\nfrom forgelab.notebook import stage_tools\n\nlab = stage_tools("{n}")')
-    out.md(f"## 1 · The problem: {text.problem_title}\n\n{text.problem}")
-    out.md(f"""
-## 2 · Predict first
-
-{text.prediction.question}
-
-{_options(text.prediction.options)}
-
-Decide before you read on. In JupyterLab, press the letter of your choice below, then the button: the
-reasoning appears after you answer.
-""")
+    opening = Path(edition_notebook(Path(OPENING_NOTEBOOK).name, language)).name
+    out.md(_("# Stage {number} · {title}").format(number=n, title=text.title) + "\n\n" + text.capability + "\n\n"
+           + _("*Capability chain:* {chain} · *module:* `{module}` · *experiment:* `{experiment}`").format(
+               chain=chain, module=stage.module, experiment=stage.experiment_id) + "\n\n"
+           + _("Work through the ten parts in order. Parts 6, 7 and 8 run code you write — your `{module}`, the "
+               "fault lab's copy and your transfer test; run their cells again whenever you change a file (no "
+               "kernel restart needed). New here? Start with `{opening}`.").format(module=stage.module, opening=opening))
+    out.code(f'%load_ext forgelab.notebook\nfrom forgelab.notebook import stage_tools\n\nlab = stage_tools("{n}", lang="{language}")')
+    out.md(_("## 1 · The problem: {title}").format(title=text.problem_title) + "\n\n" + text.problem)
+    out.md(_("## 2 · Predict first") + "\n\n" + text.prediction.question + "\n\n" + _options(text.prediction.options)
+           + "\n\n" + _("Decide before you read on. In JupyterLab, press the letter of your choice below, then the "
+                         "button: the reasoning appears after you answer."))
     out.code("lab.predict()", IGNORE_OUTPUT, WIDGET)
-    out.md(f"""
-## 3 · What it is, what it is not, how it relates
-
-### What it is
-{text.what_it_is}
-
-### What it is not
-{text.what_it_is_not}
-
-### How it relates
-{text.relations}
-
-> **Boundary decision of this stage.** {text.boundary_decision}
-""")
-    notebook_dir = course.root / Path(stage.notebook).parent
+    out.md(_("## 3 · What it is, what it is not, how it relates") + "\n\n"
+           + _("### What it is") + "\n" + text.what_it_is + "\n\n"
+           + _("### What it is not") + "\n" + text.what_it_is_not + "\n\n"
+           + _("### How it relates") + "\n" + text.relations + "\n\n"
+           + "> " + _("**Boundary decision of this stage.**") + " " + text.boundary_decision)
+    notebook_dir = course.root / Path(stage.notebook_in(language)).parent
     for index, figure in enumerate(figures.stage_figures(stage.source_dir)):
-        out.md(("### In a picture\n\n" if index == 0 else "") + figure_markdown(figure, notebook_dir))
-    out.md(f"## 4 · Experiment card\n\nInput scenario: *{scenario.input}*")
+        out.md(("### " + _("In a picture") + "\n\n" if index == 0 else "") + figure_markdown(figure, notebook_dir, language))
+    out.md(_("## 4 · Experiment card") + "\n\n" + _("Input scenario: *{input}*").format(input=scenario.input))
     out.code("lab.card()")
-    out.md(f"## 5 · Worked demonstration\n\n**Goal:** {text.demo_goal}\n\n"
-           + REFERENCE_OUTPUT_NOTE.format(module=stage.module))
+    out.md(_("## 5 · Worked demonstration") + "\n\n" + _("**Goal:** {goal}").format(goal=text.demo_goal) + "\n\n"
+           + _(REFERENCE_OUTPUT_NOTE).format(module=stage.module))
     for kind, source in parse_percent_cells(stage.demo_file(language).read_text(encoding="utf-8")):
         out.md(source) if kind == "markdown" else out.code(source, GRADED)
-    out.md(f"""
-## 6 · Guided exercise (your code)
-
-{text.exercise}
-
-**Steps**
-
-{_bullets(text.steps, numbered=True)}
-
-**Done when**
-
-{_bullets(text.done_when)}
-
-Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {n}` shares the same counter).
-""")
+    out.md(_("## 6 · Guided exercise (your code)") + "\n\n" + text.exercise + "\n\n"
+           + _("**Steps**") + "\n\n" + _bullets(text.steps, numbered=True) + "\n\n"
+           + _("**Done when**") + "\n\n" + _bullets(text.done_when) + "\n\n"
+           + _("Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {number}` shares the same "
+               "counter).").format(number=n))
     if is_project(stage):
-        out.md(f"### The recovery point\n\n{course.text('recovery_point', language)}")
+        out.md("### " + _("The recovery point") + "\n\n" + course.text("recovery_point", language))
     out.code("lab.hint()", IGNORE_OUTPUT, WIDGET)
-    out.md("Run the stage tests against your code. The table shows each required test and, for a failure, "
-           "its first difference in one line; the *Why?* button below it shows a whole failure "
-           f"(terminal: `forgelab check {n} --why TEST`).")
+    out.md(_("Run the stage tests against your code. The table shows each required test and, for a failure, its "
+             "first difference in one line; the *Why?* button below it shows a whole failure (terminal: "
+             "`forgelab check {number} --why TEST`).").format(number=n))
     out.code("lab.run_tests()", GRADED)
     out.code("lab.why()", IGNORE_OUTPUT, WIDGET)
-    out.md(f"""
-## 7 · Fault lab (a broken copy to diagnose)
-
-Someone changed a copy of `{stage.module}`, and now a stage test fails. Your job is a diagnosis: watch
-the symptom, find the cause yourself, and repair the copy. The lab is a separate workspace,
-`{stage.lab_dir}/`; your own `forge/` is never touched.
-
-1. **Start the lab** — nothing happens until you press it; *Run All* never starts a lab.
-2. **Check my fix** — the first time, it shows the symptom: the target test `{stage.fault.target_test}`
-   and how it fails.
-3. Diagnose. Stuck? **Next diagnosis step** reveals the lab's story, then one diagnosis step at a time,
-   then the fix principle (the terminal command `forgelab fault hint {n}` shares the counter).
-4. Edit `{stage.lab_module}`, then **Check my fix** again until it says FIXED; a fixed lab is recorded in
-   your evidence at once. **Show my changes** compares your file with the broken one.
-
-Terminal equivalents: `forgelab fault start|check|diff|reset|hint {n}`; in a cell: `lab.fault_start()`,
-`lab.fault_check()`, `lab.fault_diff()`.
-""")
+    out.md(_("## 7 · Fault lab (a broken copy to diagnose)") + "\n\n" + _(FAULT_LAB_TEXT).format(
+        module=stage.module, lab_dir=stage.lab_dir, target=stage.fault.target_test, number=n,
+        lab_module=stage.lab_module))
     out.code("lab.fault_lab()", IGNORE_OUTPUT, WIDGET)
-    criteria = _bullets(text.transfer_criteria)
-    out.md(f"""
-## 8 · Transfer challenge (your own test)
-
-**Scenario.** {text.transfer_scenario}
-
-**What changed.** {text.transfer_changed_condition}
-
-**Your task.** {text.transfer_task}
-
-**Done when**
-
-{criteria}
-
-Write the test in `{stage.transfer_file}` (replace the `pytest.skip` line), then run:
-""")
+    out.md(_("## 8 · Transfer challenge (your own test)") + "\n\n"
+           + _("**Scenario.** {text}").format(text=text.transfer_scenario) + "\n\n"
+           + _("**What changed.** {text}").format(text=text.transfer_changed_condition) + "\n\n"
+           + _("**Your task.** {text}").format(text=text.transfer_task) + "\n\n"
+           + _("**Done when**") + "\n\n" + _bullets(text.transfer_criteria) + "\n\n"
+           + _("Write the test in `{file}` (replace the `pytest.skip` line), then run:").format(file=stage.transfer_file))
     out.code("lab.run_transfer()")
-    out.md(f"## 9 · Design question\n\n{text.design_question}\n\nWrite your answer below and save it; the rubric appears after saving. (Or type it into a cell: `lab.save_answer(\"\"\"...\"\"\")`, or in the terminal: `forgelab answer {n} --file my-answer.md`.)")
+    out.md(_("## 9 · Design question") + "\n\n" + text.design_question + "\n\n"
+           + _("Write your answer below and save it; the rubric appears after saving. (Or type it into a cell: "
+               "`lab.save_answer(\"\"\"...\"\"\")`, or in the terminal: `forgelab answer {number} --file "
+               "my-answer.md`.)").format(number=n))
     out.code("lab.design_answer()", IGNORE_OUTPUT, WIDGET)
-    out.md(f"""
-## 10 · Mastery evidence
-
-{_bullets(text.mastery)}
-
-The button below runs every part for real, writes `{stage.evidence_file}`, and says what the course
-page will show when you pick that file. Nothing is written until you press it. (In a cell:
-`lab.write_evidence()`; terminal: `forgelab check {n}`.)
-""")
+    out.md(_("## 10 · Mastery evidence") + "\n\n" + _bullets(text.mastery) + "\n\n"
+           + _("The button below runs every part for real, writes `{file}`, and says what the course page will show "
+               "when you pick that file. Nothing is written until you press it. (In a cell: `lab.write_evidence()`; "
+               "terminal: `forgelab check {number}`.)").format(file=stage.evidence_file, number=n))
     out.code("lab.evidence()", IGNORE_OUTPUT, WIDGET)
-    out.md("Where this stage stands — what is done and what is still open (it runs the tests and writes nothing):")
+    out.md(_("Where this stage stands — what is done and what is still open (it runs the tests and writes nothing):"))
     out.code("lab.summary()", IGNORE_OUTPUT)
     for index, cell in enumerate(out.cells):
         cell["id"] = f"cell-{index:02d}"  # stable ids keep rebuilds diff-friendly
@@ -334,65 +298,67 @@ def opening_digest(course: Course, language: str = "en") -> str:
     return digest.hexdigest()
 
 
-CHAIN_CELL = """from forgelab.paths import Workbook
+CHAIN_CELL = """from forgelab.display import pad
+from forgelab.paths import Workbook
 from forgelab.registry import load_course
 
 course = load_course(Workbook.locate().root)
 for stage in course.stages:
-    print(f"{stage.number}  {stage.text().title:<32} {stage.module}")"""
+    print(f"{stage.number}  {pad(stage.text('LANGUAGE').title, 32)} {stage.module}")"""
 
-STANDING_CELL = """from forgelab.paths import Workbook
+# the words the standing cell prints, in the kernel, through the catalog
+STANDING_WORDS = (N_("still to write: {functions}"), N_("no starter stub left"))
+STANDING_CELL = """from forgelab.i18n import speaking, _
+from forgelab.paths import Workbook
 from forgelab.registry import load_course
 from forgelab.workbench import unfinished_functions
 
 root = Workbook.locate().root
-for stage in load_course(root).stages:
-    left = unfinished_functions(root / stage.module)
-    print(f"{stage.number}  {stage.module:<32}", f"still to write: {', '.join(left)}" if left else "no starter stub left")"""
+with speaking("LANGUAGE"):
+    for stage in load_course(root).stages:
+        left = unfinished_functions(root / stage.module)
+        print(f"{stage.number}  {stage.module:<32}",
+              _("still to write: {functions}").format(functions=", ".join(left)) if left else _("no starter stub left"))"""
 
 
 def opening_source(course: Course, language: str = "en") -> Any:
     """The unexecuted opening notebook, built only from course.toml and the stage registry."""
+    with speaking(language):
+        return _opening_source(course, language)
+
+
+def _opening_source(course: Course, language: str) -> Any:
     import nbformat
 
     text = opening_texts(course, language)
     out = _Cells([])
-    out.md(f"""
-# {course.text("title", language)} · {text["opening_title"]}
-
-{text["opening_intro"]}
-
-This notebook is the chapter's opening: where the chapter sits, what it assumes, three concepts to
-calibrate before the code, the chain of capabilities you will build, and what to do when you are stuck.
-The stages follow in `01-…` to `{course.stages[-1].key}.ipynb`.
-""")
-    out.md(f"## Where this chapter sits\n\n{text['opening_position']}")
-    out.md(f"## What you need\n\n{text['opening_prerequisites']}")
-    out.md("## Three concepts, calibrated\n\nEach concept in four parts: what it is, what it is not, its "
-           "place in Forge, and the misuse to watch for.")
+    out.md(f"# {course.text('title', language)} · {text['opening_title']}\n\n{text['opening_intro']}\n\n"
+           + _("This notebook is the chapter's opening: where the chapter sits, what it assumes, three concepts to "
+               "calibrate before the code, the chain of capabilities you will build, and what to do when you are "
+               "stuck. The stages follow in `01-…` to `{last}.ipynb`.").format(last=course.stages[-1].key))
+    out.md(_("## Where this chapter sits") + "\n\n" + text["opening_position"])
+    out.md(_("## What you need") + "\n\n" + text["opening_prerequisites"])
+    out.md(_("## Three concepts, calibrated") + "\n\n" + _("Each concept in four parts: what it is, what it is "
+                                                          "not, its place in Forge, and the misuse to watch for."))
     for concept, title in CONCEPTS:
-        parts = "\n\n".join(f"**{label}.** {text[f'concept_{concept}_{part}']}" for part, label in CONCEPT_PARTS)
-        out.md(f"### {title}\n\n{parts}")
-    rows = "\n".join(f"| {stage.number} | [{stage.text(language).title}]({Path(stage.notebook).name}) | "
-                      f"`{stage.module}` | {stage.text(language).capability} |" for stage in course.stages)
-    out.md(f"""
-## The capability chain: {course.stages[0].number} → {course.stages[-1].number}
-
-{text["capability_chain"]}
-
-| stage | notebook | you write | capability |
-|---|---|---|---|
-{rows}
-""")
-    out.md("The same chain, read from the course registry that every tool uses:")
-    out.code(CHAIN_CELL)
-    out.md(f"## The chapter project\n\n{text['opening_outcome']}")
-    out.md(f"## How each stage works\n\n{text['opening_how_to_work']}")
-    out.md(f"## Stuck? The recovery point\n\n{text['recovery_point']}")
-    out.md("## Where you stand\n\nWhich of your stage modules still hold starter stubs (`raise "
-           "NotImplementedError`). It reads your files and runs nothing; `forgelab status` in a terminal runs "
-           "the tests and names the next step.")
-    out.code(STANDING_CELL, IGNORE_OUTPUT)
+        parts = "\n\n".join(f"**{_(label)}.** {text[f'concept_{concept}_{part}']}" for part, label in CONCEPT_PARTS)
+        out.md(f"### {_(title)}\n\n{parts}")
+    rows = "\n".join(f"| {stage.number} | [{stage.text(language).title}]({Path(stage.notebook_in(language)).name}) | "
+                     f"`{stage.module}` | {stage.text(language).capability} |" for stage in course.stages)
+    header = "| " + " | ".join((_("stage"), _("notebook"), _("you write"), _("capability"))) + " |"
+    out.md(_("## The capability chain: {first} → {last}").format(first=course.stages[0].number,
+                                                                  last=course.stages[-1].number)
+           + f"\n\n{text['capability_chain']}\n\n{header}\n|---|---|---|---|\n{rows}")
+    out.md(_("The same chain, read from the course registry that every tool uses:"))
+    out.code(CHAIN_CELL.replace("LANGUAGE", language))
+    out.md(_("## The chapter project") + "\n\n" + text["opening_outcome"])
+    out.md(_("## How each stage works") + "\n\n" + text["opening_how_to_work"])
+    out.md(_("## Stuck? The recovery point") + "\n\n" + text["recovery_point"])
+    out.md(_("## Where you stand") + "\n\n" + _("Which of your stage modules still hold starter stubs (`raise "
+                                                  "NotImplementedError`). It reads your files and runs nothing; "
+                                                  "`forgelab status` in a terminal runs the tests and names the next "
+                                                  "step."))
+    out.code(STANDING_CELL.replace("LANGUAGE", language), IGNORE_OUTPUT)
     for index, cell in enumerate(out.cells):
         cell["id"] = f"cell-{index:02d}"
     notebook = nbformat.v4.new_notebook(cells=out.cells)
@@ -405,56 +371,65 @@ The stages follow in `01-…` to `{course.stages[-1].key}.ipynb`.
     return notebook
 
 
-def stale_opening(course: Course) -> list[str]:
-    """Why ``notebooks/00-opening.ipynb`` is out of date (empty when it is current)."""
+def opening_notebook(language: str = "en") -> str:
+    return edition_notebook(Path(OPENING_NOTEBOOK).name, language)
+
+
+def stale_opening(course: Course, language: str = "en") -> list[str]:
+    """Why one edition's opening notebook is out of date (empty when it is current)."""
     import nbformat
 
     try:
-        expected = opening_source(course)
+        expected = opening_source(course, language)
     except OpeningError as error:
         return [str(error)]
-    path = course.root / OPENING_NOTEBOOK
+    path = course.root / opening_notebook(language)
     if not path.is_file():
         return ["notebook missing"]
     committed = nbformat.read(path, as_version=4)
     if _comparable(committed) != _comparable(expected):
         return ["cells differ from course/course.toml"]
-    if committed.metadata.get("forgelab", {}).get("source_digest") != opening_digest(course):
+    if committed.metadata.get("forgelab", {}).get("source_digest") != opening_digest(course, language):
         return ["source digest differs"]
     if any(c.cell_type == "code" and c.execution_count is None for c in committed.cells):
         return ["not executed: outputs are missing"]
     return []
 
 
-def build_opening(course: Course, workbook: Workbook, *, run: bool = True) -> list[str]:
+def build_opening(course: Course, workbook: Workbook, *, run: bool = True, language: str = "en") -> list[str]:
     try:
-        notebook = opening_source(course)
+        notebook = opening_source(course, language)
     except OpeningError as error:
         raise BuildError(str(error)) from None
     if run:
-        notebook = execute(notebook, workbook, course)
-    write_notebook(course.root / OPENING_NOTEBOOK, notebook)
-    return [OPENING_NOTEBOOK]
+        notebook = execute(notebook, workbook, course, language=language)
+    write_notebook(course.root / opening_notebook(language), notebook)
+    return [opening_notebook(language)]
 
 
 # ---------------------------------------------------------------- execution
 def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str = "solution",
-            timeout: int = 120) -> Any:
-    """Run every cell against ``target_name`` in a fresh workspace; widget outputs are dropped."""
+            timeout: int = 120, language: str = "en") -> Any:
+    """Run every cell against ``target_name`` in a fresh workspace, from the folder of ``language``'s
+    notebooks; widget outputs are dropped."""
     from nbclient import NotebookClient
 
     from forgelab.targets import resolve_target
 
     target = resolve_target(target_name, workbook, course)
-    saved = {key: os.environ.get(key) for key in ("PYTHONPATH", "FORGELAB_TARGET", "FORGELAB_WORKSPACE", "FORGELAB_ROOT")}
+    saved = {key: os.environ.get(key) for key in ("PYTHONPATH", "FORGELAB_TARGET", "FORGELAB_WORKSPACE", "FORGELAB_ROOT",
+                                                  "FORGE_LANG")}
+    folder = workbook.root / Path(edition_notebook("notebook.ipynb", language)).parent
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-build-") as workspace:
         try:
             os.environ["PYTHONPATH"] = str(import_dir)
             os.environ["FORGELAB_TARGET"] = target_name
             os.environ["FORGELAB_WORKSPACE"] = workspace
             os.environ["FORGELAB_ROOT"] = str(workbook.root)
+            os.environ.pop("FORGE_LANG", None)  # each notebook names its own language
+            folder.mkdir(parents=True, exist_ok=True)
             client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", store_widget_state=False,
-                                    resources={"metadata": {"path": str(workbook.root / "notebooks")}})
+                                    resources={"metadata": {"path": str(folder)}})
             client.execute()
         finally:
             for key, value in saved.items():
@@ -462,7 +437,7 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-    from forgelab.notebook_cells import MARKER
+    from forgelab.notebook_cells import markers
 
     for index, cell in enumerate(notebook.cells):
         cell.metadata.pop("execution", None)  # kernel timestamps: a rebuild without changes changes nothing
@@ -470,7 +445,7 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
             cell.outputs = []
             cell.execution_count = None
         printed = "".join(str(out.get("text", "")) for out in cell.get("outputs", []))
-        if MARKER in printed:
+        if any(marker in printed for marker in markers()):
             first = cell.source.strip().splitlines()[0] if cell.source.strip() else "(empty)"
             raise BuildError(f"cell {index} (`{first[:60]}`) did not finish against {target_name}: "
                              f"{printed.strip().splitlines()[0][:300]} — fix the stage source or the reference")
@@ -523,24 +498,37 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
         contract = fault_contract_path(course.root, stage)
         if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
             problems.append(Staleness(stage, str(contract.relative_to(course.root)), "fault contract differs from stage.toml"))
-        path = course.root / stage.notebook
-        if not path.is_file():
-            problems.append(Staleness(stage, stage.notebook, "notebook missing"))
-            continue
-        committed = nbformat.read(path, as_version=4)
-        try:
-            expected = notebook_source(course, stage)
-        except figures.FigureError as error:
-            problems.append(Staleness(stage, stage.notebook, f"cannot be generated: {error}"))
-            continue
-        if _comparable(committed) != _comparable(expected):
-            problems.append(Staleness(stage, stage.notebook, "cells differ from the stage source"))
-        elif committed.metadata.get("forgelab", {}).get("source_digest") != source_digest(stage):
-            problems.append(Staleness(stage, stage.notebook, "source digest differs"))
-        elif any(c.cell_type == "code" and c.execution_count is None and WIDGET not in c.metadata.get("tags", [])
-                 for c in committed.cells):
-            problems.append(Staleness(stage, stage.notebook, "not executed: reference outputs are missing"))
+        for language in editions(course):
+            stale = _stale_notebook(course, stage, language)
+            if stale:
+                problems.append(Staleness(stage, stage.notebook_in(language), stale))
     return problems
+
+
+def editions(course: Course) -> tuple[str, ...]:
+    """The languages the course is built in (``languages`` in course.toml; English always first)."""
+    return ("en", *(language for language in course.languages if language != "en"))
+
+
+def _stale_notebook(course: Course, stage: Stage, language: str) -> str | None:
+    import nbformat
+
+    path = course.root / stage.notebook_in(language)
+    if not path.is_file():
+        return "notebook missing"
+    committed = nbformat.read(path, as_version=4)
+    try:
+        expected = notebook_source(course, stage, language)
+    except figures.FigureError as error:
+        return f"cannot be generated: {error}"
+    if _comparable(committed) != _comparable(expected):
+        return "cells differ from the stage source"
+    if committed.metadata.get("forgelab", {}).get("source_digest") != source_digest(stage, language):
+        return "source digest differs"
+    if any(c.cell_type == "code" and c.execution_count is None and WIDGET not in c.metadata.get("tags", [])
+           for c in committed.cells):
+        return "not executed: reference outputs are missing"
+    return None
 
 
 # ---------------------------------------------------------------- figures
@@ -635,9 +623,10 @@ def build_stage(course: Course, workbook: Workbook, stage: Stage, *, run: bool =
     if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
         write_atomic(contract, fault_contract_text(stage))
         written.append(str(contract.relative_to(course.root)))
-    notebook = notebook_source(course, stage)
-    if run:
-        notebook = execute(notebook, workbook, course)
-    write_notebook(course.root / stage.notebook, notebook)
-    written.append(stage.notebook)
+    for language in editions(course):
+        notebook = notebook_source(course, stage, language)
+        if run:
+            notebook = execute(notebook, workbook, course, language=language)
+        write_notebook(course.root / stage.notebook_in(language), notebook)
+        written.append(stage.notebook_in(language))
     return written

@@ -13,6 +13,7 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
+from forgelab import figures
 from forgelab.build import parse_percent_cells
 from forgelab.registry import Course, Prediction, Stage, StageText
 
@@ -86,6 +87,15 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
         elif [src for kind, src in ours if kind == "code"] != [src for kind, src in theirs if kind == "code"]:
             found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: a code cell differs from demo.py "
                          "(only the Markdown is translated; code and its output are the same in both editions)")
+    try:
+        stage_figures = figures.stage_figures(stage.source_dir)
+    except figures.FigureError:
+        stage_figures = []  # reported by `forgelab build --check` with its cause
+    for figure in stage_figures:
+        if not figure.has_edition("zh"):
+            comment = "%%" if figure.kind == "mermaid" else "#"
+            found.append(f"{figure.source.relative_to(course.root).as_posix()}: no `{comment} caption.zh:` line "
+                         "(the Chinese caption and, with `alt.zh:`, the text a screen reader gets)")
     return found
 
 

@@ -15,7 +15,9 @@ Two kinds of figure live in ``course/stages/NN-slug/``:
   shows that SVG as a Markdown image by its relative path (JupyterLab does not render SVG attachments).
 
 Every figure source starts with a ``caption:`` comment line (``%% caption: ...`` in Mermaid,
-``# caption: ...`` in Python) and may add an ``alt:`` line, the text a screen reader gets.
+``# caption: ...`` in Python) and may add an ``alt:`` line, the text a screen reader gets. Another
+edition's words follow as ``caption.zh:`` and ``alt.zh:`` lines; the drawing itself is shared (its
+labels are the code's own words), and the rendered SVG depends only on the English lines.
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ class Figure:
     source: Path  # figure[-NAME].mmd or figure-NAME.py in the stage's folder
     caption: str
     alt: str
+    editions: tuple[tuple[str, str, str], ...] = ()  # (language, caption, alt) of the other editions
+
+    def caption_in(self, language: str) -> str:
+        return next((caption for lang, caption, _ in self.editions if lang == language), self.caption)
+
+    def alt_in(self, language: str) -> str:
+        return next((alt for lang, _, alt in self.editions if lang == language), self.alt)
+
+    def has_edition(self, language: str) -> bool:
+        return language == "en" or any(lang == language for lang, _, _ in self.editions)
 
     @property
     def name(self) -> str:
@@ -69,7 +81,7 @@ class Figure:
     def svg(self) -> Path:
         return self.source.with_suffix(".svg")
 
-    def diagram(self) -> str:
+    def diagram(self, language: str = "en") -> str:
         """The Mermaid text without the caption and alt lines (what the notebook and the renderer see)."""
         if self.kind != "mermaid":
             raise FigureError(f"{self.source}: a plot has no Mermaid text")
@@ -79,7 +91,8 @@ class Figure:
         if not lines:
             raise FigureError(f"{self.source}: no diagram after the caption: add the Mermaid text")
         # the words for screen readers travel with the diagram (Mermaid writes them into the SVG)
-        accessible = [f"  accTitle: {_one_line(self.caption)}", f"  accDescr: {_one_line(self.alt)}"]
+        accessible = [f"  accTitle: {_one_line(self.caption_in(language))}",
+                      f"  accDescr: {_one_line(self.alt_in(language))}"]
         return "\n".join([lines[0], *accessible, *lines[1:]]).strip() + "\n"
 
     def source_digest(self) -> str:
@@ -90,20 +103,27 @@ def _one_line(text: str) -> str:
     return " ".join(text.replace("{", "(").replace("}", ")").split())
 
 
-_META = re.compile(r"^\s*(%%|#)\s*(caption|alt):\s*(.*)$")
+_META = re.compile(r"^\s*(%%|#)\s*(caption|alt)(?:\.([a-z]{2}))?:\s*(.*)$")
 
 
-def _meta(path: Path) -> tuple[str, str]:
-    found: dict[str, str] = {}
+def _meta(path: Path) -> tuple[str, str, tuple[tuple[str, str, str], ...]]:
+    found: dict[tuple[str, str], str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         match = _META.match(line)
         if match:
-            found[match.group(2)] = match.group(3).strip()
-    caption = found.get("caption", "")
+            found[(match.group(3) or "en", match.group(2))] = match.group(4).strip()
+    caption = found.get(("en", "caption"), "")
+    comment = "%%" if path.suffix == ".mmd" else "#"
     if not caption:
-        comment = "%%" if path.suffix == ".mmd" else "#"
         raise FigureError(f"{path}: no caption — start the file with a line `{comment} caption: what the figure shows`")
-    return caption, found.get("alt") or caption
+    others = sorted({lang for lang, _ in found} - {"en"})
+    editions = []
+    for lang in others:
+        other = found.get((lang, "caption"))
+        if not other:
+            raise FigureError(f"{path}: `alt.{lang}:` without `caption.{lang}:` — add `{comment} caption.{lang}: ...`")
+        editions.append((lang, other, found.get((lang, "alt")) or other))
+    return caption, found.get(("en", "alt")) or caption, tuple(editions)
 
 
 def stage_figures(source_dir: Path) -> list[Figure]:
@@ -111,8 +131,8 @@ def stage_figures(source_dir: Path) -> list[Figure]:
     figures = []
     for path in sorted(source_dir.iterdir(), key=lambda p: (p.stem != "figure", p.name)):
         if path.is_file() and SOURCE_NAME.match(path.name):
-            caption, alt = _meta(path)
-            figures.append(Figure("mermaid" if path.suffix == ".mmd" else "plot", path, caption, alt))
+            caption, alt, editions = _meta(path)
+            figures.append(Figure("mermaid" if path.suffix == ".mmd" else "plot", path, caption, alt, editions))
     return figures
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import gettext
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
@@ -88,6 +89,17 @@ def use(language: str) -> None:
 
 def active() -> str:
     return _ACTIVE.get()
+
+
+@contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """Speak ``language`` inside the ``with`` block only (e.g. while building one edition's notebook);
+    a language without a catalog speaks English."""
+    token = _ACTIVE.set(language)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 @lru_cache(maxsize=None)

@@ -88,7 +88,9 @@ def extract() -> dict[str, int]:
         if language == "en":
             continue
         old = _read(language)
-        new = Catalog(locale=language, domain=DOMAIN, project="forge-workbook", charset="utf-8")
+        # the old catalog's dates: extracting without a change leaves the file (and so the compiled .mo) as it is
+        new = Catalog(locale=language, domain=DOMAIN, project="forge-workbook", charset="utf-8",
+                      creation_date=old.creation_date, revision_date=old.revision_date)
         for key in ids:
             message_id: str | tuple[str, str] = tuple(key.split("\x00")) if "\x00" in key else key  # type: ignore[assignment]
             existing = old.get(message_id)

@@ -37,6 +37,7 @@ def nbval_env(import_dir: Path, target_name: str, workspace: Path, root: Path) -
     env.update(PYTHONPATH=str(import_dir), FORGELAB_TARGET=target_name, FORGELAB_WORKSPACE=str(workspace),
                FORGELAB_ROOT=str(root), PYTHONDONTWRITEBYTECODE="1", FORGELAB_WIDTH="110",
                PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.pop("FORGE_LANG", None)  # each notebook names its own language
     return env
 
 
@@ -77,10 +78,11 @@ def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks
     target = resolve_target(target_name, workbook, course)
     if not target.is_reference:
         return replay(workbook, course, target_name, notebooks)
-    from forgelab.build import OPENING_NOTEBOOK
+    from forgelab.build import editions, opening_notebook
 
-    opening = [OPENING_NOTEBOOK] if (workbook.root / OPENING_NOTEBOOK).is_file() else []
-    chosen = notebooks or [*opening, *(stage.notebook for stage in course.stages)]
+    chosen = notebooks or [path for language in editions(course) for path in
+                           (opening_notebook(language), *(stage.notebook_in(language) for stage in course.stages))
+                           if (workbook.root / path).is_file()]
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-nbval-") as workspace:
         print(f"nbval: {len(chosen)} notebook(s) against target {target.name} (workspace {workspace})", flush=True)
         done = subprocess.run(nbval_command(chosen, lax, extra), cwd=workbook.root,

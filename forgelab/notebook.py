@@ -170,7 +170,7 @@ class StageTools:
     def run_tests(self) -> None:
         """The stage tests against your code, one row each (writes no evidence)."""
         outcome = self.bench.check(self.stage, self.target_name, write=False)
-        print("\n".join(self.bench.tests_table(outcome, width=110)))
+        print("\n".join(self.bench.tests_table(outcome, width=96)))
         summary = outcome.document["summary"]
         print("\n" + _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
                                                                         total=summary["required_total"]))
@@ -317,7 +317,7 @@ class StageTools:
     def _evidence_text(self) -> str:
         outcome = self.bench.check(self.stage, self.target_name)
         shown = self.workbook.relative(outcome.path) if outcome.path else None
-        text = self.bench.check_message(outcome, shown, width=110).text()
+        text = self.bench.check_message(outcome, shown, width=96).text()
         page = _("self-check passed") if outcome.accepted else _("results read, with the items above still open")
         return text + "\n\n" + _("The course page will show: {state}.").format(state=page)
 

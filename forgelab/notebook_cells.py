@@ -18,10 +18,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-MARKER = "⚠ this cell did not finish"
+from forgelab.i18n import LANGUAGES, N_, _, speaking
+
+MARKER = N_("⚠ this cell did not finish")  # shown in the notebook's language; build refuses any edition's form
 HANDLER = "__forgelab_explain__"
 SHOW = "__forgelab_show__"
 FAILED = "__forgelab_failed__"
+
+
+def markers() -> tuple[str, ...]:
+    """:data:`MARKER` in every language the tools speak (``forgelab build`` looks for each)."""
+    found = []
+    for language in LANGUAGES:
+        with speaking(language):
+            found.append(_(MARKER))
+    return tuple(dict.fromkeys(found))
 
 
 def _learner_lines(tb: TracebackType | None) -> list[str]:
@@ -36,23 +47,27 @@ def _learner_lines(tb: TracebackType | None) -> list[str]:
 
 
 def explain(error: BaseException, failed_before: list[str]) -> str:
-    """One short text for an exception in a cell (no traceback wall)."""
+    """One short text for an exception in a cell (no traceback wall), in the notebook's language."""
+    marker = _(MARKER)
     if isinstance(error, NotImplementedError):
-        message = str(error) or "this function is not implemented yet — see the hints"
-        text = message if "not implemented yet" in message else f"not implemented yet — {message}"
-        return f"{MARKER}: {text}"
+        not_yet = _("not implemented yet")
+        message = str(error) or _("this function is not implemented yet — see the hints")
+        known = ("not implemented yet", not_yet)
+        text = message if any(words in message for words in known) else f"{not_yet} — {message}"
+        return f"{marker}: {text}"
     if isinstance(error, SyntaxError) and error.filename and "forge" in Path(error.filename).parts:
-        return (f"{MARKER}: syntax error in {Path(error.filename).name}, line {error.lineno}: {error.msg} — "
-                "fix it and run the cell again")
+        return f"{marker}: " + _("syntax error in {file}, line {line}: {message} — fix it and run the cell again").format(
+            file=Path(error.filename).name, line=error.lineno, message=error.msg)
     if isinstance(error, NameError) and failed_before:
-        return (f"{MARKER}: skipped — it needs {getattr(error, 'name', None) or 'a name'!s}, which an earlier cell "
-                f"could not compute ({failed_before[-1]})")
+        return f"{marker}: " + _("skipped — it needs {name}, which an earlier cell could not compute ({cell})").format(
+            name=getattr(error, "name", None) or _("a name"), cell=failed_before[-1])
     if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("forge"):
-        return f"{MARKER}: cannot import {error.name}: bring the module back with `forgelab starter NN` (see part 6)"
-    lines = [f"{MARKER}: {type(error).__name__}: {error}"]
+        return f"{marker}: " + _("cannot import {module}: bring the module back with `forgelab starter NN` "
+                                 "(see part 6)").format(module=error.name)
+    lines = [f"{marker}: {type(error).__name__}: {error}"]
     learner = _learner_lines(error.__traceback__)
     if learner:
-        lines += ["raised in your code:", *learner]
+        lines += [_("raised in your code:"), *learner]
     return "\n".join(lines)
 
 

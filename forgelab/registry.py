@@ -57,6 +57,11 @@ class StageText:
     docstrings: Docstrings | None = None  # another edition's words for the docstrings learners read in code
 
 
+def edition_notebook(name: str, language: str) -> str:
+    """Where one edition's copy of a notebook lives: English in ``notebooks/``, others in ``notebooks/<lang>/``."""
+    return f"notebooks/{name}" if language == "en" else f"notebooks/{language}/{name}"
+
+
 @dataclass(frozen=True)
 class Docstrings:
     """The docstrings of the starter module and the transfer starter in one edition (English: the files).
@@ -137,7 +142,12 @@ class Stage:
 
     @property
     def notebook(self) -> str:
+        """The English notebook (graded replays and nbval use it); :meth:`notebook_in` for an edition."""
         return f"notebooks/{self.key}.ipynb"
+
+    def notebook_in(self, language: str) -> str:
+        """``notebooks/NN-slug.ipynb`` in English, ``notebooks/<language>/NN-slug.ipynb`` in another edition."""
+        return edition_notebook(f"{self.key}.ipynb", language)
 
     @property
     def failure_lab(self) -> str:

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from forgelab.build import OPENING_NOTEBOOK, build_opening, build_stage, stale_artefacts, stale_opening
+    from forgelab.build import build_opening, opening_notebook, stale_artefacts, stale_opening
+    from forgelab.build import editions as built_editions
+    from forgelab.build import build_stage
     from forgelab.commands.context import open_workbook
 
     workbook, course = open_workbook()
@@ -21,7 +23,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     with_opening = not args.stages  # the opening is built with the whole course
     if args.check:
         problems = [(item.artefact, item.reason) for item in stale_artefacts(course, stages)]
-        problems += [(OPENING_NOTEBOOK, reason) for reason in (stale_opening(course) if with_opening else [])]
+        problems += [(opening_notebook(language), reason) for language in built_editions(course)
+                     for reason in (stale_opening(course, language) if with_opening else [])]
         for artefact, reason in problems:
             print(f"out of date: {artefact} — {reason}")
         editions = _edition_problems(course, stages, whole_course=with_opening)
@@ -46,13 +49,13 @@ def cmd_build(args: argparse.Namespace) -> int:
         except BuildError as error:
             return fail(f"stage {stage.number}: {error}")
         print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
-    if with_opening:
+    for language in built_editions(course) if with_opening else ():
         started = time.monotonic()
-        print("building the opening…", flush=True)
+        print(f"building the opening ({language})…", flush=True)
         try:
-            written = build_opening(course, workbook, run=not args.no_execute)
+            written = build_opening(course, workbook, run=not args.no_execute, language=language)
         except BuildError as error:
-            return fail(f"the opening: {error}")
+            return fail(f"the opening ({language}): {error}")
         print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
     return 0
 
@@ -140,11 +143,11 @@ def cmd_nbval(args: argparse.Namespace) -> int:
     from forgelab.commands.context import open_workbook
     from forgelab.nbval_run import run_nbval
 
-    from forgelab.build import OPENING_NOTEBOOK
+    from forgelab.build import editions, opening_notebook
 
     workbook, course = open_workbook()
-    notebooks = [OPENING_NOTEBOOK if s in ("0", "00", "opening") else course.stage(s).notebook
-                 for s in args.stages] if args.stages else None
+    notebooks = [opening_notebook(language) if s in ("0", "00", "opening") else course.stage(s).notebook_in(language)
+                 for language in editions(course) for s in args.stages] if args.stages else None
     return run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax, extra=["-k", args.keyword] if args.keyword else None)
 
 

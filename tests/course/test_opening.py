@@ -14,7 +14,7 @@ import pytest
 
 from conftest import cli_env
 
-from forgelab.build import CONCEPTS, OPENING_KEYS, OPENING_NOTEBOOK, opening_texts, stale_opening
+from forgelab.build import CONCEPTS, OPENING_KEYS, OPENING_NOTEBOOK, opening_notebook, opening_texts, stale_opening
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,14 +71,14 @@ def test_the_opening_passes_nbval() -> None:
     done = subprocess.run([sys.executable, "-m", "forgelab.cli", "nbval", "00"], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, env=cli_env(ROOT))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "nbval: 1 notebook(s) against target solution" in done.stdout
-    assert re.search(r"\b2 passed\b", done.stdout), done.stdout
+    assert "nbval: 2 notebook(s) against target solution" in done.stdout  # the opening of both editions
+    assert re.search(r"\b4 passed\b", done.stdout), done.stdout
 
 
 def test_nbval_runs_the_opening_with_the_stage_notebooks(course) -> None:
     from forgelab.nbval_run import nbval_command
 
-    # `forgelab nbval` without stage numbers: the opening first, then every stage notebook
+    # `forgelab nbval` without stage numbers: per edition, the opening first, then every stage notebook
     import forgelab.nbval_run as runner
 
     seen: list[list[str]] = []
@@ -95,7 +95,9 @@ def test_nbval_runs_the_opening_with_the_stage_notebooks(course) -> None:
         runner.run_nbval(Workbook(ROOT, ROOT), course, "solution")
     finally:
         runner.subprocess.run = original  # type: ignore[assignment]
-    expected = [OPENING_NOTEBOOK, *(stage.notebook for stage in course.stages)]
+    expected = [path for language in ("en", "zh") for path in
+                (opening_notebook(language), *(stage.notebook_in(language) for stage in course.stages))]
+    assert expected[0] == OPENING_NOTEBOOK and expected[11] == "notebooks/zh/00-opening.ipynb"
     assert seen == [nbval_command(expected, False)]
 
 

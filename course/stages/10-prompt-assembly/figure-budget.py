@@ -1,5 +1,7 @@
 # caption: The budget bar B = W − O − R − S with the worked demonstration's numbers, and how the reference assemble fills B: required segments and the notice's room first, then evidence and dialogue; memory does not fit and gives way to the notice.
 # alt: Top bar: a context window W of 1000 tokens split into the input budget B of 110, 700 kept for the output O, 120 for reasoning and tools R and 70 as a safety margin S. Bottom bar: the 110 tokens of B, filled by the required segments system 18, tools 30, policy 11 and user 15, then 9 tokens kept for the memory notice, evidence 14 and dialogue 10, leaving 3 free. The memory segment of 26 tokens is drawn hatched beside the bar: it does not fit and is dropped whole, and the notice takes its place.
+# caption.zh: 用完整示范的数字画出的预算条 B = W − O − R − S，以及参考实现的 assemble 如何填满 B：先放必需段和提示说明的空间，再放证据和对话；记忆放不下，为提示说明让路。
+# alt.zh: 上方的条：1000 个 token 的上下文窗口 W 被分成 110 的输入预算 B、留给输出 O 的 700、留给推理和工具 R 的 120，以及 70 的安全余量 S。下方的条：B 的 110 个 token 先由必需段填充——system 18、tools 30、policy 11、user 15——然后为记忆提示说明保留 9 个 token，再放证据 14 和对话 10，剩下 3 个空闲。26 个 token 的记忆段以斜线画在条旁：它放不下，被整段丢弃，由提示说明取而代之。
 """Stage 10's figure: the demonstration's window and segments, placed by the reference ``assemble``.
 
 ``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it.

@@ -197,16 +197,44 @@ def _language(argv: list[str]) -> tuple[list[str], str | None]:
     return rest, chosen
 
 
+EDITION_COMMANDS = ("release", "site")
+
+
+def _editions(wanted: str | None) -> tuple[str, ...]:
+    """The editions ``--lang`` asks a build for: one language, or every one for ``all`` (default: English)."""
+    from forgelab import i18n
+
+    if wanted == "all":
+        return i18n.LANGUAGES
+    return (i18n.resolve(wanted, environ={}) if wanted else "en",)
+
+
+def _workbook_edition() -> str | None:
+    """The language of the workbook this command runs in, if its bundle names one (course/edition.toml)."""
+    from forgelab import i18n
+    from forgelab.paths import WorkbookNotFound, find_root
+
+    try:
+        return i18n.workbook_edition(find_root())
+    except WorkbookNotFound:
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from forgelab import i18n
 
     arguments, wanted = _language(list(sys.argv[1:] if argv is None else argv))
+    # `release` and `site build` also read --lang as the edition(s) to build: en, zh or all
+    builds_editions = next((item for item in arguments if not item.startswith("-")), "") in EDITION_COMMANDS
+    speak = None if builds_editions and wanted == "all" else wanted
     try:
-        i18n.use(i18n.resolve(wanted))
+        i18n.use(i18n.resolve(speak, edition=_workbook_edition()))
     except i18n.LanguageError as error:
         return fail(str(error), "use --lang en or --lang zh (or set FORGE_LANG)")
     parser = build_parser()
     args = parser.parse_args(arguments)
+    if builds_editions:
+        args.editions = _editions(wanted)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0

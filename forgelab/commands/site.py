@@ -102,16 +102,25 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from forgelab.display import fail
     from forgelab.paths import Workbook
-    from forgelab.site.release import ReleaseError, build_bundle
 
     if args.checkpoint:
         return cmd_checkpoint(args)
     workbook = Workbook.locate()
     out = Path(args.out).expanduser().resolve()
+    for language in getattr(args, "editions", ("en",)):
+        status = _release_one(workbook.root, out, language)
+        if status:
+            return status
+    return 0
+
+
+def _release_one(root: Path, out: Path, language: str) -> int:
+    from forgelab.display import fail
+    from forgelab.site.release import BUNDLE_NAME, ReleaseError, build_bundle
+
     try:
-        bundle = build_bundle(workbook.root, out)
+        bundle = build_bundle(root, out, language)
     except ReleaseError as error:
         if "would reveal a reference solution" in str(error):
             return fail(str(error), "take the reference code out of the named files (a starter function's body goes back "
@@ -121,17 +130,22 @@ def cmd_release(args: argparse.Namespace) -> int:
     except OSError as error:
         return fail(f"cannot write the bundle into {_shown(out)} ({error.strerror or error})",
                     "choose a writable folder with --out")
-    print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB)")
+    edition = {"en": "English", "zh": "Chinese (zh)"}.get(language, language)
+    print(f"lab bundle ({edition} edition): {_shown(bundle.path)} ({len(bundle.files)} files, "
+          f"{round(bundle.size / 1024)} KB)")
     print(f"built from: commit {bundle.commit[:12]} (git HEAD) — the committed course, not the files on disk")
     print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
     print(f"pristine starters: {len(bundle.starters)} files under course/starters/ (for `forgelab starter NN`)")
+    if language != "en":
+        print(f"starters and transfer starters carry the {language} docstrings; course/edition.toml makes the tools "
+              f"and `make lab` speak {language}")
     print("checked against solutions/: no file of solutions/, no reference function body, "
           "no reference transfer test, no reference answer inside")
     if bundle.left_out:
         shown = ", ".join(bundle.left_out[:8]) + (f" and {len(bundle.left_out) - 8} more" if len(bundle.left_out) > 8 else "")
         print(f"not in the bundle (working-tree changes, not committed): {shown}")
         print("  commit them and release again if they belong in the bundle")
-    print(f"a learner unzips it, runs `make lab` in {bundle.path.stem}/ (see its README), then `forgelab check 01`")
+    print(f"a learner unzips it, runs `make lab` in {BUNDLE_NAME}/ (see its README), then `forgelab check 01`")
     return 0
 
 
@@ -149,7 +163,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     serve.set_defaults(handler=cmd_site_serve)
 
     release = sub.add_parser("release", help="build the learner bundle from the committed course (git HEAD), "
-                                                "without the reference solutions")
+                                                "without the reference solutions",
+                             epilog="--lang en|zh|all chooses the edition(s): en (default) writes forge-workbook-lab.zip, "
+                                    "zh forge-workbook-lab-zh.zip (Chinese docstrings and notebooks, tools in Chinese), "
+                                    "all both.")
     release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip "
                                                       "(or, with --checkpoint NN, forge-workbook-checkpoint-NN.zip)")
     release.add_argument("--checkpoint", metavar="NN", help="instead of the bundle, write a checkpoint pack: the "

@@ -56,6 +56,12 @@ if TYPE_CHECKING:
 
 BUNDLE_NAME = "forge-workbook-lab"
 ZIP_NAME = f"{BUNDLE_NAME}.zip"
+EDITION_FILE = "course/edition.toml"  # written into a bundle of another edition: the language its tools speak
+
+
+def zip_name(language: str = "en") -> str:
+    """``forge-workbook-lab.zip`` for the English bundle, ``forge-workbook-lab-zh.zip`` for the Chinese one."""
+    return ZIP_NAME if language == "en" else f"{BUNDLE_NAME}-{language}.zip"
 
 # What a learner receives, relative to the workbook root. Entries not committed are skipped.
 INCLUDE: tuple[str, ...] = (
@@ -69,6 +75,7 @@ INCLUDE: tuple[str, ...] = (
     "pyproject.toml",
     "Makefile",
     "README.md",
+    "README.zh-CN.md",
     "LICENSE",
     ".gitignore",
     "evidence/README.md",
@@ -330,6 +337,37 @@ def starter_copies(committed: Committed) -> dict[str, bytes]:
             if path.startswith(source + "/"):
                 copies[f"{destination}/{path.removeprefix(source + '/')}"] = committed.files[path]
     return copies
+
+
+def localized(contents: dict[str, bytes], course: Course, language: str) -> dict[str, bytes]:
+    """The bundle in another edition: each starter and transfer starter (and their pristine copies under
+    ``course/starters/``) with that edition's docstrings and stub messages, and ``course/edition.toml``
+    so the tools and ``make lab`` speak it. Code is unchanged (:mod:`forgelab.localize` checks that)."""
+    from forgelab.localize import LocalizeError, with_docstrings, with_stub_messages
+
+    if language == "en":
+        return contents
+    result = dict(contents)
+    for stage in course.stages:
+        docs = stage.texts[language].docstrings if language in stage.texts else None
+        if docs is None:
+            raise ReleaseError(f"stage {stage.number} has no [text.{language}.docstrings]: the {language} bundle would "
+                               "ship English starters — translate them (forgelab build --check lists what is missing)")
+        for shipped, module_doc, functions in ((stage.module, docs.starter, docs.functions),
+                                               (stage.transfer_file, docs.transfer, {})):
+            for path in (shipped, f"{STARTERS_DIR}/{shipped}"):
+                if path not in result:
+                    continue
+                try:
+                    source = result[path].decode("utf-8")
+                    text = with_stub_messages(with_docstrings(source, module_doc, functions, where=path), language)
+                except (LocalizeError, UnicodeDecodeError) as error:
+                    raise ReleaseError(f"cannot make the {language} edition of {path}: {error}") from None
+                result[path] = text.encode("utf-8")
+    result[EDITION_FILE] = (f'# This bundle is the "{language}" edition: forgelab and `make lab` speak it\n'
+                            f'# (--lang en or FORGE_LANG=en switches the tools back to English).\n'
+                            f'language = "{language}"\n').encode("utf-8")
+    return result
 
 
 def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
@@ -645,8 +683,9 @@ def _shown(items: list[str], limit: int = 3) -> str:
     return "; ".join(items[:limit]) + (f" (and {len(items) - limit} more)" if len(items) > limit else "")
 
 
-def build_bundle(root: Path, out_dir: Path) -> Bundle:
-    """Write ``out_dir/forge-workbook-lab.zip`` from the workbook committed at ``root``'s git HEAD."""
+def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
+    """Write ``out_dir/forge-workbook-lab.zip`` (or ``…-zh.zip`` for another edition, :func:`zip_name`) from the
+    workbook committed at ``root``'s git HEAD."""
     if not (root / "course" / "course.toml").is_file():
         raise ReleaseError(f"{root} is not a workbook (no course/course.toml): run this inside the course repository")
     if shutil.which("git") is None:
@@ -663,14 +702,18 @@ def build_bundle(root: Path, out_dir: Path) -> Bundle:
     if missing:
         raise ReleaseError(f"the committed course (HEAD {short}) lacks files its stages need: {_shown(missing, 6)}; "
                            "commit them (`git add <file> && git commit`) or fix the stage registry, then release again")
+    if language != "en" and language not in course.languages:
+        raise ReleaseError(f"the course has no {language!r} edition (course.toml languages = "
+                           f"{list(course.languages)}): choose one of them")
     contents, cleared = bundle_contents(committed)
+    contents = localized(contents, course, language)
     leaks = reference_leaks(committed, contents, course)
     if leaks:
         raise ReleaseError(f"the bundle (HEAD {short}) would reveal a reference solution: {_shown(leaks)}")
     data = _zip_bytes(contents)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / ZIP_NAME
-    temporary = path.with_name(f".{ZIP_NAME}.tmp")
+    path = out_dir / zip_name(language)
+    temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_bytes(data)
     temporary.replace(path)
     starters = tuple(sorted(p for p in contents if p.startswith(STARTERS_DIR + "/")))

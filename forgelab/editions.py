@@ -59,6 +59,8 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
             found.append(f"{where}: [text.{language}] is missing")
     if not all(language in stage.texts for language in EDITIONS):
         return found
+    for key in stage.untranslated.get("zh", ()):
+        found.append(f"{where}: [text.zh] lacks {key!r} (the Chinese edition shows the English text there)")
     english, chinese = stage.texts["en"], stage.texts["zh"]
     for key, count in _shape(english).items():
         other = _shape(chinese).get(key)

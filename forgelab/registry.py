@@ -113,6 +113,8 @@ class Stage:
     texts: dict[str, StageText] = field(repr=False)
     module_id: str = "prompt-context-output"
     equivalent_mutants: tuple[EquivalentMutant, ...] = ()
+    # keys another edition lacks (shown in English there; `forgelab build --check` names them)
+    untranslated: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     # ---------------------------------------------------------------- names
     @property
@@ -305,6 +307,29 @@ class _Fields:
         return _Fields(self._get(key, dict), f"{self.where} [{key}]")
 
 
+def _missing_keys(english: dict[str, Any], edition: dict[str, Any], prefix: str = "") -> tuple[str, ...]:
+    """Keys of the English text table (dotted for sub-tables) that another edition lacks; docstrings aside."""
+    missing: list[str] = []
+    for key, value in english.items():
+        if key == "docstrings" and not prefix:
+            continue
+        if key not in edition:
+            missing.append(prefix + key)
+        elif isinstance(value, dict) and isinstance(edition[key], dict):
+            missing += _missing_keys(value, edition[key], f"{prefix}{key}.")
+    return tuple(missing)
+
+
+def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
+    """The edition's table with every key it lacks taken from English (sub-tables merged the same way)."""
+    merged = dict(english)
+    merged.pop("docstrings", None)
+    for key, value in edition.items():
+        merged[key] = _over(english[key], value) if isinstance(value, dict) and isinstance(english.get(key), dict) \
+            and key != "docstrings" else value
+    return merged
+
+
 def _stage_text(fields: _Fields) -> StageText:
     prediction = fields.table("prediction")
     fault = fields.table("fault")
@@ -397,9 +422,19 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
         if name not in scenarios:
             raise RegistryError(f"{source}: unknown scenario {name!r}: expected one of {', '.join(sorted(scenarios))}")
     texts_table = top.table("text")
-    texts = {lang: _stage_text(texts_table.table(lang)) for lang in texts_table.data}
-    if "en" not in texts:
+    if "en" not in texts_table.data:
         raise RegistryError(f"{source}: [text.en] is required")
+    english = texts_table.table("en")
+    texts = {"en": _stage_text(english)}
+    untranslated: dict[str, tuple[str, ...]] = {}
+    for lang in texts_table.data:
+        if lang == "en":
+            continue
+        edition = texts_table.table(lang)
+        missing = _missing_keys(english.data, edition.data)
+        if missing:
+            untranslated[lang] = missing  # an incomplete edition shows English there rather than break the tools
+        texts[lang] = _stage_text(_Fields(_over(english.data, edition.data), edition.where))
     required = top.texts("required_tests")
     if len(set(required)) != len(required) or not required:
         raise RegistryError(f"{source}: required_tests must be a non-empty list without duplicates")
@@ -420,6 +455,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
         texts=texts,
         module_id=module_id,
         equivalent_mutants=_equivalent_mutants(top),
+        untranslated=untranslated,
     )
 
 

@@ -1,0 +1,67 @@
+"""Both editions stay complete: removing one piece of the Chinese edition fails `forgelab build --check`.
+
+Each case removes one thing from a copy of the workbook — a `[text.zh]` key, a Chinese demo, a
+figure's Chinese caption, a Chinese notebook, a catalog translation — and the check must name it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from forgelab import editions
+from forgelab.registry import load_course
+
+STAGE = "course/stages/03-few-shot-selection"
+
+
+def _drop_zh_key(root: Path, key: str) -> None:
+    path = root / STAGE / "stage.toml"
+    text = path.read_text(encoding="utf-8")
+    head, zh = text.split("\n[text.zh]\n", 1)
+    lines = zh.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{key} = "))
+    end = start + 1
+    if lines[start].rstrip().endswith('"""') and lines[start].count('"""') == 1:
+        while '"""' not in lines[end]:
+            end += 1
+        end += 1
+    path.write_text(head + "\n[text.zh]\n" + "\n".join(lines[:start] + lines[end:]), encoding="utf-8")
+
+
+def test_the_repository_has_both_editions_complete(repo_root) -> None:
+    assert editions.problems(load_course(repo_root)) == []
+
+
+def test_a_missing_zh_key_is_named(workbook) -> None:
+    _drop_zh_key(workbook.root, "boundary_decision")
+    found = editions.problems(load_course(workbook.root))
+    assert any("stage.toml" in problem and "boundary_decision" in problem for problem in found), found
+
+
+@pytest.mark.parametrize("damage", ["demo", "caption", "notebook"])
+def test_build_check_fails_on_a_missing_piece_of_the_chinese_edition(workbook, damage: str) -> None:
+    root = workbook.root
+    if damage == "demo":
+        (root / STAGE / "demo.zh.py").unlink()
+        expected = "demo.zh.py is missing"
+    elif damage == "caption":
+        figure = root / STAGE / "figure.mmd"
+        figure.write_text(re.sub(r"^%% (caption|alt)\.zh: .*\n", "", figure.read_text(encoding="utf-8"), flags=re.M),
+                          encoding="utf-8")
+        expected = "figure.mmd: no `%% caption.zh:` line"
+    else:
+        (root / "notebooks/zh/03-few-shot-selection.ipynb").unlink()
+        expected = "notebooks/zh/03-few-shot-selection.ipynb — notebook missing"
+    result = workbook.run("build", "--check", timeout=600)
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_build_check_fails_when_a_key_is_removed_through_the_cli(workbook) -> None:
+    _drop_zh_key(workbook.root, "relations")
+    result = workbook.run("build", "--check", timeout=600)
+    assert result.returncode != 0
+    assert "[text.zh]" in result.stdout + result.stderr and "relations" in result.stdout + result.stderr

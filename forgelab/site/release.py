@@ -45,6 +45,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -95,7 +96,7 @@ NEEDED: tuple[str, ...] = ("forge", "tests/stages", "course/course.toml", "forge
 STARTERS_DIR = "course/starters"
 STARTERS: tuple[tuple[str, str], ...] = (("forge", f"{STARTERS_DIR}/forge"), ("transfer", f"{STARTERS_DIR}/transfer"))
 
-FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
+FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip can hold (a commit without a date)
 MIN_BODY_CHARS = 20  # shorter function bodies (e.g. ``return x``) are too generic to count as a leak
 MIN_LINE_CHARS = 40
 MIN_PARAGRAPH_CHARS = 60
@@ -133,6 +134,7 @@ class Committed:
     history_commits: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # (starter path, function) -> a short commit id where that starter body raised NotImplementedError
     left_out: tuple[str, ...] = ()
+    committed_at: int = 0  # the commit's time (seconds since the epoch): the date of every file in the bundle
 
 
 def _git_env() -> dict[str, str]:
@@ -227,7 +229,9 @@ def read_committed(root: Path, *, with_history: bool = True) -> Committed:
     where: dict[tuple[str, str], str] = {}
     if with_history:
         written, where = _learner_functions_in_history(root, commit, files)
-    return Committed(root, commit, files, written, where, _left_out(root, prefix))
+    stamp = _git(root, "show", "-s", "--format=%ct", commit, check=False).stdout.decode("ascii", "replace").strip()
+    return Committed(root, commit, files, written, where, _left_out(root, prefix),
+                     int(stamp) if stamp.isdigit() else 0)
 
 
 def _learner_functions_in_history(root: Path, commit: str, files: Mapping[str, bytes]
@@ -667,11 +671,22 @@ def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course:
 # ---------------------------------------------------------------- writing the zip
 
 
-def _zip_bytes(contents: Mapping[str, bytes]) -> bytes:
+def zip_date(committed_at: int) -> tuple[int, int, int, int, int, int]:
+    """Every file's date in the bundle: the commit's (UTC), so the same commit gives the same bytes and an
+    unzipped bundle shows when the course was made, not 1980."""
+    if committed_at <= 0:
+        return FIXED_TIMESTAMP
+    stamp = time.gmtime(committed_at)
+    return max((stamp.tm_year, stamp.tm_mon, stamp.tm_mday, stamp.tm_hour, stamp.tm_min, stamp.tm_sec - stamp.tm_sec % 2),
+               FIXED_TIMESTAMP)
+
+
+def _zip_bytes(contents: Mapping[str, bytes], committed_at: int = 0) -> bytes:
     buffer = io.BytesIO()
+    date = zip_date(committed_at)
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for relative in sorted(contents):
-            info = zipfile.ZipInfo(f"{BUNDLE_NAME}/{relative}", date_time=FIXED_TIMESTAMP)
+            info = zipfile.ZipInfo(f"{BUNDLE_NAME}/{relative}", date_time=date)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3  # unix, so that the permission bits below are honoured
             info.external_attr = (0o100644 & 0xFFFF) << 16
@@ -710,7 +725,7 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
     leaks = reference_leaks(committed, contents, course)
     if leaks:
         raise ReleaseError(f"the bundle (HEAD {short}) would reveal a reference solution: {_shown(leaks)}")
-    data = _zip_bytes(contents)
+    data = _zip_bytes(contents, committed.committed_at)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / zip_name(language)
     temporary = path.with_name(f".{path.name}.tmp")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_workbook
+from conftest import copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
 
 from forgelab.registry import load_course
@@ -77,13 +77,18 @@ def test_the_bundle_is_reproducible(repo: Path, bundle: Path, tmp_path: Path) ->
     assert build_bundle(other, tmp_path / "other-out").path.read_bytes() == bundle.read_bytes()
 
 
-def test_entries_are_sorted_in_one_folder_with_fixed_times_and_modes(bundle: Path) -> None:
+def test_entries_are_sorted_in_one_folder_dated_by_the_commit_with_fixed_modes(repo: Path, bundle: Path) -> None:
+    from forgelab.site.release import zip_date
+
     with zipfile.ZipFile(bundle) as archive:
         infos = archive.infolist()
     names = [info.filename for info in infos]
     assert names == sorted(names)
     assert all(name.startswith(PREFIX) for name in names)
-    assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
+    committed_at = int(subprocess.run(["git", "show", "-s", "--format=%ct", "HEAD"], cwd=repo, capture_output=True,
+                                      text=True, check=True).stdout)
+    assert {info.date_time for info in infos} == {zip_date(committed_at)}  # when the course was committed
+    assert zip_date(committed_at)[0] >= 2020 and zip_date(0) == (1980, 1, 1, 0, 0, 0)
     assert {info.external_attr >> 16 for info in infos} == {0o100644}
 
 
@@ -118,7 +123,8 @@ def test_notebook_outputs_are_cleared(repo: Path, contents: dict[str, bytes]) ->
     from forgelab.site.release import keeps_reference_output
 
     notebooks = [name for name in contents if name.endswith(".ipynb")]
-    assert len(notebooks) == len(list((repo / "notebooks").glob("*.ipynb")))
+    committed = [path for path in (repo / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts]
+    assert len(notebooks) == len(committed) == 22  # both editions: the opening and ten stages each
     for name in notebooks:
         notebook = json.loads(contents[name])
         for cell in notebook["cells"]:
@@ -417,3 +423,60 @@ def test_restore_in_the_bundle_points_at_forgelab_starter(unzipped: Path) -> Non
     assert done.returncode == 2
     assert "not part of the learner bundle" in done.stderr
     assert "`forgelab starter 01` for forge/instructions.py" in done.stderr
+
+
+# ---------------------------------------------------------------- the Chinese edition
+
+
+@pytest.fixture(scope="module")
+def zh_contents(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    built = build_bundle(repo, tmp_path_factory.mktemp("release-zh"), "zh")
+    assert built.path.name == "forge-workbook-lab-zh.zip"
+    return _read_zip(built.path)
+
+
+def _code_without_docstrings(source: bytes) -> str:
+    tree = ast.parse(source.decode("utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body[0] = ast.Pass()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                "not implemented yet" in node.value or "尚未实现" in node.value or "not written yet" in node.value
+                or "尚未编写" in node.value):
+            node.value = "stub message"
+    return ast.dump(tree)
+
+
+def test_the_zh_bundle_ships_chinese_starters_with_the_same_code(repo: Path, contents: dict[str, bytes],
+                                                                  zh_contents: dict[str, bytes]) -> None:
+    course = load_course(repo)
+    assert set(zh_contents) == set(contents) | {"course/edition.toml"}
+    assert b'language = "zh"' in zh_contents["course/edition.toml"]
+    for stage in course.stages:
+        docs = stage.text("zh").docstrings
+        assert docs is not None
+        for shipped in (stage.module, f"course/starters/{stage.module}"):
+            tree = ast.parse(zh_contents[shipped].decode("utf-8"))
+            assert ast.get_docstring(tree) == docs.starter.strip(), shipped
+            assert _code_without_docstrings(zh_contents[shipped]) == _code_without_docstrings(contents[shipped])
+            assert "尚未实现" in zh_contents[shipped].decode("utf-8")
+        transfer = ast.parse(zh_contents[stage.transfer_file].decode("utf-8"))
+        assert ast.get_docstring(transfer) == docs.transfer.strip()
+        assert zh_contents[f"course/starters/{stage.transfer_file}"] == zh_contents[stage.transfer_file]
+    # everything else is the English bundle's, byte for byte (notebooks of both editions included)
+    same = [path for path in contents if path.startswith(("notebooks/", "tests/", "forgelab/", "failure_labs/"))]
+    assert same and all(zh_contents[path] == contents[path] for path in same)
+
+
+def test_the_zh_bundle_speaks_chinese_unless_asked_otherwise(zh_contents: dict[str, bytes], tmp_path: Path) -> None:
+    root = tmp_path / BUNDLE_NAME
+    for relative, data in zh_contents.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(data)
+    chinese = run_cli(root, "hint", "01", env={"LANG": "en_US.UTF-8"})
+    assert chinese.returncode == 0 and "提示" in chinese.stdout, chinese.stdout + chinese.stderr
+    english = run_cli(root, "hint", "01", "--lang", "en")
+    assert "hint 1/" in english.stdout and "提示" not in english.stdout
+    makefile = (root / "Makefile").read_text(encoding="utf-8")
+    assert "notebooks/zh/00-opening.ipynb" in makefile  # make lab opens the edition's opening notebook

@@ -313,7 +313,7 @@ class Workbench:
         shown, new = state.reveal_next_hint(self.workbook, stage.number, hints)
         fresh = _("new")
         lines = [_("[{mark}] hint {index}/{total}: {hint}").format(
-                     mark=fresh if new is not None and index == shown else " " * len(fresh), index=index,
+                     mark=fresh if new is not None and index == shown else " " * columns(fresh), index=index,
                      total=len(hints), hint=hint)
                  for index, hint in enumerate(hints[:shown], 1)]
         if new is None:

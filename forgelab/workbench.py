@@ -13,7 +13,7 @@ from pathlib import Path
 
 from forgelab import faultlab, state
 from forgelab.checker import CheckOutcome, run_check
-from forgelab.display import table
+from forgelab.display import columns, table
 from forgelab.i18n import _
 from forgelab.judge.outcomes import ImportProblem, Outcome
 from forgelab.judge.settings import DEFAULT, JudgeSettings
@@ -269,7 +269,6 @@ class Workbench:
 
     def fault_hint(self, stage: Stage, reset: bool = False) -> Message:
         """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle."""
-        from forgelab.display import columns
         from forgelab.faulthints import ladder
 
         rungs = ladder(stage.text())

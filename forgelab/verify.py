@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgelab.build import stale_artefacts
+from forgelab.build import editions, opening_notebook, stale_artefacts, stale_opening
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, TargetSpec
 from forgelab.judge.outcomes import Outcome, RunReport
@@ -53,16 +53,18 @@ class StageVerdict:
 class CourseReport:
     verdicts: list[StageVerdict]
     unowned: tuple[str, ...] = ()  # files in the course folders that no stage owns
+    stale_openings: tuple[str, ...] = ()  # "notebooks/00-opening.ipynb: why", per edition
 
     @property
     def ok(self) -> bool:
-        return all(v.ok for v in self.verdicts) and not self.unowned
+        return all(v.ok for v in self.verdicts) and not self.unowned and not self.stale_openings
 
     @property
     def summary(self) -> str:
         held = sum(v.ok for v in self.verdicts)
         word = "all contracts hold" if self.ok else "some contracts do not hold"
         extra = f"; {len(self.unowned)} file(s) belong to no stage" if self.unowned else ""
+        extra += f"; {len(self.stale_openings)} opening notebook(s) out of date" if self.stale_openings else ""
         return f"verify-course: {held}/{len(self.verdicts)} stages verified — {word}{extra}"
 
 
@@ -137,10 +139,15 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
                 verdict.facts.append(f"{len(labels)} mutants killed")
         progress(verdict.line())
         verdicts.append(verdict)
-    unowned = tuple(unowned_files(course)) if len(stages) == len(course.stages) else ()
+    whole = len(stages) == len(course.stages)
+    unowned = tuple(unowned_files(course)) if whole else ()
     for path in unowned:
         progress(f"FAIL    {path}: no stage owns this file (remove it, or register it in its stage's source)")
-    return CourseReport(verdicts, unowned)
+    openings = tuple(f"{opening_notebook(language)}: {reason}" for language in editions(course)
+                     for reason in (stale_opening(course, language) if whole else []))
+    for line in openings:
+        progress(f"FAIL    {line} (run `forgelab build`)")
+    return CourseReport(verdicts, unowned, openings)
 
 
 def _survived(report: RunReport, label: str, stage: Stage) -> bool:

@@ -65,3 +65,14 @@ def test_build_check_fails_when_a_key_is_removed_through_the_cli(workbook) -> No
     result = workbook.run("build", "--check", timeout=600)
     assert result.returncode != 0
     assert "[text.zh]" in result.stdout + result.stderr and "relations" in result.stdout + result.stderr
+
+
+def test_verify_course_fails_on_a_stale_opening_of_either_edition(workbook) -> None:
+    from forgelab.build import stale_opening
+    from forgelab.verify import CourseReport
+
+    (workbook.root / "notebooks/zh/00-opening.ipynb").unlink()
+    course = load_course(workbook.root)
+    assert stale_opening(course, "en") == [] and stale_opening(course, "zh") == ["notebook missing"]
+    report = CourseReport([], (), ("notebooks/zh/00-opening.ipynb: notebook missing",))
+    assert not report.ok and "1 opening notebook(s) out of date" in report.summary

@@ -23,7 +23,7 @@ from typing import Any
 from forgelab import evidence, state
 from forgelab.answers import answer_path, word_count
 from forgelab.checker import MIN_DESIGN_WORDS, judge_transfer
-from forgelab.i18n import N_, _
+from forgelab.i18n import N_, _, active
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests, TargetSpec
 from forgelab.judge.outcomes import Outcome, RunReport
@@ -266,7 +266,7 @@ def next_step_for(item: StageStatus) -> str | None:
         return _("stage {number}: {cause}").format(number=number, cause=item.tests.problem)
     if not item.tests.ok:
         return _("stage {number}: open {notebook} and implement {module}; then `forgelab check {number}`").format(
-            number=number, notebook=stage.notebook, module=stage.module)
+            number=number, notebook=stage.notebook_in(active()), module=stage.module)
     if not item.lab_ok:
         return _("stage {number}: `forgelab fault start {number}` then `forgelab fault check {number}`").format(
             number=number)

@@ -143,7 +143,7 @@ def test_status_speaks_chinese_and_its_table_lines_up(workbook: WorkbookCopy) ->
     rule, rows = lines[header + 1], [line for line in lines[header + 2:] if re.match(r"\d\d  ", line)]
     assert len(rows) >= 10, done.stdout
     assert all("未开始" in row and "未编写" in row and "缺失" in row for row in rows), done.stdout
-    assert re.search(r"^下一步：阶段 01：打开 notebooks/01-instruction-hierarchy\.ipynb，实现 forge/instructions\.py；"
+    assert re.search(r"^下一步：阶段 01：打开 notebooks/zh/01-instruction-hierarchy\.ipynb，实现 forge/instructions\.py；"
                      r"然后运行 `forgelab check 01`$", done.stdout, re.M), done.stdout
     # every cell starts where the rule's segment starts, counted in display columns (a Chinese character is two)
     starts = [match.start() for match in re.finditer(r"-+", rule)]

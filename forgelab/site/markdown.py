@@ -1,17 +1,127 @@
 """A small, safe Markdown subset for stage text: paragraphs, bullet and numbered lists,
 ``code`` spans, **bold** and *emphasis*. Everything else is shown as text: HTML in the source
 is escaped, never interpreted, so a stage author cannot break the page by accident.
+
+Emphasis follows CommonMark's rules for delimiter runs (left- and right-flanking, the rule of three,
+the nesting of ``***``), so it works in Chinese, where there are no spaces between words: in
+``来源的*可信等级*（trust rank）`` the ``*`` touch a Chinese character on both sides and still open and
+close. Intraword ``*`` emphasis is allowed; ``_`` emphasis stays word-bound, so ``snake_case_names``
+keep their underscores.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from dataclasses import dataclass, field
 from html import escape
 
 _BULLET = re.compile(r"^\s*[*-]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
+_DELIMITER_RUN = re.compile(r"\*+|_+")
+
+
+def _is_space(char: str) -> bool:
+    """Unicode whitespace; the start and the end of the text count as whitespace (CommonMark)."""
+    return char == "" or char.isspace()
+
+
+def _is_punctuation(char: str) -> bool:
+    """Unicode punctuation or symbol (CommonMark 0.31): ``（``, ``。``, ``“`` count, as ``(``, ``.``, ``"`` do."""
+    return char != "" and unicodedata.category(char)[0] in "PS"
+
+
+@dataclass
+class _Delimiter:
+    char: str
+    count: int  # delimiters of the run not used yet
+    length: int  # the run's original length (the rule of three looks at it)
+    can_open: bool
+    can_close: bool
+    opens: list[str] = field(default_factory=list)  # tags this run opens, outermost first
+    closes: list[str] = field(default_factory=list)  # tags this run closes, innermost first
+
+    def html(self) -> str:
+        return ("".join(f"</{tag}>" for tag in self.closes) + self.char * self.count
+                + "".join(f"<{tag}>" for tag in self.opens))
+
+
+def _delimiter(text: str, start: int, end: int) -> _Delimiter:
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    left = not _is_space(after) and (not _is_punctuation(after) or _is_space(before) or _is_punctuation(before))
+    right = not _is_space(before) and (not _is_punctuation(before) or _is_space(after) or _is_punctuation(after))
+    char = text[start]
+    if char == "*":
+        can_open, can_close = left, right
+    else:  # "_": not inside a word
+        can_open = left and (not right or _is_punctuation(before))
+        can_close = right and (not left or _is_punctuation(after))
+    return _Delimiter(char, end - start, end - start, can_open, can_close)
+
+
+def _match(nodes: list[str | _Delimiter]) -> None:
+    """CommonMark's "process emphasis": pair closers with the nearest possible opener, innermost first."""
+    stack = [index for index, node in enumerate(nodes) if isinstance(node, _Delimiter)]
+    bottoms: dict[tuple[str, bool, int], int] = {}  # no opener at or below this node for such a closer
+    current = 0
+    while current < len(stack):
+        closer = nodes[stack[current]]
+        assert isinstance(closer, _Delimiter)
+        if not closer.can_close:
+            current += 1
+            continue
+        key = (closer.char, closer.can_open, closer.length % 3)
+        found = None
+        for position in range(current - 1, -1, -1):
+            if stack[position] <= bottoms.get(key, -1):
+                break
+            opener = nodes[stack[position]]
+            assert isinstance(opener, _Delimiter)
+            if opener.char != closer.char or not opener.can_open:
+                continue
+            odd = ((opener.can_close or closer.can_open) and (opener.length + closer.length) % 3 == 0
+                   and not (opener.length % 3 == 0 and closer.length % 3 == 0))
+            if not odd:
+                found = position
+                break
+        if found is None:
+            bottoms[key] = stack[current - 1] if current > 0 else -1
+            if closer.can_open:
+                current += 1
+            else:
+                del stack[current]
+            continue
+        opener = nodes[stack[found]]
+        assert isinstance(opener, _Delimiter)
+        used = 2 if opener.count >= 2 and closer.count >= 2 else 1
+        tag = "strong" if used == 2 else "em"
+        opener.count -= used
+        closer.count -= used
+        opener.opens.insert(0, tag)
+        closer.closes.append(tag)
+        del stack[found + 1:current]  # delimiters between the two can no longer match
+        current = found + 1
+        if opener.count == 0:
+            del stack[found]
+            current -= 1
+        if closer.count == 0:
+            del stack[current]
+
+
+def emphasis(text: str) -> str:
+    """Escape ``text`` (no code spans in it) and render ``**bold**``, ``*emphasis*`` and their ``_`` forms."""
+    nodes: list[str | _Delimiter] = []
+    position = 0
+    for run in _DELIMITER_RUN.finditer(text):
+        if run.start() > position:
+            nodes.append(text[position:run.start()])
+        nodes.append(_delimiter(text, run.start(), run.end()))
+        position = run.end()
+    if position < len(text):
+        nodes.append(text[position:])
+    _match(nodes)
+    return "".join(node.html() if isinstance(node, _Delimiter) else escape(node, quote=False) for node in nodes)
 
 
 def inline(text: str) -> str:
@@ -24,10 +134,7 @@ def inline(text: str) -> str:
         if index % 2:
             rendered.append(f"<code>{escape(part, quote=False)}</code>")
         else:
-            plain = escape(part, quote=False)
-            plain = _BOLD.sub(r"<strong>\1</strong>", plain)
-            plain = _EMPHASIS.sub(r"<em>\1</em>", plain)
-            rendered.append(plain)
+            rendered.append(emphasis(part))
     return "".join(rendered)
 
 

@@ -56,6 +56,40 @@ def test_markdown_leaves_code_spans_and_stray_marks_alone() -> None:
     assert inline('"quoted" & <b>') == '"quoted" &amp; &lt;b&gt;'
 
 
+def test_emphasis_next_to_chinese_follows_commonmark_flanking() -> None:
+    # the stage texts' own phrases: * touching a Chinese character (or full-width punctuation) opens and closes
+    assert inline("按指令来源的*可信等级*（trust rank）裁决") == "按指令来源的<em>可信等级</em>（trust rank）裁决"
+    assert inline("场景*和* Schema 版本") == "场景<em>和</em> Schema 版本"
+    assert inline("落败的指令被拒绝，*并且被记录下来*。") == "落败的指令被拒绝，<em>并且被记录下来</em>。"
+    assert inline("这是**重点**：不要丢") == "这是<strong>重点</strong>：不要丢"
+    assert inline("foo*bar*baz") == "foo<em>bar</em>baz"  # intraword * emphasis is allowed
+    assert inline("***a* b**") == "<strong><em>a</em> b</strong>"
+    # _ stays word-bound: identifiers keep their underscores, in English and in Chinese
+    assert inline("snake_case_name and _x_") == "snake_case_name and <em>x</em>"
+    assert inline("调用 test_input_is_not_mutated 时") == "调用 test_input_is_not_mutated 时"
+    assert inline("中_文_字") == "中_文_字"
+    # no flanking run, no emphasis
+    assert inline("a * b * c") == "a * b * c" and inline("* 不是强调 *") == "* 不是强调 *"
+    assert inline("*<b>*") == "<em>&lt;b&gt;</em>"
+
+
+def test_emphasis_agrees_with_a_commonmark_implementation() -> None:
+    """Random runs of *, _, letters, spaces, Chinese characters and punctuation render as markdown-it does."""
+    import random
+
+    markdown_it = pytest.importorskip("markdown_it")
+    reference = markdown_it.MarkdownIt("commonmark")
+    alphabet = ["*", "*", "*", "_", "_", "a", "b", " ", "中", "文", "（", "）", "。", ".", "，"]
+    generator = random.Random(14)
+    compared = 0
+    while compared < 4000:
+        text = "".join(generator.choice(alphabet) for _ in range(generator.randint(1, 12))).strip()
+        if not text or text[0] in "*_" and set(text) <= {"*", "_", " "} or text.startswith(("* ", "*\t")):
+            continue  # a line of only marks (a thematic break) or a list item is block syntax, not inline
+        assert inline(text) == reference.renderInline(text), text
+        compared += 1
+
+
 def test_page_text_renders_code_spans_of_any_backtick_run() -> None:
     from forgelab.site.pages import inline, md
 

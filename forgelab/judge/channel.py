@@ -13,6 +13,11 @@ lines. The judge watches the host while it waits:
 A limit raises :class:`LimitExceeded`, a ``BaseException`` on purpose: neither the test's own
 ``except Exception`` nor Hypothesis may catch it, retry it, or turn it into a "flaky" verdict. The
 host is then stopped; the next call starts a fresh one.
+
+Frames from the host are read without ever blocking on one that is only half written
+(:class:`FrameReader`), so a host that stops in the middle of a frame is still watched and stopped.
+:meth:`Host.relay` forwards a frame written by another process (the learner's own tests, see
+:mod:`forgelab.judge.relay`) under the same watch.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
 from forgelab.judge.settings import JudgeSettings
 
-HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py", "learner_plugin.py": "_judge_learner_plugin.py"}
+HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
 POLL_S = 0.05
 CPU_POLL_S = 0.25
 
@@ -307,6 +312,39 @@ class RemoteObject:
         return f"<object from the learner's code, handle {self._handle}>"
 
 
+class FrameReader:
+    """Frames (see :mod:`forgelab.judge.wire`) from a process that may be hostile, read in pieces.
+
+    :meth:`fill` reads what the pipe holds right now (call it when ``select`` says it is readable);
+    :meth:`next` returns a complete frame once one has arrived. A writer that stops in the middle of a
+    frame therefore never blocks the reader, who keeps watching its limits.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+
+    def fill(self) -> None:
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            raise wire.ChannelClosed("the other side closed the channel")
+        self._buffer += chunk
+        if len(self._buffer) >= 4 and int.from_bytes(self._buffer[:4], "big") > wire.MAX_FRAME_BYTES:
+            raise wire.FrameTooLarge(f"a message larger than the {wire.MAX_FRAME_BYTES}-byte limit")
+
+    def next(self) -> dict[str, object] | None:
+        if len(self._buffer) < 4:
+            return None
+        size = int.from_bytes(self._buffer[:4], "big")
+        if size > wire.MAX_FRAME_BYTES:
+            raise wire.FrameTooLarge(f"a message of {size} bytes is larger than the {wire.MAX_FRAME_BYTES}-byte limit")
+        if len(self._buffer) < 4 + size:
+            return None
+        body = bytes(self._buffer[4:4 + size])
+        del self._buffer[:4 + size]
+        return wire.loads(body)
+
+
 class Host:
     """One sandboxed (or plain) learner process serving calls for one target."""
 
@@ -318,6 +356,7 @@ class Host:
         self._process: subprocess.Popen[bytes] | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._to_host = self._from_host = -1
+        self._reader: FrameReader | None = None
         self._handles: dict[int, object] = {}
         self._handle_ids: dict[int, int] = {}
         self._output = bytearray()
@@ -340,6 +379,11 @@ class Host:
 
     def start(self, modules: list[str]) -> ImportProblem | None:
         """Start the process and import ``modules`` (dotted); the first import problem, if any."""
+        self.spawn()
+        return self.handshake(modules)
+
+    def spawn(self) -> None:
+        """Start the process without waiting for it (see :meth:`handshake`)."""
         self.close()
         self._scratch = tempfile.TemporaryDirectory(prefix="forgelab-host-")
         scratch = Path(self._scratch.name)  # the working folder outside the sandbox (inside: a private tmpfs)
@@ -363,12 +407,17 @@ class Host:
         os.close(to_host_r)
         os.close(from_host_w)
         self._to_host, self._from_host = to_host_w, from_host_r
+        os.set_blocking(to_host_w, False)  # a host that stops reading must not block the judge: see _send
+        self._reader = FrameReader(from_host_r)
         self._output = bytearray()
         self._printed = 0
         self._flooded = False
         self._closed_reason = None
         for stream in (self._process.stdout, self._process.stderr):
             threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+
+    def handshake(self, modules: list[str]) -> ImportProblem | None:
+        """Wait until the started process is ready and has imported ``modules``; the first import problem."""
         try:
             self.begin_test(cpu_s=self.settings.import_cpu_s)
             reply = self._exchange({"op": "import", "modules": modules})
@@ -405,6 +454,7 @@ class Host:
                 except OSError:
                     pass
         self._to_host = self._from_host = -1
+        self._reader = None
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
@@ -537,50 +587,83 @@ class Host:
             frame = {"op": "raise", "error": wire.describe_exception(error, self._encoder())}
         return self._exchange(frame)
 
+    def relay(self, message: dict[str, object], deadline: float | None = None) -> dict[str, object]:
+        """Forward a frame that another process wrote and return the host's next frame, watched like a call.
+
+        ``deadline`` (``time.monotonic()``) ends the wait earlier than the per-test wall-clock limit.
+        """
+        if not self.alive:
+            raise LimitExceeded(self._closed_reason or Limit.CRASH, _("the learner's process is not running"))
+        if deadline is not None:
+            self._test_deadline = min(time.monotonic() + self.settings.test_wall_s, deadline)
+        return self._exchange(message)
+
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:
         if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
             message = {**message, "cpu_s": self._pending_budget}
             self._pending_budget = None
-        try:
-            wire.write_frame(self._to_host, message)
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
+        self._send(wire.dumps(message))
         return self._wait()
 
+    def _send(self, data: bytes) -> None:
+        """Write a whole frame; while the host does not read it, keep watching it (it may be looping)."""
+        view = memoryview(data)
+        last_cpu_check = [0.0]
+        while view:
+            try:
+                view = view[os.write(self._to_host, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise self._died() from None
+            select.select([], [self._to_host], [], POLL_S)
+            self._watch(last_cpu_check)
+
     def _wait(self) -> dict[str, object]:
-        last_cpu_check = 0.0
+        last_cpu_check = [0.0]
         while True:
-            ready, _writable, _failed = select.select([self._from_host], [], [], POLL_S)
-            if ready:
-                try:
-                    return wire.read_frame(self._from_host)
-                except wire.FrameTooLarge:
-                    self._stop(Limit.OUTPUT)
-                    raise LimitExceeded(Limit.OUTPUT, _("your code returned a value too large to read back")) from None
-                except (wire.ChannelClosed, OSError):
-                    raise self._died() from None
-                except wire.WireError as error:
-                    self._stop(Limit.CRASH)
-                    raise BoundaryError(f"the learner's process sent something unreadable: {error}") from None
-            if self._flooded:
-                self._stop(Limit.OUTPUT)
-                raise LimitExceeded(Limit.OUTPUT, _("your code printed more than {kb} KB; it was stopped (look for a "
-                                                    "print inside a loop)").format(kb=self.settings.output_kb))
-            now = time.monotonic()
-            if now > self._test_deadline:
-                self._stop(Limit.WALL)
-                raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
-                                                  "for input(), sleep() or a blocking read)").format(
-                                                      seconds=self.settings.test_wall_s))
-            if now - last_cpu_check >= CPU_POLL_S and self._process is not None and self._test_cpu_start is not None:
-                last_cpu_check = now
-                used = tree_cpu_seconds(self._process.pid)
-                if used is not None and used - self._test_cpu_start > self._budget:
-                    self._stop(Limit.CPU)
-                    raise LimitExceeded(Limit.CPU, _("your code used more than {seconds} s of CPU time in this test: "
-                                                     "look for a loop that never ends").format(seconds=self._budget))
-            if self._process is not None and self._process.poll() is not None:
+            reader = self._reader
+            if reader is None:
                 raise self._died()
+            try:
+                frame = reader.next()
+                if frame is None and select.select([self._from_host], [], [], POLL_S)[0]:
+                    reader.fill()
+                    frame = reader.next()
+                if frame is not None:
+                    return frame
+            except wire.FrameTooLarge:
+                self._stop(Limit.OUTPUT)
+                raise LimitExceeded(Limit.OUTPUT, _("your code returned a value too large to read back")) from None
+            except (wire.ChannelClosed, OSError):
+                raise self._died() from None
+            except wire.WireError as error:
+                self._stop(Limit.CRASH)
+                raise BoundaryError(f"the learner's process sent something unreadable: {error}") from None
+            self._watch(last_cpu_check)
+
+    def _watch(self, last_cpu_check: list[float]) -> None:
+        """Raise :class:`LimitExceeded` (and stop the host) when it is over a limit or has ended."""
+        if self._flooded:
+            self._stop(Limit.OUTPUT)
+            raise LimitExceeded(Limit.OUTPUT, _("your code printed more than {kb} KB; it was stopped (look for a "
+                                                "print inside a loop)").format(kb=self.settings.output_kb))
+        now = time.monotonic()
+        if now > self._test_deadline:
+            self._stop(Limit.WALL)
+            raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
+                                              "for input(), sleep() or a blocking read)").format(
+                                                  seconds=self.settings.test_wall_s))
+        if now - last_cpu_check[0] >= CPU_POLL_S and self._process is not None and self._test_cpu_start is not None:
+            last_cpu_check[0] = now
+            used = tree_cpu_seconds(self._process.pid)
+            if used is not None and used - self._test_cpu_start > self._budget:
+                self._stop(Limit.CPU)
+                raise LimitExceeded(Limit.CPU, _("your code used more than {seconds} s of CPU time in this test: "
+                                                 "look for a loop that never ends").format(seconds=self._budget))
+        if self._process is not None and self._process.poll() is not None:
+            raise self._died()
 
     def _died(self) -> LimitExceeded:
         process = self._process

@@ -8,11 +8,14 @@ and *learner tests* (files the learner wrote: transfer tests). :func:`run` retur
 * course tests run in one pytest process on the trusted side, with the course's interface
   ``forge`` (:mod:`forgelab.judge.remote`); every call into learner code crosses into that target's
   sandboxed host (:mod:`forgelab.judge.channel`) and comes back as data;
-* learner tests are learner code from top to bottom, so they run inside the sandbox, against their
-  own target, and their report is read as untrusted data with strict limits.
+* learner tests are learner code too, but never share a process with the ``forge`` they test: each
+  test file runs alone in a sandbox of its own with the same interface ``forge``, and its calls reach
+  the target's host through this process, which relays them as data and watches both sides
+  (:mod:`forgelab.judge.relay`). Their report is read as untrusted data with strict limits; what the
+  judge saw itself (a limit the learner's ``forge`` hit) overrides it.
 
 Nothing the learner wrote runs in the process that decides; nothing of the course that the learner
-must not see (solutions, variants, instructor checks, this run's files) is visible in the sandbox.
+must not see (solutions, variants, instructor checks, this run's files) is visible in any sandbox.
 """
 
 from __future__ import annotations
@@ -31,10 +34,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from forgelab.judge import channel
-from forgelab.judge.interface import build_interface
+from forgelab import i18n
+from forgelab.i18n import _
+from forgelab.judge import channel, relay
+from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
-from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, isolation as decide_isolation, plain_env
+from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
 
 SESSION_INI = """# the judge's trusted pytest session: no plugin autoload, no cache, no conftest
@@ -44,9 +49,8 @@ python_functions = test_*
 console_output_style = classic
 addopts = -p no:cacheprovider --import-mode=importlib
 """
-LEARNER_INI = SESSION_INI.replace("the judge's trusted pytest session", "the learner's own tests, in the sandbox")
-MAX_REPORT_BYTES = 8 * 1024 * 1024
 MAX_LEARNER_EVENTS = 5000
+MAX_PRINTED = 4000
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ class CourseTests:
 class LearnerTests:
     target: str
     files: tuple[tuple[Path, str], ...]  # (file on disk, path shown and used in node ids, e.g. transfer/test_01_x.py)
+    # each file runs alone (its own tester, its own host): no run can tell from its surroundings which
+    # target it is given, and a file that hits a limit spoils no other
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,6 @@ def materialize(target: TargetSpec, code_dir: Path) -> Path:
         if layer.is_dir():
             _copy_tree(layer, forge)
     channel.install_host_files(code_dir)
-    (code_dir / "_judge_pytest.ini").write_text(LEARNER_INI, encoding="utf-8")
     return code_dir
 
 
@@ -138,6 +143,7 @@ def stop_everything() -> None:
             os.killpg(process.pid, 9)
         except (ProcessLookupError, PermissionError):
             pass
+    relay.stop_everything()
 
 
 def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cpu_s: float, wall_s: float,
@@ -247,57 +253,24 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     return RunReport(rows, problems, errors, sandbox=isolation.description)
 
 
-# ---------------------------------------------------------------- learner tests (in the sandbox)
+# ---------------------------------------------------------------- learner tests (a tester and a host per file)
 
 
-def _learner_session(suite: LearnerTests, settings: JudgeSettings, isolation: Isolation, code_dir: Path,
-                     scratch: Path) -> RunReport:
-    shown: list[str] = []
-    for source, relative in suite.files:
-        destination = code_dir / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, destination)
-        shown.append(relative)
-    scratch.mkdir(parents=True, exist_ok=True)
-    limits = json.dumps({**settings.host_limits(), "cpu_total_s": settings.learner_tests_cpu_s + 5})
-    read_end, write_end = os.pipe()
-    root = CODE_MOUNT if isolation.sandboxed else str(code_dir)
-    argv = [sys.executable, "-s", "-P", f"{root}/_judge_host.py", "--limits", limits, "--report-fd", str(write_end),
-            "pytest", "--", "-c", f"{root}/_judge_pytest.ini", f"--rootdir={root}", "--noconftest", "-q", "--color=no",
-            "--tb=short", *[f"{root}/{name}" for name in shown]]
-    if isolation.sandboxed:
-        command, env = bwrap_command(isolation.bwrap, code_dir, argv), None
-    else:
-        command, env = argv, plain_env(scratch)
-    collected = bytearray()
-
-    def collect() -> None:
-        while chunk := os.read(read_end, 65536):
-            collected.extend(chunk[: max(0, MAX_REPORT_BYTES - len(collected))])
-
-    reader = threading.Thread(target=collect, daemon=True)
-    reader.start()
-    try:
-        watched = run_watched(command, cwd=scratch, env=env, cpu_s=settings.learner_tests_cpu_s,
-                              wall_s=settings.learner_tests_wall_s, output_kb=settings.output_kb, pass_fds=(write_end,))
-    finally:
-        os.close(write_end)
-        reader.join(timeout=10)
-        os.close(read_end)
-    return _read_learner_report(suite.target, bytes(collected), shown, watched, isolation)
+def _learner_file(label: str, test_file: Path, shown: str, target: TargetSpec, settings: JudgeSettings,
+                  isolation: Isolation, folder: Path, template: Path, offer: Offered) -> RunReport:
+    """One test file the learner wrote, run alone against ``target`` (see :mod:`forgelab.judge.relay`)."""
+    host_dir = materialize(target, folder / "host")
+    tester_dir = relay.tester_folder(template, folder / "tester", test_file, shown)
+    run = relay.run_file(tester_dir, shown, host_dir, settings, isolation, folder / "scratch", offer)
+    with i18n.speaking(settings.language):
+        return _read_learner_report(label, run, [shown], settings, isolation)
 
 
-def _read_learner_report(label: str, raw: bytes, files: list[str], watched: Watched, isolation: Isolation) -> RunReport:
-    """Events written by learner code: read with limits, every field checked, nothing else trusted."""
-    events: list[dict[str, Any]] = []
-    if raw:
-        for line in raw.decode("utf-8", errors="replace").splitlines()[:MAX_LEARNER_EVENTS]:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("event"), str):
-                events.append(event)
+def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], settings: JudgeSettings,
+                         isolation: Isolation) -> RunReport:
+    """Events written by learner code: read with limits, every field checked, nothing else trusted; then
+    what the judge saw itself (a limit the learner's forge hit, what it printed, where it raised) on top."""
+    events = [event for event in run.events[:MAX_LEARNER_EVENTS] if isinstance(event.get("event"), str)]
     rows: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     errors: list[CollectError] = []
@@ -312,20 +285,22 @@ def _read_learner_report(label: str, raw: bytes, files: list[str], watched: Watc
             return None
         return nodeid if nodeid.split("::", 1)[0] in files else None
 
+    def row_of(nodeid: str) -> dict[str, Any]:
+        if nodeid not in rows:
+            order.append(nodeid)
+            rows[nodeid] = {"outcome": Outcome.PASSED, "cause": "", "detail": "", "duration": 0}
+        return rows[nodeid]
+
     for event in events:
         kind = event["event"]
         if kind == "start" and (nodeid := valid(event.get("nodeid"))):
             running = nodeid
-            if nodeid not in rows:
-                order.append(nodeid)
-                rows[nodeid] = {"outcome": Outcome.PASSED, "cause": "", "detail": "", "duration": 0, "seen_call": False}
+            row_of(nodeid)
         elif kind == "report" and (nodeid := valid(event.get("nodeid"))) and nodeid in rows:
             row = rows[nodeid]
             outcome = event.get("outcome")
             duration = event.get("duration_ms")
             row["duration"] += duration if isinstance(duration, int) and 0 <= duration < 10**9 else 0
-            if event.get("when") == "call":
-                row["seen_call"] = True
             if outcome == "passed" or row["outcome"] in (Outcome.FAILED, Outcome.ERROR):
                 if event.get("when") == "teardown" and running == nodeid:
                     running = None
@@ -339,18 +314,36 @@ def _read_learner_report(label: str, raw: bytes, files: list[str], watched: Watc
             file = text(event.get("nodeid"), 300)
             errors.append(CollectError(file if file in files else (files[0] if files else file), label,
                                        text(event.get("cause"), 300), text(event.get("detail"), 4000)))
+    # what the judge saw itself overrides what the tests say about themselves
+    for nodeid, (limit, message) in sorted(run.limits.items()):
+        if valid(nodeid):
+            row_of(nodeid).update(outcome=Outcome.TIMEOUT, cause=message, limit=limit)
+    for nodeid, trace in sorted(run.traces.items()):
+        if nodeid in rows and rows[nodeid]["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
+            rows[nodeid]["detail"] = (rows[nodeid]["detail"].rstrip() + "\n\n" + _("where your code raised:") + "\n"
+                                      + trace).strip()
+    shown = files[0] if files else "transfer"
     problem = None
-    if watched.limit is not None:
-        words = {Limit.CPU: "used too much CPU time (a loop that never ends?)",
-                 Limit.WALL: "did not finish in time", Limit.OUTPUT: "printed too much"}[watched.limit]
-        if running and running in rows:
-            rows[running].update(outcome=Outcome.TIMEOUT, cause=f"your test {words}; it was stopped", limit=watched.limit)
-        problem = f"the run of your tests {words} and was stopped"
+    if run.stopped is not None:
+        words = {Limit.CPU: _("your test used more than {seconds} s of CPU time (a loop that never ends?)").format(
+                     seconds=settings.learner_tests_cpu_s),
+                 Limit.WALL: _("your test did not finish within {seconds} s").format(seconds=settings.learner_tests_wall_s),
+                 Limit.OUTPUT: _("your test printed more than {kb} KB").format(kb=settings.output_kb),
+                 Limit.MEMORY: _("your test ran out of memory"),
+                 Limit.CRASH: _("your test's process stopped talking to the judge")}[run.stopped]
+        stopped_in = valid(run.stopped_in) or running
+        if stopped_in:
+            row_of(stopped_in).update(outcome=Outcome.TIMEOUT, cause=_("{what}; it was stopped").format(what=words),
+                                      limit=run.stopped)
+        problem = _("the run of {file} was stopped: {what}").format(file=shown, what=words)
+    elif run.gave_up:
+        problem = _("the run of {file} was stopped after {count} tests hit a limit").format(file=shown, count=run.gave_up)
     elif not events:
-        tail = [line for line in watched.output.strip().splitlines() if line.strip()][-2:] or ["no output"]
-        problem = f"your tests could not be run: {' | '.join(tail)[:300]}"
+        tail = [line for line in run.output.strip().splitlines() if line.strip()][-2:] or ["no output"]
+        problem = _("your tests could not be run: {why}").format(why=" | ".join(tail)[:300])
     result = tuple(TestRow(nodeid, label, row["outcome"], row["cause"], row["detail"], int(row["duration"]),
-                           row.get("limit")) for nodeid, row in ((n, rows[n]) for n in order))
+                           row.get("limit"), run.printed.get(nodeid, "")[-MAX_PRINTED:])
+                   for nodeid, row in ((n, rows[n]) for n in order))
     return RunReport(result, collect_errors=tuple(errors), sandbox=isolation.description,
                      target_problems={label: problem} if problem else {})
 
@@ -367,20 +360,27 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
         for target in job.targets:
             code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
         reports: list[RunReport] = []
-        with ThreadPoolExecutor(max_workers=max(2, job.sessions)) as pool:
+        learner_files = [(suite, test_file, shown) for suite in job.learner_tests for test_file, shown in suite.files]
+        course_sessions = _shards(job) if job.course_tests else []
+        workers = max(2, len(course_sessions) + min(2, len(learner_files)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = []
-            if job.course_tests:
-                interface = build_interface(job.starters, list(job.stage_modules), run_dir / "interface")
-                for index, shard in enumerate(_shards(job)):
-                    folder_of_shard = run_dir / f"session-{index}"
-                    folder_of_shard.mkdir()
-                    futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
-                                               {t.label: code_dirs[t.label] for t in shard.targets}, interface))
-            for index, suite in enumerate(job.learner_tests):
-                own = materialize(next(t for t in job.targets if t.label == suite.target),
-                                  run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}")
-                futures.append(pool.submit(_learner_session, suite, settings, isolation, own,
-                                           run_dir / "learner-scratch" / f"{index:02d}"))
+            interface = run_dir / "interface"
+            if job.course_tests or learner_files:
+                build_interface(job.starters, list(job.stage_modules), interface)
+            for index, shard in enumerate(course_sessions):
+                folder_of_shard = run_dir / f"session-{index}"
+                folder_of_shard.mkdir()
+                futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
+                                           {t.label: code_dirs[t.label] for t in shard.targets}, interface))
+            if learner_files:
+                template = relay.write_template(run_dir / "tester", interface)
+                offer = offered(job.starters, list(job.stage_modules))
+                specs = {target.label: target for target in job.targets}
+                for index, (suite, test_file, shown) in enumerate(learner_files):
+                    futures.append(pool.submit(_learner_file, suite.target, test_file, shown, specs[suite.target],
+                                               settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
+                                               template, offer))
             try:
                 reports = [future.result() for future in futures]
             except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
@@ -418,7 +418,8 @@ def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:
         rows.extend(report.rows)
         problems.update(report.import_problems)
         errors.extend(report.collect_errors)
-        target_problems.update(report.target_problems)
+        for label, problem in report.target_problems.items():  # one per learner test file: keep them all
+            target_problems[label] = f"{target_problems[label]}; {problem}" if label in target_problems else problem
         if report.problem:
             run_problems.append(report.problem)
     return RunReport(tuple(rows), problems, tuple(errors), "; ".join(run_problems) or None,

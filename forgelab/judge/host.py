@@ -4,13 +4,16 @@ It is copied, with ``wire.py`` (as ``_judge_wire.py``), into the sandbox's read-
 to the learner's ``forge/`` package and started as::
 
     python -s -P _judge_host.py --in FD --out FD --limits JSON serve
-    python -s -P _judge_host.py --limits JSON --report-fd FD pytest -- PYTEST-ARGS...
 
-``serve`` answers calls from the judge: import a ``forge`` module, call one of its functions with
-arguments that arrive as data, and send back the result (or the exception) as data. When the
-learner's code calls back into an object that lives on the judge's side (a test's fake model, a
-callback), the call travels back as data too. ``pytest`` runs tests that the learner wrote (their
-transfer tests) against their own ``forge``, all inside the sandbox.
+``serve`` answers calls: import a ``forge`` module, call one of its functions with arguments that
+arrive as data, and send back the result (or the exception) as data. When the learner's code calls
+back into an object that lives on the caller's side (a test's fake model, a callback), the call
+travels back as data too. The caller is the judge's trusted session (the course's tests) or, relayed
+by the judge, the separate sandbox that runs the learner's own tests (:mod:`forgelab.judge.relay`):
+no test ever shares a process with the learner's ``forge``.
+
+The process that runs the learner's own tests imports this module as ``forgelab.judge.host`` for
+:func:`apply_limits` only.
 
 This file imports nothing of forgelab and holds nothing secret: everything it does on behalf of the
 learner's code can also be done by that code itself. Resource limits (memory, file size, open files,
@@ -32,11 +35,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 CODE_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, CODE_DIR)  # started with -P: the code folder is not on the path by itself
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or __package__:  # imported as forgelab.judge.host (for apply_limits)
     from forgelab.judge import wire
 else:
+    sys.path.insert(0, CODE_DIR)  # started with -P: the code folder is not on the path by itself
     import _judge_wire as wire  # the copy of forgelab/judge/wire.py next to this file
 
 
@@ -412,31 +415,20 @@ def rebuild_trusted_error(data: object, decoder: wire.Decoder) -> BaseException:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="_judge_host")
-    parser.add_argument("mode", choices=("serve", "pytest"))
+    parser.add_argument("mode", choices=("serve",))
     parser.add_argument("--in", dest="fd_in", type=int, default=-1)
     parser.add_argument("--out", dest="fd_out", type=int, default=-1)
     parser.add_argument("--limits", default="{}")
-    parser.add_argument("--report-fd", dest="report_fd", type=int, default=-1)
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     apply_limits(json.loads(args.limits))
     sys.dont_write_bytecode = True
-    if args.mode == "serve":
-        server = Server(args.fd_in, args.fd_out)
-        try:
-            server.serve()
-        except wire.ChannelClosed:
-            pass
-        sys.stdout.flush()
-        os._exit(0)  # no atexit or finalizer of the learner's code runs after the judge is done
-    import pytest
-
-    os.environ["FORGELAB_LEARNER_REPORT_FD"] = str(args.report_fd)
-    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
-    code = pytest.main(["-p", "_judge_learner_plugin", *rest])
+    server = Server(args.fd_in, args.fd_out)
+    try:
+        server.serve()
+    except wire.ChannelClosed:
+        pass
     sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(int(code))
+    os._exit(0)  # no atexit or finalizer of the learner's code runs after the judge is done
 
 
 if __name__ == "__main__":

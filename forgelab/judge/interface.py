@@ -5,12 +5,17 @@ infrastructure in ``forge/project/`` and every stage module — where each stage
 call to :func:`forgelab.judge.remote.remotify`, given the methods written in each class body (read
 from the syntax tree). The starters are read from the course, never from the learner's ``forge/``:
 the data types the judge compares with are the course's.
+
+The same interface is what a learner's own tests import (they run in a sandbox of their own, see
+:mod:`forgelab.judge.relay`); :func:`offered` lists what it can call in the learner's process, and
+the judge relays nothing else.
 """
 
 from __future__ import annotations
 
 import ast
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 FOOTER = """
@@ -88,3 +93,32 @@ def build_interface(starters: Path, stage_modules: list[str], into: Path) -> Pat
         source = path.read_text(encoding="utf-8")
         path.write_text(source.rstrip("\n") + FOOTER.format(classes=class_members(source)), encoding="utf-8")
     return into
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What the interface calls in the learner's process: ``"forge.x:name"``, ``"forge.x:Class"`` and
+    ``"forge.x:Class.member"`` (``calls``), and the classes it may construct, change or ask the shape of."""
+
+    calls: frozenset[str]
+    classes: frozenset[str]
+
+
+def offered(starters: Path, stage_modules: list[str]) -> Offered:
+    """The functions, classes and class members of the starters' stage modules (see :func:`remotify`)."""
+    calls: set[str] = set()
+    classes: set[str] = set()
+    for module in stage_modules:
+        path = starters / module
+        if not path.is_file():
+            continue
+        source = path.read_text(encoding="utf-8")
+        dotted = ".".join(Path(module).with_suffix("").parts)
+        for node in ast.parse(source).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls.add(f"{dotted}:{node.name}")
+        for name, kinds in class_members(source).items():
+            classes.add(f"{dotted}:{name}")
+            calls.add(f"{dotted}:{name}")
+            calls.update(f"{dotted}:{name}.{member}" for members in kinds.values() for member in members)
+    return Offered(frozenset(calls), frozenset(classes))

@@ -1,36 +1,46 @@
-"""Reports tests that the learner wrote (transfer tests), from inside the sandbox.
+"""Reports tests that the learner wrote (transfer tests), from the sandbox that runs them.
 
-Copied into the sandbox as ``_judge_learner_plugin.py`` and loaded with ``-p``. It writes one JSON
-line per event to the pipe whose descriptor is ``FORGELAB_LEARNER_REPORT_FD`` as soon as it happens,
-so a run that is stopped at a limit still tells which test was running. The judge treats these lines as claims of
-learner code (they come from the learner's process): it reads them with strict limits and uses them
-only to judge that learner's own tests.
+Loaded with ``-p forgelab.judge.learner_plugin`` into the process that runs the learner's own test
+file (:mod:`forgelab.judge.tester`), which hands it the sink for its events (:func:`use_sink`): one
+event per test start, per report and per collection error, sent to the judge as soon as it happens,
+so a run that is stopped at a limit still tells which test was running. The judge treats the events
+as claims of learner code (they come from the learner's process): it reads them with strict limits
+and uses them only to judge that learner's own tests. What the judge saw itself — a limit the
+learner's ``forge`` hit during a test — overrides them.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 _MAX_TEXT = 4000
+_SINKS: list[Callable[[dict[str, Any]], None]] = []
+
+
+def use_sink(sink: Callable[[dict[str, Any]], None]) -> None:
+    """Where the events go (the tester's link to the judge)."""
+    _SINKS[:] = [sink]
 
 
 def _write(event: dict[str, Any]) -> None:
-    fd = int(os.environ.get("FORGELAB_LEARNER_REPORT_FD", "-1"))
-    if fd < 0:
-        return
-    data = (json.dumps(event, ensure_ascii=True) + "\n").encode("ascii")
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    except OSError:
-        pass
+    for sink in _SINKS:
+        try:
+            sink(event)
+        except OSError:
+            pass
+
+
+_PREFIXES: list[str] = []  # how pytest writes the code folder in front of a path: shown relative to it instead
 
 
 def _cut(text: str) -> str:
+    for prefix in _PREFIXES:
+        text = text.replace(prefix, "")
+    text = text.replace("forgelab.judge.channel.", "")  # the judge's exception classes by their own names
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
 
 
@@ -42,10 +52,14 @@ def _line(report: Any) -> str:
     if crash is not None and crash.message:
         return str(crash.message).strip().splitlines()[0]
     lines = str(longrepr or "").strip().splitlines()
-    return lines[-1] if lines else ""
+    last = lines[-1] if lines else ""
+    return last[1:].strip() if last.startswith("E ") else last
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    root = str(config.rootpath)
+    relative = os.path.relpath(root, str(config.invocation_params.dir))
+    _PREFIXES[:] = [root + os.sep] + ([relative + os.sep] if relative != "." else [])
     try:
         from hypothesis import HealthCheck, settings
 

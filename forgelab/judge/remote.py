@@ -22,6 +22,10 @@ So a stage test keeps reading like an ordinary test::
     accepted, rejected = resolve([Instruction("system", "write", "deny")])
 
 while the process that decides pass or fail never runs a line of the learner's code.
+
+The same interface serves the learner's own tests (transfer tests): they run in a sandbox of their own
+with this package instead of the learner's ``forge``, and their calls reach the learner's code through
+the judge (:mod:`forgelab.judge.tester`, :mod:`forgelab.judge.relay`), never in their own process.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from forgelab.judge import wire
 from forgelab.judge.channel import Host, LimitExceeded
@@ -100,15 +104,22 @@ class HostPool:
             host.close()
 
 
-_POOL: HostPool | None = None
+class Pool(Protocol):
+    """Where the interface's calls go: the trusted session's :class:`HostPool`, or, in the process that runs
+    a learner's own tests, the link through the judge to that learner's host (:mod:`forgelab.judge.tester`)."""
+
+    def current_host(self) -> Host: ...
 
 
-def install_pool(pool: HostPool | None) -> None:
+_POOL: Pool | None = None
+
+
+def install_pool(pool: Pool | None) -> None:
     global _POOL
     _POOL = pool
 
 
-def active_pool() -> HostPool:
+def active_pool() -> Pool:
     if _POOL is None:
         raise RuntimeError("the course's forge interface is loaded, but no judge session is running: "
                            "run the course's tests with `forgelab check`, never with plain pytest")
@@ -259,5 +270,5 @@ def remotify(namespace: dict[str, Any], module: str, classes: dict[str, dict[str
         namespace[name] = RemoteClass(cls, module, remote, shape)
 
 
-__all__ = ["HostPool", "LimitExceeded", "Limit", "RemoteClass", "RemoteFunction", "active_pool", "install_pool",
+__all__ = ["HostPool", "LimitExceeded", "Limit", "Pool", "RemoteClass", "RemoteFunction", "active_pool", "install_pool",
            "remotify", "resolve_course_class"]

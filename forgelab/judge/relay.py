@@ -1,0 +1,437 @@
+"""Running one test file the learner wrote: two sandboxes, and the judge between them.
+
+A learner's transfer test is learner code, and so is the ``forge`` it tests — but not the same
+``forge`` in every run: the test is run once against the learner's ``forge`` and once with the stage's
+known-wrong module laid over it, and it earns its points only by passing the first run and failing the
+second. If the test and ``forge`` shared a process, ``forge`` could patch pytest, the test module or
+builtins and make a failing test pass where it is not checked, and the test could look at which module
+it was given (its source, ``__file__``, a traceback) instead of testing what it does. So they never
+share one:
+
+* the **tester** (:mod:`forgelab.judge.tester`) runs pytest on the one test file in a sandbox whose
+  ``forge`` is the course's interface (:mod:`forgelab.judge.interface`); its folder is identical in
+  every run of that file;
+* the **host** (:mod:`forgelab.judge.host`) serves the target's ``forge`` in another sandbox, from one
+  merged folder (the known-wrong module laid over the learner's files), so every path in it is the
+  same in both runs;
+* this module, in the judge's process, relays every frame between the two (they share no namespace,
+  no pipe, no file) and owns the limits.
+
+What the judge lets through, either way:
+
+* from the tester: calls of what the interface offers (:func:`forgelab.judge.interface.offered`),
+  public attributes of objects the host handed out, answers to the host's callbacks, and the events
+  of its test run (a test starts, a report), which the judge keeps; anything else is answered with a
+  boundary error and never reaches the host;
+* from the host: results, exceptions without their traceback (the judge keeps it and adds it to the
+  failure detail the learner reads, where the test cannot see it), and callbacks that read only public
+  attributes of the test's objects.
+
+The limits: the host's CPU time per test (``test_cpu_s``; the tester marks where each test starts),
+its wall-clock time per call (``test_wall_s``) and its output (``output_kb``), as for the course's
+tests; a host stopped at a limit makes that test a timeout with the limit named, and the next call
+starts a fresh host; after ``max_limit_hits`` such tests the run stops. The tester gets
+``learner_tests_cpu_s`` of CPU time, ``learner_tests_wall_s`` of wall-clock time for the whole run
+(the host's waits included) and ``output_kb`` of output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forgelab import i18n
+from forgelab.i18n import _
+from forgelab.judge import channel, wire
+from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded
+from forgelab.judge.interface import Offered
+from forgelab.judge.outcomes import Limit
+from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
+from forgelab.judge.settings import JudgeSettings
+from forgelab.judge.tester import LAUNCHER
+
+TESTER_INI = """# the learner's own tests, in the tester's sandbox: no plugin autoload, no cache, no conftest
+[pytest]
+python_files = test_*.py
+python_functions = test_*
+console_output_style = classic
+addopts = -p no:cacheprovider --import-mode=importlib
+"""
+# what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
+TESTER_MODULES = ("__init__.py", "i18n.py", "judge/__init__.py", "judge/channel.py", "judge/host.py",
+                  "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py", "judge/sandbox.py",
+                  "judge/settings.py", "judge/tester.py", "judge/wire.py")
+MAX_EVENTS = 5000
+POLL_S = 0.05
+CPU_POLL_S = 0.25
+TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
+HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_everything() -> None:
+    """Kill every tester this process started that is still running (Ctrl-C, an error)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        channel._kill_group(process)
+
+
+# ---------------------------------------------------------------- the tester's folder
+
+
+def write_template(into: Path, interface: Path) -> Path:
+    """The parts of a tester's folder that every test file shares: launcher, pytest configuration,
+    the few forgelab modules the tester imports, and the course's interface ``forge/``."""
+    into.mkdir(parents=True, exist_ok=True)
+    (into / "_judge_tester.py").write_text(LAUNCHER, encoding="utf-8")
+    (into / "_judge_pytest.ini").write_text(TESTER_INI, encoding="utf-8")
+    package = Path(__file__).resolve().parent.parent
+    for relative in TESTER_MODULES:
+        destination = into / "forgelab" / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(package / relative, destination)
+    for catalog in sorted((package / "locale").glob("*/LC_MESSAGES/*.mo")):
+        destination = into / "forgelab" / catalog.relative_to(package)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(catalog, destination)
+    shutil.copytree(interface / "forge", into / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return into
+
+
+def tester_folder(template: Path, into: Path, test_file: Path, shown: str) -> Path:
+    """A tester's folder for one test file: the template and the file at its workbook path (``shown``)."""
+    shutil.copytree(template, into)
+    destination = into / shown
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(test_file, destination)
+    return into
+
+
+# ---------------------------------------------------------------- what one run saw
+
+
+@dataclass(frozen=True)
+class RelayRun:
+    """One run of one learner test file, as the judge saw it (events are the tester's claims)."""
+
+    events: tuple[dict[str, object], ...]  # the tester's report, one event each (see learner_plugin)
+    limits: dict[str, tuple[Limit, str]] = field(default_factory=dict)  # node id → the host limit it hit, in words
+    traces: dict[str, str] = field(default_factory=dict)  # node id → where the learner's code last raised
+    printed: dict[str, str] = field(default_factory=dict)  # node id → what the learner's code printed
+    stopped: Limit | None = None  # a limit that stopped the tester itself
+    stopped_in: str = ""  # the test the tester had marked when it was stopped
+    gave_up: int = 0  # the run was stopped after this many tests hit limits
+    output: str = ""  # what the tester printed (pytest's own lines), capped
+
+
+def _boundary(message: str) -> dict[str, object]:
+    return {"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "BoundaryError",
+                                     "bases": ["ValueError"], "message": message}, "mutated": []}
+
+
+class _Relay:
+    def __init__(self, tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
+                 scratch: Path, offered: Offered) -> None:
+        self.tester_dir, self.shown, self.settings, self.isolation = tester_dir, shown, settings, isolation
+        self.scratch, self.offered = scratch, offered
+        self.host = Host("forge", host_dir, settings, isolation, _no_classes)
+        self.current = ""
+        self.fresh_test = True
+        self.ready = False
+        self.limits: dict[str, tuple[Limit, str]] = {}
+        self.traces: dict[str, str] = {}
+        self.printed: dict[str, str] = {}
+        self.hits = 0
+        self.stopped: Limit | None = None
+        self.deadline = 0.0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.events: list[dict[str, object]] = []
+        self.output = bytearray()
+        self.printed_bytes = 0
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------ the whole run
+
+    def run(self) -> RelayRun:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.deadline = time.monotonic() + self.settings.learner_tests_wall_s
+        self.host.spawn()  # the host starts while pytest starts in the tester
+        to_tester_r, to_tester_w = os.pipe()
+        from_tester_r, from_tester_w = os.pipe()
+        drain: threading.Thread | None = None
+        try:
+            self.process = self._start_tester(to_tester_r, from_tester_w)
+            os.close(to_tester_r)
+            os.close(from_tester_w)
+            to_tester_r = from_tester_w = -1
+            drain = threading.Thread(target=self._drain, daemon=True)
+            drain.start()
+            os.set_blocking(to_tester_w, False)  # a tester that stops reading must not block the judge
+            self._serve(FrameReader(from_tester_r), to_tester_w)
+        finally:
+            self._take_printed()
+            self.host.close()
+            if self.process is not None:
+                channel._kill_group(self.process)
+                with _LIVE_LOCK:
+                    _LIVE.discard(self.process)
+            for fd in (to_tester_r, from_tester_w, to_tester_w, from_tester_r):
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            if drain is not None:
+                drain.join(timeout=10)
+        return RelayRun(tuple(self.events), dict(self.limits), dict(self.traces), dict(self.printed), self.stopped,
+                        self.current if self.stopped is not None else "",
+                        self.hits if self.hits >= self.settings.max_limit_hits else 0,
+                        self.output.decode("utf-8", errors="replace"))
+
+    def _start_tester(self, link_in: int, link_out: int) -> subprocess.Popen[bytes]:
+        """The tester, with the link on its standard input and output: its command line, environment and
+        descriptors are the same in every run of the file."""
+        settings = self.settings
+        limits = json.dumps({**settings.host_limits(), "cpu_total_s": settings.learner_tests_cpu_s + 5})
+        root = CODE_MOUNT if self.isolation.sandboxed else str(self.tester_dir)
+        folder = self.shown.rsplit("/", 1)[0] if "/" in self.shown else "."
+        argv = [sys.executable, "-s", "-P", f"{root}/_judge_tester.py", "--limits", limits,
+                "--settings", json.dumps(settings.as_dict()), "--tests", folder, "--", "-c", f"{root}/_judge_pytest.ini",
+                f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short", f"{root}/{self.shown}"]
+        if self.isolation.sandboxed:
+            command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv), None
+        else:
+            command, env = argv, plain_env(self.scratch)
+        process = subprocess.Popen(command, cwd=self.scratch, env=env, stdin=link_in, stdout=link_out,
+                                   stderr=subprocess.PIPE, start_new_session=True, preexec_fn=channel.die_with_parent)
+        with _LIVE_LOCK:
+            _LIVE.add(process)
+        return process
+
+    def _drain(self) -> None:
+        process = self.process
+        assert process is not None and process.stderr is not None
+        cap = self.settings.output_kb * 1024
+        while chunk := os.read(process.stderr.fileno(), 65536):
+            with self.lock:
+                self.printed_bytes += len(chunk)
+                self.output.extend(chunk[: max(0, cap - len(self.output))])
+
+    # ------------------------------------------------------------ relaying
+
+    def _serve(self, reader: FrameReader, to_tester: int) -> None:
+        while True:
+            frame = self._from_tester(reader)
+            if frame is None:
+                return
+            op = frame.get("op")
+            if op == "event":
+                self._event(frame.get("event"))
+                continue
+            refused = self._refused(frame)
+            if refused is not None:
+                reply: dict[str, object] | None = _boundary(refused)
+            else:
+                reply = self._to_host({key: value for key, value in frame.items() if key != "cpu_s"})
+            if self.hits >= self.settings.max_limit_hits:
+                return  # the rest of the file is not run (see gave_up)
+            if reply is not None and not self._to_tester(to_tester, wire.dumps(reply)):
+                return
+
+    def _to_tester(self, fd: int, data: bytes) -> bool:
+        """Write a whole frame to the tester, watching it while it does not read; False when it is gone."""
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                return False
+            select.select([], [fd], [], POLL_S)
+            if self._tester_limit(time.monotonic(), 0.0) is not None:
+                return False
+            if self.process is not None and self.process.poll() is not None:
+                self._tester_ended()
+                return False
+        return True
+
+    def _from_tester(self, reader: FrameReader) -> dict[str, object] | None:
+        """The tester's next frame, watching it meanwhile; None when it is done or was stopped."""
+        process = self.process
+        assert process is not None
+        last_cpu = 0.0
+        while True:
+            try:
+                frame = reader.next()
+                if frame is not None:
+                    return frame
+                if select.select([reader.fd], [], [], POLL_S)[0]:
+                    reader.fill()
+                    continue
+            except wire.ChannelClosed:
+                process.poll()
+                self._tester_ended()
+                return None
+            except (wire.WireError, OSError):
+                self._stop_tester(Limit.CRASH)
+                return None
+            if self._tester_limit(time.monotonic(), last_cpu) is not None:
+                return None
+            if time.monotonic() - last_cpu >= CPU_POLL_S:
+                last_cpu = time.monotonic()
+            if process.poll() is not None:
+                self._tester_ended()
+                return None
+
+    def _tester_limit(self, now: float, last_cpu: float) -> Limit | None:
+        """Stop the tester if it is over a limit of its own; which one."""
+        process = self.process
+        assert process is not None
+        limit: Limit | None = None
+        with self.lock:
+            flooded = self.printed_bytes > self.settings.output_kb * 1024
+        if flooded:
+            limit = Limit.OUTPUT
+        elif now > self.deadline:
+            limit = Limit.WALL
+        elif now - last_cpu >= CPU_POLL_S:
+            used = channel.tree_cpu_seconds(process.pid)
+            if used is not None and used > self.settings.learner_tests_cpu_s:
+                limit = Limit.CPU
+        if limit is not None:
+            self._stop_tester(limit)
+        return limit
+
+    def _tester_ended(self) -> None:
+        process = self.process
+        assert process is not None
+        try:
+            code = process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is not None and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            self.stopped = Limit.CPU  # the tester's own hard CPU limit (its threads were not watched while it waited)
+
+    def _stop_tester(self, limit: Limit) -> None:
+        self.stopped = limit
+        if self.process is not None:
+            channel._kill_group(self.process)
+
+    def _event(self, event: object) -> None:
+        if not isinstance(event, dict) or len(self.events) >= MAX_EVENTS:
+            return
+        self.events.append(event)
+        if event.get("event") == "start":
+            self._begin(str(event.get("nodeid", ""))[:500])
+
+    def _begin(self, nodeid: str) -> None:
+        self._take_printed()
+        self.current = nodeid
+        self.fresh_test = True
+
+    def _take_printed(self) -> None:
+        printed = self.host.take_output()
+        if printed.strip() and self.current:
+            self.printed[self.current] = (self.printed.get(self.current, "") + printed)[-4000:]
+
+    def _refused(self, frame: dict[str, object]) -> str | None:
+        """Why the judge does not relay this frame of the tester's, or None."""
+        op = frame.get("op")
+        if op not in TESTER_OPS:
+            return f"the judge relays no request {str(op)[:40]!r} to the learner's code"
+        if op == "call" and frame.get("target") not in self.offered.calls:
+            return (f"{str(frame.get('target'))[:120]!r} is not a function or class of the course's forge: a test may "
+                    "call only what the stage module's starter defines")
+        if op in ("call_handle", "get_handle") and frame.get("name") not in (None, "") and not (
+                isinstance(frame.get("name"), str) and PUBLIC_NAME.match(str(frame.get("name")))):
+            return "a test may use only public attributes of an object from the learner's code"
+        if op == "setattr":
+            args = frame.get("args")
+            if frame.get("target") not in self.offered.classes or not (
+                    isinstance(args, list) and len(args) == 3 and isinstance(args[1], str) and PUBLIC_NAME.match(args[1])):
+                return "a test may set only public fields of the course's classes"
+        if op == "shape":
+            classes = frame.get("classes")
+            if not isinstance(classes, list) or not all(item in self.offered.classes for item in classes):
+                return "a test may ask only about the course's classes"
+        return None
+
+    def _to_host(self, frame: dict[str, object]) -> dict[str, object] | None:
+        """Forward one frame of the tester's; the host's answer for the tester, or None after telling it of a limit."""
+        host = self.host
+        try:
+            if not self.ready or not host.alive:
+                if self.ready:
+                    host.spawn()  # a fresh host after a limit stopped the last one
+                problem = host.handshake([])
+                self.ready = True
+                if problem is not None:
+                    raise LimitExceeded(Limit.CRASH, problem.message)
+                self.fresh_test = True
+            if self.fresh_test:
+                host.begin_test()
+                self.fresh_test = False
+            reply = host.relay(frame, deadline=self.deadline)
+            while reply.get("op") == "getattr" and not (isinstance(reply.get("name"), str)
+                                                         and PUBLIC_NAME.match(str(reply.get("name")))):
+                reply = host.relay(_attribute_refused(str(reply.get("name"))[:80]), deadline=self.deadline)
+        except LimitExceeded as stop:
+            return self._hit(stop.limit, str(stop))
+        except BoundaryError as unreadable:
+            return self._hit(Limit.CRASH, str(unreadable))
+        op = reply.get("op")
+        if op not in HOST_OPS:
+            host.close()
+            return self._hit(Limit.CRASH, _("your code's process answered {op} to a call").format(op=repr(str(op)[:40])))
+        error = reply.get("error")
+        if op == "raise" and isinstance(error, dict):
+            trace = error.pop("traceback", "")
+            if isinstance(trace, str) and trace.strip() and self.current:
+                self.traces[self.current] = wire.cap(trace, wire.MAX_TRACEBACK_CHARS)
+            if error.get("module") == "builtins" and error.get("qualname") == "MemoryError":
+                host.close()
+                self._record(Limit.MEMORY, _("your code ran out of memory (the sandbox's memory limit)"))
+        return reply
+
+    def _record(self, limit: Limit, message: str) -> None:
+        self.hits += 1
+        if self.current and self.current not in self.limits:
+            self.limits[self.current] = (limit, message)
+
+    def _hit(self, limit: Limit, message: str) -> dict[str, object]:
+        """The host was stopped at a limit during the current test: record it, and tell the tester."""
+        self.host.close()
+        self._record(limit, message)
+        return {"op": "limit", "limit": str(limit), "message": message}
+
+
+def _attribute_refused(name: str) -> dict[str, object]:
+    message = f"{name!r}: the learner's code may read only public attributes of a test object"
+    return {"op": "raise", "error": {"kind": "exception", "module": "builtins", "qualname": "AttributeError",
+                                     "bases": ["AttributeError", "Exception", "BaseException"], "message": message,
+                                     "args": [message]}}
+
+
+def _no_classes(path: str) -> object:
+    raise wire.WireError(f"the judge does not rebuild {path}: it only relays frames")
+
+
+def run_file(tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
+             scratch: Path, offered: Offered) -> RelayRun:
+    """Run the learner's test file ``shown`` (in ``tester_dir``) against the ``forge`` in ``host_dir``."""
+    with i18n.speaking(settings.language):  # this may run in a worker thread, which starts in English
+        return _Relay(tester_dir, shown, host_dir, settings, isolation, scratch, offered).run()

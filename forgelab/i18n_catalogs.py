@@ -1,7 +1,8 @@
 """Course-author tooling for the tools' catalogs: extract, check, compile (Babel; a development dependency).
 
-* :func:`extract` finds every message marked with ``_()``, ``N_()`` or ``ngettext()`` in forgelab/ and
-  merges them into each ``forgelab/locale/<lang>/LC_MESSAGES/forgelab.po``: new ids are added without a
+* :func:`extract` finds every message marked with ``_()``, ``N_()`` or ``ngettext()`` in forgelab/ (and
+  with ``t()`` in the course page's scripts, ``forgelab/site/assets/*.js``, whose words the site build
+  writes into each edition's ``assets/strings.js``) and merges them into each ``forgelab/locale/<lang>/LC_MESSAGES/forgelab.po``: new ids are added without a
   translation, translations of ids still in use are kept, unused ones are dropped.
 * :func:`problems` lists what makes an edition incomplete: an id without a translation, an id in the
   catalog that the code no longer uses, a compiled ``.mo`` that is out of date with its ``.po``.
@@ -17,6 +18,7 @@ from pathlib import Path
 from forgelab.i18n import DOMAIN, LANGUAGES, LOCALE_DIR
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+SCRIPT_KEYWORDS = {"t": None}  # the course page's scripts: t("English text", {name: value})
 SOURCE = Path(__file__).resolve().parent
 
 
@@ -42,12 +44,16 @@ def extracted() -> dict[str, tuple[str, ...]]:
     from babel.messages.extract import extract_from_dir
 
     found: dict[str, list[str]] = {}
-    for filename, lineno, message, _comments, _context in extract_from_dir(
-            str(SOURCE), method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=(), strip_comment_tags=True):
-        if "judge/host.py" in filename or "judge/wire.py" in filename:
-            continue  # these run inside the sandbox, where no catalog exists
-        key = message if isinstance(message, str) else "\x00".join(message)
-        found.setdefault(key, []).append(f"forgelab/{filename}:{lineno}")
+    python = extract_from_dir(str(SOURCE), method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=(),
+                              strip_comment_tags=True)
+    scripts = extract_from_dir(str(SOURCE / "site" / "assets"), method_map=[("**.js", "javascript")],
+                               keywords=SCRIPT_KEYWORDS, comment_tags=(), strip_comment_tags=True)
+    for folder, results in (("forgelab/", python), ("forgelab/site/assets/", scripts)):
+        for filename, lineno, message, _comments, _context in results:
+            if "judge/host.py" in filename or "judge/wire.py" in filename:
+                continue  # these run inside the sandbox, where no catalog exists
+            key = message if isinstance(message, str) else "\x00".join(message)
+            found.setdefault(key, []).append(f"{folder}{filename}:{lineno}")
     return {key: tuple(places) for key, places in sorted(found.items())}
 
 

@@ -25,6 +25,9 @@ def _site_dir(given: str | None) -> Path:
     return Workbook.locate().root / DEFAULT_SITE
 
 
+EDITION_NAMES = {"en": "English", "zh": "Chinese (zh)"}
+
+
 def cmd_site_build(args: argparse.Namespace) -> int:
     from forgelab.display import fail
     from forgelab.paths import Workbook
@@ -35,16 +38,25 @@ def cmd_site_build(args: argparse.Namespace) -> int:
     workbook = Workbook.locate()
     course = load_course(workbook.root)
     out = _site_dir(args.out)
+    editions = tuple(getattr(args, "editions", None) or ("en",))
     try:
-        built = build_site(course, out)
+        built = build_site(course, out, editions=editions)
     except (SiteError, ReleaseError) as error:
         return fail(str(error), "fix that, then run `forgelab site build` again")
-    stages = len(built.pages) - 1
-    print(f"site built: {_shown(out)} (index and {stages} stage page{'s' if stages != 1 else ''})")
-    if built.bundle:
-        bundle = built.bundle
-        print(f"lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB, "
-              "no reference solutions)")
+    except OSError as error:
+        return fail(f"cannot write the site into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    for edition in built.editions:
+        folder = out / edition.folder
+        stages = len(edition.pages) - 1
+        name = EDITION_NAMES.get(edition.language, edition.language)
+        print(f"site built ({name} edition): {_shown(folder)} (index and {stages} stage page{'s' if stages != 1 else ''})")
+        if edition.bundle:
+            bundle = edition.bundle
+            print(f"  lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB, "
+                  "no reference solutions)")
+    if len(built.editions) > 1:
+        print("every page has a language switch to the same page in the other edition (and hreflang links)")
     print(f"open it:    {(out / 'index.html').as_uri()}")
     print(f"or serve:   forgelab site serve --dir {_shown(out)}")
     return 0
@@ -153,7 +165,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     site = sub.add_parser("site", help="build or serve the static course page with the in-browser self-check")
     site_sub = site.add_subparsers(dest="site_command", metavar="SITE_COMMAND", required=True)
 
-    build = site_sub.add_parser("build", help="render the course page (and the lab bundle it links to)")
+    build = site_sub.add_parser("build", help="render the course page (and the lab bundle it links to)",
+                                epilog="--lang en|zh|all chooses the edition(s): en (default) or zh builds that edition "
+                                       "at the root of --out, with its own bundle (zh: forge-workbook-lab-zh.zip); all "
+                                       "puts English at the root and Chinese under zh/, each page linking to the same "
+                                       "page in the other edition.")
     build.add_argument("--out", help=f"output folder (default: {DEFAULT_SITE} in the workbook)")
     build.set_defaults(handler=cmd_site_build)
 

@@ -1,15 +1,23 @@
-"""``forgelab site build``: render the static course page from the stage registry.
+"""``forgelab site build``: render the static course page from the stage registry, in one or both editions.
 
-Layout of the output folder::
+Layout of one edition's folder::
 
     index.html                     the chapter's opening, every stage and its progress (kept in the
                                    browser), the recovery point
     NN-slug.html                   one page per stage, with its figures and the local-check panel
     figures/NN-slug-figure*.svg    the stages' figures, as committed next to their sources
     assets/site.css, verify.js, page.js
+    assets/strings.js              the words the scripts show, in this edition's language (generated from
+                                   forgelab's gettext catalog: every ``t("…")`` of verify.js and page.js)
     assets/course-data.js          what the page checks against: required tests, published test
                                    digests, the verification.json schema (generated)
-    downloads/forge-workbook-lab.zip   the learner bundle (see forgelab.site.release)
+    downloads/forge-workbook-lab.zip   the learner bundle of this edition (``…-zh.zip`` for the Chinese
+                                   one; see forgelab.site.release)
+
+One language (``--lang en`` or ``--lang zh``) builds that edition at the site's root. ``--lang all``
+puts English at the root and every other edition in a folder named after its language (``zh/``),
+each one complete in itself — its own assets, figures and bundle — so a folder can also be published
+alone; only the language switch and the hreflang links cross from one edition to the other.
 
 The same registry and files give the same bytes: nothing depends on the clock or on file order.
 """
@@ -18,21 +26,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from forgelab import evidence, figures
+from forgelab.i18n import LANGUAGES, _, speaking
 from forgelab.registry import Course, Stage
 from forgelab.site import pages, release
 
 ASSETS = ("site.css", "verify.js", "page.js")
+SCRIPTS = ("verify.js", "page.js")  # their t("…") messages go into assets/strings.js
 MARKER = ".forgelab-site"  # marks a folder this builder owns and may replace
 MAX_VERIFICATION_BYTES = 1024 * 1024
 SUPPORTED_SCHEMA_VERSIONS = (evidence.SCHEMA_VERSION,)
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+# t("…") in the scripts, a message that may be split into "…" + "…" literals (as Babel's extractor reads it)
+_T_CALL = re.compile(rf"(?<![\w$.])t\(\s*({_STRING}(?:\s*\+\s*{_STRING})*)")
 
 
 class SiteError(RuntimeError):
@@ -40,15 +55,63 @@ class SiteError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class EditionBuild:
+    language: str
+    folder: str  # "" for the site's root
+    pages: tuple[str, ...]  # relative to the edition's folder
+    bundle: release.Bundle | None
+
+
+@dataclass(frozen=True)
 class SiteBuild:
     out: Path
-    pages: tuple[str, ...]
-    bundle: release.Bundle | None
+    editions: tuple[EditionBuild, ...]
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """Every page written, relative to ``out`` (``index.html``, ``zh/index.html``, …)."""
+        return tuple(f"{edition.folder}/{page}" if edition.folder else page
+                     for edition in self.editions for page in edition.pages)
+
+    @property
+    def bundle(self) -> release.Bundle | None:
+        """The bundle of the edition at the site's root."""
+        return self.editions[0].bundle if self.editions else None
 
 
 def asset_text(name: str) -> str:
     """A static asset shipped inside the package (works in editable and regular installs)."""
     return (resources.files("forgelab.site") / "assets" / name).read_text(encoding="utf-8")
+
+
+def script_messages() -> tuple[str, ...]:
+    """The English text of every ``t("…")`` in the page's scripts: the keys of ``assets/strings.js``.
+
+    The same messages are in forgelab's gettext catalog (``forgelab i18n extract`` reads the scripts with
+    Babel's JavaScript extractor), so ``forgelab i18n check`` fails on one without a translation."""
+    found: set[str] = set()
+    for name in SCRIPTS:
+        for call in _T_CALL.finditer(asset_text(name)):
+            literals = re.findall(_STRING, call.group(1))
+            try:
+                found.add("".join(json.loads(literal) for literal in literals))
+            except json.JSONDecodeError:
+                raise SiteError(f"forgelab/site/assets/{name}: the message {call.group(1)[:60]} uses an escape that "
+                                "is not JSON's: write the character itself") from None
+    return tuple(sorted(found))
+
+
+def script_strings(language: str) -> dict[str, str]:
+    """English text → the edition's words, for every message the scripts show (English: itself)."""
+    with speaking(language):
+        return {message: _(message) for message in script_messages()}
+
+
+def strings_js(language: str) -> str:
+    encoded = json.dumps(script_strings(language), sort_keys=True, ensure_ascii=False, indent=1)
+    return ("/* Generated by `forgelab site build` from forgelab's gettext catalog: the words verify.js and page.js\n"
+            f"   show, in the {language} edition. Do not edit: translate in forgelab/locale instead. */\n"
+            f"window.FORGE_STRINGS = {encoded};\n")
 
 
 def published_test_digests(course: Course, stage: Stage) -> list[dict[str, str]]:
@@ -77,6 +140,7 @@ def course_data(course: Course, language: str) -> dict[str, Any]:
     return {
         "module_id": course.module_id,
         "course_version": course.version,
+        "language": language,
         "schema_versions": list(SUPPORTED_SCHEMA_VERSIONS),
         "max_bytes": MAX_VERIFICATION_BYTES,
         "schema": evidence.schema(),
@@ -97,14 +161,12 @@ def _prepare(out: Path) -> None:
         if any(out.iterdir()) and not (out / MARKER).is_file():
             raise SiteError(f"{out} is not empty and was not built by forgelab: choose an empty folder with --out")
         shutil.rmtree(out)
-    (out / "assets").mkdir(parents=True)
+    out.mkdir(parents=True)
     (out / MARKER).write_text("built by `forgelab site build`; rebuilding replaces this folder\n", encoding="utf-8")
 
 
 def _write(out: Path, relative: str, text: str) -> None:
-    path = out / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    _write_bytes(out, relative, text.encode("utf-8"))
 
 
 def _require_figures_and_opening(course: Course, language: str) -> None:
@@ -129,33 +191,62 @@ def _write_bytes(out: Path, relative: str, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def build_site(course: Course, out: Path, *, language: str | None = None, with_bundle: bool = True) -> SiteBuild:
-    """Write the whole site into ``out`` (replacing an earlier build there)."""
-    lang = language or course.languages[0]
-    data = course_data(course, lang)
-    _require_figures_and_opening(course, lang)
+def site_editions(course: Course, languages: Sequence[str]) -> tuple[pages.Edition, ...]:
+    """Where each requested edition goes: English (else the first) at the root, the others in ``<lang>/``."""
+    wanted = [language for language in LANGUAGES if language in languages]
+    unknown = sorted(set(languages) - set(LANGUAGES))
+    if unknown or not wanted:
+        raise SiteError(f"unknown edition {', '.join(unknown) or '(none)'}: expected en, zh or all")
+    missing = [language for language in wanted if language != "en" and language not in course.languages]
+    if missing:
+        raise SiteError(f"the course has no {missing[0]!r} edition (course.toml languages = {list(course.languages)}): "
+                        "choose one of them with --lang")
+    return tuple(pages.Edition(language, "" if index == 0 else language) for index, language in enumerate(wanted))
+
+
+def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), with_bundle: bool = True) -> SiteBuild:
+    """Write the whole site into ``out`` (replacing an earlier build there): one folder per edition."""
+    placed = site_editions(course, editions)
+    data = {edition.language: course_data(course, edition.language) for edition in placed}
+    for edition in placed:
+        _require_figures_and_opening(course, edition.language)
+    strings = {edition.language: strings_js(edition.language) for edition in placed}
+    bundles: dict[str, release.Bundle | None] = {}
     with tempfile.TemporaryDirectory(prefix="forgelab-site-") as scratch:
-        bundle = release.build_bundle(course.root, Path(scratch)) if with_bundle else None
+        for edition in placed:
+            bundles[edition.language] = (release.build_bundle(course.root, Path(scratch) / edition.language,
+                                                              edition.language) if with_bundle else None)
         _prepare(out)  # only after everything that can fail: an earlier build stays until then
-        if bundle:
-            (out / "downloads").mkdir()
-            bundle = replace(bundle, path=Path(shutil.move(bundle.path, out / "downloads" / release.ZIP_NAME)))
-    ctx = pages.SiteContext(
-        course=course,
-        language=lang,
-        bundle_href=f"downloads/{release.ZIP_NAME}" if bundle else None,
-        bundle_size=bundle.size if bundle else 0,
-    )
-    for name in ASSETS:
-        _write(out, f"assets/{name}", asset_text(name))
-    _write(out, "assets/course-data.js", course_data_js(data))
-    written = ["index.html"]
-    _write(out, "index.html", pages.index_html(ctx))
-    for stage in course.stages:
-        for figure in figures.stage_figures(stage.source_dir):
-            _write_bytes(out, pages.figure_file(stage, figure), figure.svg.read_bytes())
-    for stage in course.stages:
-        name = pages.stage_page(stage)
-        _write(out, name, pages.stage_html(ctx, stage))
-        written.append(name)
-    return SiteBuild(out, tuple(written), bundle)
+        for edition in placed:
+            bundle = bundles[edition.language]
+            if bundle:
+                target = out / edition.folder / "downloads" / release.zip_name(edition.language)
+                target.parent.mkdir(parents=True)
+                bundles[edition.language] = replace(bundle, path=Path(shutil.move(bundle.path, target)))
+    built = []
+    for edition in placed:
+        bundle = bundles[edition.language]
+        root = out / edition.folder
+        ctx = pages.SiteContext(
+            course=course,
+            language=edition.language,
+            bundle_href=f"downloads/{release.zip_name(edition.language)}" if bundle else None,
+            bundle_size=bundle.size if bundle else 0,
+            folder=edition.folder,
+            editions=placed,
+        )
+        for name in ASSETS:
+            _write(root, f"assets/{name}", asset_text(name))
+        _write(root, "assets/strings.js", strings[edition.language])
+        _write(root, "assets/course-data.js", course_data_js(data[edition.language]))
+        written = ["index.html"]
+        _write(root, "index.html", pages.index_html(ctx))
+        for stage in course.stages:
+            for figure in figures.stage_figures(stage.source_dir):
+                _write_bytes(root, pages.figure_file(stage, figure), figure.svg.read_bytes())
+        for stage in course.stages:
+            name = pages.stage_page(stage)
+            _write(root, name, pages.stage_html(ctx, stage))
+            written.append(name)
+        built.append(EditionBuild(edition.language, edition.folder, tuple(written), bundle))
+    return SiteBuild(out, tuple(built))

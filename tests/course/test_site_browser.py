@@ -1,5 +1,7 @@
 """The course page in a real browser: progress states, the self-check, every failure explanation,
-every malformed input, no network, keyboard and phone width. Screenshots: test-artifacts/site/."""
+every malformed input, no network, keyboard and phone width — in both editions (``site_tab`` opens the
+English and the Chinese page in turn; the words are compared with the catalog's, ``tab.say``).
+Screenshots: test-artifacts/site/ (the Chinese edition's start with ``zh-``)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from forgelab.registry import load_course
 from browser import (  # noqa: F401  (fixtures are used by name)
-    ARTIFACTS, ROOT, STAGE_01, Evidence, SitePage, as_bytes, built_site, chromium, evidence, open_tab, sealed, site_tab,
+    ARTIFACTS, EDITIONS, ROOT, STAGE_01, Evidence, Say, SitePage, as_bytes, built_site, chromium, edition_base, evidence,
+    open_tab, sealed, site_tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -23,8 +27,6 @@ ALL_CHECKS = ["schema", "experiment", "required-tests", "fault-lab", "transfer",
 
 
 def second_stage_key() -> str | None:
-    from forgelab.registry import load_course
-
     stages = [stage for stage in load_course(ROOT).stages if stage.number != "01"]
     return stages[0].key if stages else None
 
@@ -35,7 +37,8 @@ def second_stage_key() -> str | None:
 def test_the_five_states_in_order_and_they_persist(site_tab: SitePage, evidence: Evidence) -> None:
     tab = site_tab.open_stage()
     assert tab.state() == "not-started"
-    assert tab.page.inner_text("#check-state") == "State: Not started (step 1 of 5)."
+    assert tab.page.inner_text("#check-state") == tab.say("State: {state} (step {step} of {total}).",
+                                                          state=Say("Not started"), step=1, total=5)
     tab.screenshot("state-1-not-started")
 
     tab.scroll_to_read()
@@ -43,33 +46,36 @@ def test_the_five_states_in_order_and_they_persist(site_tab: SitePage, evidence:
     tab.screenshot("state-2-reading")
 
     download = tab.download_bundle()
-    assert download.suggested_filename == "forge-workbook-lab.zip"
+    assert download.suggested_filename == {"en": "forge-workbook-lab.zip", "zh": "forge-workbook-lab-zh.zip"}[tab.language]
     assert tab.state() == "lab-downloaded"
     tab.screenshot("state-3-lab-downloaded")
 
     tab.pick_document(evidence.starter)
     assert tab.state() == "results-read"
-    assert tab.headline().startswith("Not passed yet")
+    assert re.fullmatch(tab.pattern(Say("Not passed yet: {failing} of {count} checks need work", {"count": 8})),
+                        tab.headline()), tab.headline()
     tab.screenshot("state-4-results-read")
 
     tab.pick_document(evidence.passing)
     assert tab.state() == "self-check-passed"
-    assert tab.headline() == "Self-check passed"
+    assert tab.headline() == tab.say("Self-check passed")
     tab.screenshot("state-5-self-check-passed")
 
     labels = tab.page.eval_on_selector_all(
         "#check-steps li", "items => items.map(li => [li.dataset.step, li.querySelector('.step-status').textContent])")
-    assert labels == [["not-started", "done"], ["reading", "done"], ["lab-downloaded", "done"],
-                      ["results-read", "done"], ["self-check-passed", "current"]]
+    done, current = tab.say("done"), tab.say("current")
+    assert labels == [["not-started", done], ["reading", done], ["lab-downloaded", done],
+                      ["results-read", done], ["self-check-passed", current]]
 
     tab.page.reload()
     assert tab.state() == "self-check-passed"
-    assert tab.headline() == "Self-check passed"
-    assert "saved in this browser" in tab.page.inner_text("#report .report-caption")
+    assert tab.headline() == tab.say("Self-check passed")
+    assert tab.page.inner_text("#report .report-caption") == tab.say("Last result, saved in this browser: {file}",
+                                                                     file="verification.json")
 
     tab.open("index.html")
     assert tab.page.get_attribute('[data-progress-for="01"]', "data-state") == "self-check-passed"
-    assert tab.page.inner_text('[data-progress-for="01"]') == "Self-check passed"
+    assert tab.page.inner_text('[data-progress-for="01"]') == tab.say("Self-check passed")
 
 
 def test_a_failing_file_after_a_passing_one_goes_back_to_results_read(site_tab: SitePage, evidence: Evidence) -> None:
@@ -87,8 +93,6 @@ def _steps(tab: SitePage) -> dict[str, str]:
 
 def _of_another_stage(document: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The same evidence, sealed as if it were the evidence of the course's second stage."""
-    from forgelab.registry import load_course
-
     other = [stage for stage in load_course(ROOT).stages if stage.number != "01"][0]
     return sealed({**document, "experiment_id": other.experiment_id}), other.number
 
@@ -103,14 +107,17 @@ def test_a_wrong_stage_file_after_a_passing_one_takes_the_pass_away_and_says_why
     wrong, number = _of_another_stage(evidence.passing_copy())
     tab.pick_document(wrong, "stage-two.json")
     assert tab.state() == "results-read"  # no longer "self-check passed"
-    assert tab.headline() == f"This file belongs to Stage {number}"
+    belongs = tab.say("This file belongs to Stage {number}", number=number)
+    assert tab.headline() == belongs
     state_line = tab.page.inner_text("#check-state")
-    assert state_line.startswith("State: Results read (step 4 of 5).")
-    assert "stage-two.json" in state_line and "not marked as passed" in state_line
+    assert state_line.startswith(tab.say("State: {state} (step {step} of {total}).", state=Say("Results read"),
+                                         step=4, total=5))
+    assert tab.say(" Your last pick, {file}, is not a result for this stage ({why}), so this stage is not marked as "
+                   "passed.", file="stage-two.json", why=belongs) in state_line
     previous = tab.page.inner_text("#previous-report")
     assert tab.page.is_visible("#previous-report")
-    assert "Previous result — no longer the current verdict" in previous and "Self-check passed" in previous
-    assert "mine.json" in previous
+    assert previous.startswith(tab.say("Previous result — no longer the current verdict: ").strip())
+    assert tab.say("Self-check passed") in previous and "mine.json" in previous
     assert tab.page.query_selector("#previous-report details[open]") is None  # folded: not the verdict
     tab.screenshot("wrong-stage-after-passed")
     tab.panel_screenshot("wrong-stage-after-passed")
@@ -118,8 +125,8 @@ def test_a_wrong_stage_file_after_a_passing_one_takes_the_pass_away_and_says_why
     tab.page.reload()  # the replaced verdict is remembered, and still explained
     assert tab.state() == "results-read"
     problem, text = tab.message()
-    assert problem == "other-stage" and f"This file belongs to Stage {number}" in text and "stage-two.json" in text
-    assert "Previous result" in tab.page.inner_text("#previous-report")
+    assert problem == "other-stage" and belongs in text and "stage-two.json" in text
+    assert tab.say("Previous result — no longer the current verdict: ").strip() in tab.page.inner_text("#previous-report")
     tab.open("index.html")
     assert tab.page.get_attribute('[data-progress-for="01"]', "data-state") == "results-read"
 
@@ -128,7 +135,8 @@ def test_a_wrong_stage_file_after_a_passing_one_takes_the_pass_away_and_says_why
     assert tab.state() == "self-check-passed"
     assert tab.message() == (None, "")
     assert tab.page.is_hidden("#previous-report")
-    assert "not marked as passed" not in tab.page.inner_text("#check-state")
+    assert tab.page.inner_text("#check-state") == tab.say("State: {state} (step {step} of {total}).",
+                                                          state=Say("Self-check passed"), step=5, total=5)
 
 
 def test_a_wrong_stage_file_first_is_no_progress_and_no_previous_result(site_tab: SitePage, evidence: Evidence) -> None:
@@ -145,22 +153,23 @@ def test_lab_downloaded_only_after_a_click_on_the_download_link(site_tab: SitePa
     tab.pick_document(evidence.starter)  # results read, without reading or downloading first
     assert tab.state() == "results-read"
     steps = _steps(tab)
-    assert steps["lab-downloaded"] == "not downloaded here" and steps["results-read"] == "current"
+    assert steps["lab-downloaded"] == tab.say("not downloaded here") and steps["results-read"] == tab.say("current")
+    assert steps["not-started"] == tab.say("done") and steps["reading"] in (tab.say("skipped"), tab.say("done"))
     assert "done" not in (tab.page.get_attribute('#check-steps li[data-step="lab-downloaded"]', "class") or "")
     tab.panel_screenshot("results-read-without-download")
 
     tab.pick_document(evidence.passing)
     assert tab.state() == "self-check-passed"
-    assert _steps(tab)["lab-downloaded"] == "not downloaded here"  # still: passing is no download
+    assert _steps(tab)["lab-downloaded"] == tab.say("not downloaded here")  # still: passing is no download
     tab.page.reload()
-    assert _steps(tab)["lab-downloaded"] == "not downloaded here"
+    assert _steps(tab)["lab-downloaded"] == tab.say("not downloaded here")
 
     tab.download_bundle()
-    assert _steps(tab)["lab-downloaded"] == "done"
+    assert _steps(tab)["lab-downloaded"] == tab.say("done")
     tab.panel_screenshot("passed-then-downloaded")
     assert "done" in tab.page.get_attribute('#check-steps li[data-step="lab-downloaded"]', "class")
     tab.page.reload()
-    assert _steps(tab)["lab-downloaded"] == "done"
+    assert _steps(tab)["lab-downloaded"] == tab.say("done")
 
 
 def test_clear_progress_returns_to_not_started(site_tab: SitePage, evidence: Evidence) -> None:
@@ -180,7 +189,7 @@ def test_clear_all_progress_on_the_index(site_tab: SitePage, evidence: Evidence)
     tab.open("index.html")
     tab.page.click("#clear-all-progress")
     assert tab.page.get_attribute('[data-progress-for="01"]', "data-state") == "not-started"
-    assert "cleared" in tab.page.inner_text("#index-status")
+    assert tab.page.inner_text("#index-status") == tab.say("Progress for every stage was cleared in this browser.")
     tab.open_stage()
     assert tab.page.inner_text("#report") == ""
 
@@ -201,7 +210,9 @@ def test_the_reference_evidence_passes_every_check(site_tab: SitePage, evidence:
     statuses = tab.checks()
     assert {key: statuses[key] for key in ALL_CHECKS} == dict.fromkeys(ALL_CHECKS, "pass")
     status, text = tab.check("target")
-    assert status == "note" and "reference solution" in text
+    assert status == "note" and tab.say("This file was produced against the reference solution (target “solution”), "
+                                        "not against your own forge/. It shows the course works; it does not show "
+                                        "that you built the stage.") in text
     assert tab.page.get_attribute("#report", "data-outcome") == "passed"
     assert tab.foreign_requests() == []
 
@@ -211,7 +222,7 @@ def test_learner_target_has_no_target_note(site_tab: SitePage, evidence: Evidenc
     document["target"] = {"name": "learner", "kind": "learner"}
     tab = site_tab.open_stage()
     tab.pick_document(sealed(document))
-    assert tab.headline() == "Self-check passed"
+    assert tab.headline() == tab.say("Self-check passed")
     assert "target" not in tab.checks()
 
 
@@ -221,9 +232,10 @@ def test_the_file_of_stage_01_on_another_stage_page_says_where_it_belongs(site_t
         pytest.skip("the course has only stage 01 so far")
     tab = site_tab.open(f"{other}.html")
     tab.pick_document(evidence.passing)
-    assert tab.headline() == "This file belongs to Stage 01"
+    assert tab.headline() == tab.say("This file belongs to Stage {number}", number="01")
     status, text = tab.check("experiment")
-    assert status == "fail" and "Stage 01 · Instruction hierarchy" in text
+    title = load_course(ROOT).stages[0].text(tab.language).title
+    assert status == "fail" and tab.say("Go to Stage {number} · {title}", number="01", title=title) in text
     assert tab.page.get_attribute('#report .check[data-check="experiment"] a', "href") == f"{STAGE_01}.html"
     assert tab.checks()["required-tests"] == "skip"
     assert tab.state() in ("not-started", "reading")  # another stage's file is no progress on this one
@@ -257,28 +269,36 @@ def _edited_tests(doc: dict[str, Any]) -> None:
     doc["digests"]["tests"][0]["sha256"] = hashlib.sha256(b"an edited test file").hexdigest()
 
 
-FAILURES = {
+FAILURES: dict[str, tuple[Callable[[dict[str, Any]], None], str, list[str | Say]]] = {
     "required-test-failed": (_fail_required, "required-tests",
-                             ["1 of 13 required tests do not pass yet", "test_input_is_not_mutated",
-                              "the input list changed"]),
+                             [Say("{failing} of {total} required tests do not pass yet", {"failing": 1, "total": 13}),
+                              Say("{name} — {outcome}: {cause}", {"name": "test_input_is_not_mutated", "outcome":
+                                  Say("failed"), "cause": "AssertionError: the input list changed"})]),
     "required-test-missing": (_drop_required, "required-tests",
-                              ["test_empty_input_gives_an_empty_result", "did not run"]),
+                              [Say("{name} — not in the file: it did not run (were the stage tests edited?)",
+                                   {"name": "test_empty_input_gives_an_empty_result"})]),
     "fault-lab-not-started": (_fault("not_started", "start it with `forgelab fault start 01`"), "fault-lab",
-                              ["Fault lab not started", "forgelab fault start 01"]),
+                              [Say("Fault lab not started"), Say("Start it with `forgelab fault start {number}`, find "
+                                                                 "the defect in the lab copy of {file}, fix it there "
+                                                                 "and check again.", {"number": "01"})]),
     "fault-lab-broken": (_fault("broken", "test_lower_trust_instruction_cannot_override_system still fails"),
-                         "fault-lab", ["Fault lab not fixed yet", "still fails"]),
+                         "fault-lab", [Say("Fault lab not fixed yet"), Say("The lab copy still fails: {detail}", {
+                             "detail": "test_lower_trust_instruction_cannot_override_system still fails."})]),
     "transfer-not-written": (_transfer("not_written", "still the starter"), "transfer",
-                             ["Transfer test not written yet", "still the starter"]),
+                             [Say("Transfer test not written yet"), "still the starter."]),
     "transfer-failed": (_transfer("failed", "test_office failed: assert 'allow' == 'deny'"), "transfer",
-                        ["Transfer test fails", "assert 'allow' == 'deny'"]),
+                        [Say("Transfer test fails"), "assert 'allow' == 'deny'"]),
     "transfer-cannot-tell": (_transfer("cannot_tell", "1 transfer test(s) pass, but it passes on the stage's "
                                                       "known-wrong implementation too"), "transfer",
-                             ["Transfer test cannot tell right from wrong", "known-wrong implementation"]),
-    "design-answer-missing": (_design("missing", "no answer yet"), "design-answer", ["No design answer yet"]),
+                             [Say("Transfer test cannot tell right from wrong"), "known-wrong implementation"]),
+    "design-answer-missing": (_design("missing", "no answer yet"), "design-answer", [Say("No design answer yet")]),
     "design-answer-too-short": (_design("too_short", "3 words; a real answer needs at least 40"), "design-answer",
-                                ["Design answer too short", "at least 40"]),
-    "tests-edited": (_edited_tests, "test-digests", ["Stage tests were edited", "tests/stages/test_01_instruction_hierarchy.py",
-                                                     "Restore the original test file"]),
+                                [Say("Design answer too short"), "at least 40"]),
+    "tests-edited": (_edited_tests, "test-digests",
+                     [Say("Stage tests were edited"), "tests/stages/test_01_instruction_hierarchy.py",
+                      Say("The file was produced with stage tests that differ from the published course version, so it "
+                          "proves nothing about the real tests. Restore the original test file and run `forgelab check "
+                          "{number}` again.", {"number": "01"})]),
 }
 
 
@@ -292,10 +312,10 @@ def test_each_failing_part_is_explained(site_tab: SitePage, evidence: Evidence, 
     status, text = tab.check(check_id)
     assert status == "fail"
     for phrase in phrases:
-        assert phrase in text
+        assert tab.shows(phrase, text), (phrase, text)
     others = {key: value for key, value in tab.checks().items() if key in ALL_CHECKS and key != check_id}
     assert set(others.values()) == {"pass"}, others
-    assert tab.headline() == "Not passed yet: 1 of 8 checks need work"
+    assert tab.headline() == tab.say("Not passed yet: {failing} of {count} checks need work", failing=1, count=8)
     assert tab.state() == "results-read"
     tab.screenshot(f"failure-{case}")
 
@@ -304,8 +324,11 @@ def test_the_starter_evidence_names_the_failing_tests(site_tab: SitePage, eviden
     tab = site_tab.open_stage()
     tab.pick_document(evidence.starter)
     status, text = tab.check("required-tests")
-    assert status == "fail" and "12 of 13 required tests do not pass yet" in text
-    assert re.search(r"test_lower_trust_instruction_cannot_override_system — failed: .*not implemented yet", text), text
+    assert status == "fail" and tab.shows(Say("{failing} of {total} required tests do not pass yet",
+                                              {"failing": 12, "total": 13}), text)
+    failed = Say("{name} — {outcome}: {cause}", {"name": "test_lower_trust_instruction_cannot_override_system",
+                                                  "outcome": Say("failed")})
+    assert re.search(tab.pattern(failed) + "not implemented yet", text), text
     assert tab.check("fault-lab")[0] == "fail"
     assert tab.check("transfer")[0] == "fail"
     assert tab.check("design-answer")[0] == "fail"
@@ -318,7 +341,10 @@ def test_a_hand_edited_file_fails_the_integrity_check(site_tab: SitePage, eviden
     tab = site_tab.open_stage()
     tab.pick_document(document)
     status, text = tab.check("integrity")
-    assert status == "fail" and "edited by hand" in text and "Run the check again" in text
+    assert status == "fail" and tab.shows(Say("The file was edited by hand"), text)
+    assert tab.shows(Say("The integrity digest recomputed here ({recomputed}…) does not match the one in the file "
+                         "({stored}…): its content changed after forgelab wrote it. Run the check again instead of "
+                         "editing verification.json.", {"stored": document["integrity"]["digest"][:12]}), text)
     tab.screenshot("failure-hand-edited")
 
 
@@ -339,33 +365,61 @@ def _png() -> bytes:
     return b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
 
-MALFORMED: dict[str, tuple[Callable[[Evidence], bytes], str, str, list[str]]] = {
-    "empty": (lambda e: b"", "verification.json", "empty", ["The file is empty", "0 bytes"]),
-    "blank": (lambda e: b"  \n\n ", "verification.json", "empty", ["The file is empty", "blank space"]),
+DIR = "evidence/prompt-context-output/01-instruction-hierarchy"
+NOT_JSON = Say("This is not a JSON file")
+MALFORMED: dict[str, tuple[Callable[[Evidence], bytes], str, str, list[str | Say]]] = {
+    "empty": (lambda e: b"", "verification.json", "empty",
+              [Say("The file is empty"), Say("It has 0 bytes. Pick the verification.json that `forgelab check {number}` "
+                                             "wrote into {dir}/.", {"number": "01", "dir": DIR})]),
+    "blank": (lambda e: b"  \n\n ", "verification.json", "empty",
+              [Say("The file is empty"), Say("It contains only blank space. Run `forgelab check {number}` again to "
+                                             "write a fresh verification.json.", {"number": "01"})]),
     "too-large": (lambda e: b"{" + b" " * (1024 * 1024 + 10) + b"}", "verification.json", "too-large",
-                  ["The file is too large", "at most 1024 KB"]),
-    "png": (lambda e: _png(), "screenshot.png", "not-json", ["This is not a JSON file", "a PNG image"]),
-    "binary": (lambda e: b"\x00\x01\x02garbage", "verification.json", "not-json", ["not a JSON file", "binary"]),
+                  [Say("The file is too large"), Say("It is {size} KB; this page reads at most {max} KB, and a real "
+                                                     "verification.json is a few KB. Pick the verification.json from "
+                                                     "{dir}/.", {"size": 1025, "max": 1024, "dir": DIR})]),
+    "png": (lambda e: _png(), "screenshot.png", "not-json",
+            [NOT_JSON, Say("It looks like {what}. Pick the verification.json from {dir}/.",
+                           {"what": Say("a PNG image"), "dir": DIR})]),
+    "binary": (lambda e: b"\x00\x01\x02garbage", "verification.json", "not-json",
+               [NOT_JSON, Say("It looks like {what}. Pick the verification.json from {dir}/.",
+                              {"what": Say("a binary file"), "dir": DIR})]),
     "latin-1": (lambda e: "{\"caf\xe9\": 1}".encode("latin-1"), "verification.json", "not-json",
-                ["not a JSON file", "not UTF-8"]),
+                [NOT_JSON, Say("It is not UTF-8 text, so it cannot be a verification.json. Pick the file that forgelab "
+                               "wrote.")]),
     "plain-text": (lambda e: b"all tests passed, trust me\n", "verification.json", "not-json",
-                   ["not a JSON file", "all tests passed"]),
+                   [NOT_JSON, Say("It is plain text that begins with “{start}”. A verification.json begins with "
+                                  "{brace}. Pick the verification.json from {dir}/.",
+                                  {"start": "all tests passed, trust me", "brace": "“{”", "dir": DIR})]),
     "truncated-json": (lambda e: as_bytes(e.passing)[:500], "verification.json", "malformed-json",
-                       ["The JSON is malformed", "cut off or edited by hand"]),
+                       [Say("The JSON is malformed"), Say("The file starts like JSON but cannot be read ({error}). It "
+                                                          "may be cut off or edited by hand. Run `forgelab check "
+                                                          "{number}` again to write a fresh one.", {"number": "01"})]),
     "trailing-comma": (lambda e: b'{"schema_version": 1,}', "verification.json", "malformed-json",
-                       ["The JSON is malformed"]),
+                       [Say("The JSON is malformed")]),
     "json-list": (lambda e: b"[1, 2, 3]", "verification.json", "wrong-shape",
-                  ["not a verification.json", "a list instead of an object"]),
+                  [Say("This JSON is not a verification.json"),
+                   Say("It is valid JSON, but {what} instead of an object with the check results.",
+                       {"what": Say("a list")})]),
     "json-other-object": (lambda e: b'{"name": "forge", "version": "1"}', "package.json", "wrong-shape",
-                          ["not a verification.json", "name, version"]),
+                          [Say("This JSON is not a verification.json"),
+                           Say("It is valid JSON, but it has none of the fields forgelab writes (it has: {keys}). Pick "
+                               "the verification.json from your evidence folder.", {"keys": "name, version"})]),
     "missing-parts": (lambda e: as_bytes({k: v for k, v in e.passing.items() if k not in ("tests", "summary")}),
-                      "verification.json", "wrong-shape", ["not a complete verification.json", "tests is missing",
-                                                           "summary is missing"]),
+                      "verification.json", "wrong-shape",
+                      [Say("This JSON is not a complete verification.json"), Say("{where} is missing", {"where": "tests"}),
+                       Say("{where} is missing", {"where": "summary"})]),
     "wrong-types": (lambda e: as_bytes({**e.passing, "accepted": "true", "tests": {}}), "verification.json",
-                    "wrong-shape", ["accepted should be true or false", "tests should be a list"]),
+                    "wrong-shape", [Say("{where} should be {expected}, but is {actual}", {
+                        "where": "accepted", "expected": Say("true or false"), "actual": Say("text")}),
+                        Say("{where} should be {expected}, but is {actual}", {
+                            "where": "tests", "expected": Say("a list"), "actual": Say("an object")})]),
     "schema-version-2": (lambda e: as_bytes({**e.passing, "schema_version": 2}), "verification.json",
-                         "unsupported-version", ["Schema version not supported", "schema version 2",
-                                                 "reads version 1"]),
+                         "unsupported-version",
+                         [Say("Schema version not supported"),
+                          Say("This file uses schema version {version}; this page reads version {supported}. Use the "
+                              "page that comes with the same course version as your workbook, or run the check again "
+                              "with this workbook.", {"version": 2, "supported": 1})]),
 }
 
 
@@ -381,15 +435,16 @@ def test_each_malformed_input_has_its_own_message_and_replaces_the_verdict(
     problem, text = tab.message()
     assert problem == code
     for phrase in phrases:
-        assert phrase in text
-    assert f"File: {name}" in text
+        assert tab.shows(phrase, text), (phrase, text)
+    assert tab.say("File: {file}", file=name) in text
     # the new pick replaced the verdict: no longer passed, and the state line says why
     assert tab.state() == "results-read"
-    assert f"Your last pick, {name}, is not a result for this stage" in tab.page.inner_text("#check-state")
+    assert tab.shows(Say(" Your last pick, {file}, is not a result for this stage ({why}), so this stage is not marked "
+                         "as passed.", {"file": name}), tab.page.inner_text("#check-state"))
     assert tab.page.inner_text("#report") == ""
     # the previous valid result stays visible, marked as the previous one
     previous = tab.page.inner_text("#previous-report")
-    assert previous.startswith("Previous result — no longer the current verdict: Self-check passed")
+    assert previous.startswith(tab.say("Previous result — no longer the current verdict: ") + tab.say("Self-check passed"))
     tab.screenshot(f"malformed-{case}")
     if case == "truncated-json":
         tab.panel_screenshot("malformed-after-passed")
@@ -413,22 +468,23 @@ def test_nothing_leaves_the_page_while_checking(site_tab: SitePage, evidence: Ev
     assert all(url.startswith("file://") for url in tab.requests), tab.requests
 
 
-def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evidence: Evidence) -> None:
+@pytest.mark.parametrize("language", EDITIONS)
+def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evidence: Evidence, language: str) -> None:
     from forgelab.site.serve import make_server, url_of
 
     server = make_server(built_site, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        url = url_of(server)
-        context, tab = open_tab(chromium, url.removesuffix("index.html"))
+        url = url_of(server).removesuffix("index.html") + ("" if language == "en" else f"{language}/index.html")
+        context, tab = open_tab(chromium, url.removesuffix("index.html"), language=language)
         try:
             tab.open("index.html")
             tab.page.click(f'a[href="{STAGE_01}.html"]')
             tab.page.wait_for_url(f"**/{STAGE_01}.html")  # loaded, so the pick below talks to the stage page
             tab.pick_document(evidence.passing)
             assert tab.state() == "self-check-passed"
-            assert all(u.startswith(url.removesuffix("index.html")) for u in tab.requests), tab.requests
+            assert all(u.startswith(url_of(server).removesuffix("index.html")) for u in tab.requests), tab.requests
             assert tab.errors == []
         finally:
             context.close()
@@ -467,7 +523,10 @@ def _tab_to(tab: SitePage, element_id: str, limit: int = 60) -> None:
 
 def test_controls_are_labelled_and_keyboard_operable(site_tab: SitePage, evidence: Evidence) -> None:
     tab = site_tab.open_stage()
-    assert tab.page.get_by_label("Pick your verification.json").count() == 1
+    assert tab.page.get_by_label(tab.say("Pick your verification.json")).count() == 1
+    # intercept the file dialog before any key is pressed: switching it on takes a round trip, and on a busy machine
+    # a Space that arrives first would open a real (invisible) dialog instead of raising the event
+    tab.page.on("filechooser", lambda chooser: None)
 
     _tab_to(tab, "verification-file")
     assert tab.page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"  # visible focus
@@ -484,8 +543,9 @@ def test_controls_are_labelled_and_keyboard_operable(site_tab: SitePage, evidenc
     tab.screenshot("keyboard-cleared")
 
 
-def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evidence) -> None:
-    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=375, height=740)
+@pytest.mark.parametrize("language", EDITIONS)
+def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evidence, language: str) -> None:
+    context, tab = open_tab(chromium, edition_base(built_site, language), width=375, height=740, language=language)
     try:
         for name in ("index.html", f"{STAGE_01}.html"):
             tab.open(name)
@@ -502,13 +562,14 @@ def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evid
 # ---------------------------------------------------------------- figures
 
 
-def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: Path) -> None:
-    """Each stage page's figures load from the site alone; a screenshot of each lands in test-artifacts/site/."""
+@pytest.mark.parametrize("language", EDITIONS)
+def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: Path, language: str) -> None:
+    """Each stage page's figures load from the site alone, with the edition's alt text; a screenshot of each lands
+    in test-artifacts/site/."""
     from forgelab import figures
-    from forgelab.registry import load_course
 
     course = load_course(ROOT)
-    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=1280, height=900)
+    context, tab = open_tab(chromium, edition_base(built_site, language), width=1280, height=900, language=language)
     blocked: list[str] = []
 
     def only_local(route: Any) -> None:
@@ -531,18 +592,20 @@ def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: 
                 " Math.round(i.getBoundingClientRect().width), i.alt])")
             for figure, (natural_width, natural_height, width, alt) in zip(expected, shown):
                 assert (natural_width, natural_height) == figures.svg_size(figure.svg), f"{stage.key}: {figure.name} did not load"
-                assert 300 <= width <= 1280 and alt == figure.alt
+                assert 300 <= width <= 1280 and alt == figure.alt_in(language)
                 locator = tab.page.locator(f'#figure figure[data-figure="{figure.name}"]')
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                locator.screenshot(path=str(ARTIFACTS / f"figure-{stage.key}-{figure.name}.png"))
+                prefix = "" if language == "en" else f"{language}-"
+                locator.screenshot(path=str(ARTIFACTS / f"{prefix}figure-{stage.key}-{figure.name}.png"))
         assert blocked == [] and tab.foreign_requests() == []
         assert tab.errors == []
     finally:
         context.close()
 
 
-def test_figures_fit_a_phone_screen(chromium: Any, built_site: Path) -> None:
-    context, tab = open_tab(chromium, built_site.as_uri() + "/", width=390, height=800)
+@pytest.mark.parametrize("language", EDITIONS)
+def test_figures_fit_a_phone_screen(chromium: Any, built_site: Path, language: str) -> None:
+    context, tab = open_tab(chromium, edition_base(built_site, language), width=390, height=800, language=language)
     try:
         tab.open_stage("08-requirement-extractor")
         tab.page.wait_for_function("[...document.querySelectorAll('#figure img')].every(i => i.complete && i.naturalWidth)")

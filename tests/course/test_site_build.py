@@ -201,7 +201,8 @@ def _cli(*args: str, cwd: Path = ROOT, timeout: int = 60) -> subprocess.Complete
 def test_site_build_command_says_what_it_wrote(tmp_path: Path) -> None:
     done = _cli("site", "build", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    assert "site built:" in done.stdout and "lab bundle:" in done.stdout
+    assert "site built (English edition):" in done.stdout and "lab bundle:" in done.stdout
+    assert "forge-workbook-lab.zip" in done.stdout and "language switch" not in done.stdout
     assert (tmp_path / "out" / "index.html").as_uri() in done.stdout
     assert "forgelab site serve --dir" in done.stdout
 

@@ -8,23 +8,31 @@
  * last valid result stays on the page only as the *previous* one. Each step is marked done only by
  * its own event: "Lab downloaded" only by a click on the download link, never because a later step
  * was reached.
+ *
+ * Both editions of the page (English and Chinese) share the progress of a stage. What is saved is
+ * language-free — the picked document itself, or the facts of a pick that was refused — and is put
+ * into words (t, from verify.js) each time it is shown, so a result saved on one edition reads in the
+ * language of the other.
  */
 (function () {
   "use strict";
 
   const course = window.FORGE_COURSE;
   const verify = window.ForgeVerify;
+  const t = verify.t;
   const STATES = [
-    { id: "not-started", label: "Not started" },
-    { id: "reading", label: "Reading" },
-    { id: "lab-downloaded", label: "Lab downloaded" },
-    { id: "results-read", label: "Results read" },
-    { id: "self-check-passed", label: "Self-check passed" },
+    { id: "not-started", label: () => t("Not started") },
+    { id: "reading", label: () => t("Reading") },
+    { id: "lab-downloaded", label: () => t("Lab downloaded") },
+    { id: "results-read", label: () => t("Results read") },
+    { id: "self-check-passed", label: () => t("Self-check passed") },
   ];
   const READING_SCROLL_PX = 120;
   // The flag that marks each step done, and what a passed-over step says instead of "done".
   const STEP_FLAGS = { reading: "reading", "lab-downloaded": "downloaded", "results-read": "results" };
-  const PASSED_OVER = { reading: "skipped", "lab-downloaded": "not downloaded here", "results-read": "skipped" };
+  function passedOver(step) {
+    return step === "lab-downloaded" ? t("not downloaded here") : t("skipped");
+  }
 
   // ---------------------------------------------------------------- storage (never throws)
   const memory = new Map();
@@ -52,15 +60,32 @@
   const keyFor = (stageNumber) => PREFIX + course.stages[stageNumber].key;
 
   function emptyProgress() {
-    return { reading: false, downloaded: false, results: false, passed: false, report: null, lastPick: null };
+    return { reading: false, downloaded: false, results: false, passed: false, evidence: null, lastPick: null };
   }
 
-  /* The newest pick when it did not give a valid result for this stage: what it was and why. */
+  /* The newest pick when it did not give a valid result for this stage: its file name and the facts of why. */
   function readLastPick(saved) {
-    if (!saved || typeof saved !== "object") return null;
-    const { fileName, code, title, message } = saved;
-    if (typeof fileName !== "string" || typeof title !== "string") return null;
-    return { fileName, title, code: String(code || "other"), message: String(message || "") };
+    if (!saved || typeof saved !== "object" || typeof saved.fileName !== "string") return null;
+    const code = String(saved.code || "other");
+    if (saved.facts && typeof saved.facts === "object" && typeof saved.facts.kind === "string") {
+      return { fileName: saved.fileName, code, facts: saved.facts };
+    }
+    if (typeof saved.title === "string") { // saved by an earlier version of this page, already in words
+      return { fileName: saved.fileName, code, title: saved.title, message: String(saved.message || "") };
+    }
+    return null;
+  }
+
+  /* A saved document is checked again before it is believed: a damaged one is no result. */
+  function readEvidence(saved, stageNumber) {
+    if (!saved || typeof saved !== "object" || typeof saved.fileName !== "string") return null;
+    try {
+      if (verify.checkShape(saved.document, course)) return null;
+      verify.evaluate(saved.document, stageNumber, course, saved.fileName);
+      return { fileName: saved.fileName, document: saved.document };
+    } catch (error) {
+      return null;
+    }
   }
 
   function loadProgress(stageNumber) {
@@ -70,7 +95,7 @@
       const saved = JSON.parse(raw);
       const progress = emptyProgress();
       for (const flag of ["reading", "downloaded", "results", "passed"]) progress[flag] = saved[flag] === true;
-      progress.report = saved.report && Array.isArray(saved.report.items) ? saved.report : null;
+      progress.evidence = readEvidence(saved.evidence, stageNumber);
       progress.lastPick = readLastPick(saved.lastPick);
       if (progress.lastPick) progress.passed = false; // a newer pick replaced the passing verdict
       return progress;
@@ -119,7 +144,7 @@
         const number = badge.getAttribute("data-progress-for");
         if (!course.stages[number]) continue;
         const state = STATES[stateIndex(loadProgress(number))];
-        badge.textContent = state.label;
+        badge.textContent = state.label();
         badge.setAttribute("data-state", state.id);
       }
     }
@@ -129,7 +154,7 @@
       clearAll.addEventListener("click", () => {
         for (const key of storage.keys()) if (key && key.startsWith(PREFIX)) storage.remove(key);
         refresh();
-        if (status) status.textContent = "Progress for every stage was cleared in this browser.";
+        if (status) status.textContent = t("Progress for every stage was cleared in this browser.");
       });
     }
     window.addEventListener("pageshow", refresh);
@@ -148,6 +173,18 @@
     const clearButton = document.getElementById("clear-progress");
     let progress = loadProgress(stageNumber);
 
+    /* The saved result, checked again now: in this page's language, against this page's course data. */
+    function savedReport() {
+      const saved = progress.evidence;
+      return saved ? verify.evaluate(saved.document, stageNumber, course, saved.fileName) : null;
+    }
+
+    /* The words of the last refused pick (title and message), in this page's language. */
+    function explainPick(pick) {
+      return pick.facts ? verify.explain({ code: pick.code, facts: pick.facts }, stageNumber, course)
+        : { title: pick.title, message: pick.message };
+    }
+
     function renderState() {
       const current = stateIndex(progress);
       panel.setAttribute("data-state", STATES[current].id);
@@ -156,19 +193,20 @@
         const step = li.getAttribute("data-step");
         const flag = STEP_FLAGS[step];
         const done = index < current && (!flag || progress[flag]);
-        const passedOver = index < current && !done;
+        const over = index < current && !done;
         li.classList.toggle("done", done);
-        li.classList.toggle("passed-over", passedOver);
+        li.classList.toggle("passed-over", over);
         li.classList.toggle("current", index === current);
         if (index === current) li.setAttribute("aria-current", "step");
         else li.removeAttribute("aria-current");
-        status.textContent = done ? "done" : passedOver ? PASSED_OVER[step] : index === current ? "current" : "to do";
+        status.textContent = done ? t("done") : over ? passedOver(step) : index === current ? t("current") : t("to do");
       });
-      let text = `State: ${STATES[current].label} (step ${current + 1} of ${STATES.length}).`;
+      let text = t("State: {state} (step {step} of {total}).",
+        { state: STATES[current].label(), step: current + 1, total: STATES.length });
       if (progress.lastPick) {
-        text += ` Your last pick, ${progress.lastPick.fileName}, is not a result for this stage ` +
-          `(${progress.lastPick.title}), so this stage is not marked as passed.`;
-        if (progress.report) text += " The result before it is kept below as the previous one.";
+        text += t(" Your last pick, {file}, is not a result for this stage ({why}), so this stage is not marked as passed.",
+          { file: progress.lastPick.fileName, why: explainPick(progress.lastPick).title });
+        if (progress.evidence) text += t(" The result before it is kept below as the previous one.");
       }
       stateLine.textContent = text;
     }
@@ -179,12 +217,13 @@
       renderState();
     }
 
-    function showMessage(problem, fileName) {
-      const children = [element("p", { class: "message-title", text: problem.title })];
-      if (fileName) children.push(element("p", { class: "message-file", text: `File: ${fileName}` }));
-      children.push(element("p", {}, richText(problem.message)));
+    function showMessage(pick) {
+      const words = explainPick(pick);
+      const children = [element("p", { class: "message-title", text: words.title })];
+      if (pick.fileName) children.push(element("p", { class: "message-file", text: t("File: {file}", { file: pick.fileName }) }));
+      children.push(element("p", {}, richText(words.message)));
       message.replaceChildren(...children);
-      message.setAttribute("data-problem", problem.code);
+      message.setAttribute("data-problem", pick.code);
       message.hidden = false;
     }
 
@@ -199,14 +238,23 @@
         const belongs = report.items.find((entry) => entry.id === "experiment");
         return belongs.title;
       }
-      if (report.passed) return "Self-check passed";
-      return `Not passed yet: ${report.failingCount} of ${report.checkCount} checks need work`;
+      if (report.passed) return t("Self-check passed");
+      return t("Not passed yet: {failing} of {count} checks need work",
+        { failing: report.failingCount, count: report.checkCount });
+    }
+
+    function badgeText(status) {
+      switch (status) {
+        case "pass": return t("passed");
+        case "fail": return t("needs work");
+        case "note": return t("note");
+        default: return t("not checked");
+      }
     }
 
     function renderCheck(entry) {
-      const badgeText = { pass: "passed", fail: "needs work", note: "note", skip: "not checked" }[entry.status];
       const body = [
-        element("span", { class: "badge", text: badgeText }),
+        element("span", { class: "badge", text: badgeText(entry.status) }),
         element("strong", { class: "check-title", text: entry.title }),
         element("p", {}, richText(entry.text)),
       ];
@@ -231,14 +279,15 @@
       reportBox.replaceChildren(
         element("p", { class: "report-caption", text: caption }),
         element("h3", { class: "report-headline", tabindex: "-1", text: headline(report) }),
-        element("p", { class: "report-meta", text: `Checked by forgelab at ${report.checkedAt} · target ${report.target.name}` }),
+        element("p", { class: "report-meta", text: t("Checked by forgelab at {time} · target {target}",
+          { time: report.checkedAt, target: report.target.name }) }),
         element("ul", { class: "checks" }, report.items.map(renderCheck)),
       );
     }
 
     /* The last valid result, shown only while a newer pick has replaced it: folded, and marked as the previous one. */
     function renderPrevious() {
-      const report = progress.lastPick ? progress.report : null;
+      const report = progress.lastPick ? savedReport() : null;
       if (!report) {
         previousBox.replaceChildren();
         previousBox.hidden = true;
@@ -247,13 +296,15 @@
       }
       previousBox.setAttribute("data-outcome", outcomeOf(report));
       const summary = element("summary", {}, [
-        element("span", { class: "previous-label", text: "Previous result — no longer the current verdict: " }),
+        element("span", { class: "previous-label", text: t("Previous result — no longer the current verdict: ") }),
         element("span", { class: "previous-headline", text: headline(report) }),
-        document.createTextNode(` (${report.fileName}, checked by forgelab at ${report.checkedAt})`),
+        document.createTextNode(t(" ({file}, checked by forgelab at {time})",
+          { file: report.fileName, time: report.checkedAt })),
       ]);
       previousBox.replaceChildren(element("details", {}, [
         summary,
-        element("p", { class: "report-caption", text: `Your newer pick replaced this result. Pick this stage's verification.json again to make it current.` }),
+        element("p", { class: "report-caption", text: t("Your newer pick replaced this result. Pick this stage's " +
+          "verification.json again to make it current.") }),
         element("ul", { class: "checks" }, report.items.map(renderCheck)),
       ]));
       previousBox.hidden = false;
@@ -264,32 +315,30 @@
       if (headlineNode) headlineNode.focus({ preventScroll: false });
     }
 
-    function acceptReport(report) {
+    function acceptReport(report, documentValue) {
       hideMessage();
-      renderReport(report, `Result for ${report.fileName}`);
+      renderReport(report, t("Result for {file}", { file: report.fileName }));
       if (report.forThisStage) {
-        update({ results: true, passed: report.passed, report, lastPick: null });
+        update({ results: true, passed: report.passed, evidence: { fileName: report.fileName, document: documentValue },
+          lastPick: null });
       } else {
-        const experiment = report.items.find((entry) => entry.id === "experiment");
-        update({ passed: false, lastPick: { fileName: report.fileName, code: "other-stage", title: headline(report),
-          message: experiment ? experiment.text : "" } });
+        update({ passed: false, lastPick: { fileName: report.fileName, code: "other-stage",
+          facts: { kind: "other-stage", experiment_id: documentValue.experiment_id } } });
       }
       renderPrevious();
       focusHeadline();
     }
 
     function rejectFile(problem, fileName) {
+      const pick = { fileName, code: problem.code, facts: problem.facts };
       renderReport(null);
-      showMessage(problem, fileName);
-      update({ passed: false, lastPick: { fileName, code: problem.code, title: problem.title, message: problem.message } });
+      showMessage(pick);
+      update({ passed: false, lastPick: pick });
       renderPrevious();
     }
 
     function handleFile(file) {
-      const stage = course.stages[stageNumber];
-      const tooBig = verify.checkSize(file.size, {
-        stage: stage.number, evidenceDir: stage.evidence_dir, maxBytes: course.max_bytes,
-      });
+      const tooBig = verify.checkSize(file.size, { maxBytes: course.max_bytes });
       if (tooBig) {
         rejectFile(tooBig, file.name);
         return;
@@ -298,17 +347,14 @@
       reader.addEventListener("load", () => {
         try {
           const outcome = verify.checkBytes(new Uint8Array(reader.result), file.name, stageNumber, course);
-          if (outcome.ok) acceptReport(outcome.report);
+          if (outcome.ok) acceptReport(outcome.report, outcome.document);
           else rejectFile(outcome, file.name);
         } catch (error) {
-          rejectFile({ code: "unexpected", title: "This file could not be checked",
-            message: `Something unexpected happened while reading it (${error.message}). Run \`forgelab check ${stageNumber}\` and pick the new file.` },
-          file.name);
+          rejectFile({ code: "unexpected", facts: { kind: "unexpected", error: String(error.message) } }, file.name);
         }
       });
       reader.addEventListener("error", () => {
-        rejectFile({ code: "unreadable", title: "The file could not be read",
-          message: "The browser could not open it. Pick the file again, or copy it somewhere readable first." }, file.name);
+        rejectFile({ code: "unreadable", facts: { kind: "unreadable" } }, file.name);
       });
       reader.readAsArrayBuffer(file);
     }
@@ -342,16 +388,15 @@
       renderPrevious();
       renderState();
       scrollBaseline = window.scrollY; // read after the re-render: a shorter page may have moved it
-      stateLine.textContent += " Progress for this stage was cleared in this browser.";
+      stateLine.textContent += t(" Progress for this stage was cleared in this browser.");
     });
 
     renderState();
     if (progress.lastPick) {
-      showMessage({ code: progress.lastPick.code, title: progress.lastPick.title, message: progress.lastPick.message },
-        progress.lastPick.fileName);
+      showMessage(progress.lastPick);
       renderPrevious();
-    } else if (progress.report) {
-      renderReport(progress.report, `Last result, saved in this browser: ${progress.report.fileName}`);
+    } else if (progress.evidence) {
+      renderReport(savedReport(), t("Last result, saved in this browser: {file}", { file: progress.evidence.fileName }));
     }
     markReading();
   }

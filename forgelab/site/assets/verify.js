@@ -3,9 +3,26 @@
  * Pure logic, no DOM: SHA-256, the canonical JSON form that forgelab seals, a small JSON Schema
  * validator for the published schema, the classification of a picked file, and the checks that
  * the stage page explains. Nothing here makes a network request.
+ *
+ * Words: every sentence a learner reads is written here in English and said through t(), which
+ * looks it up in window.FORGE_STRINGS (assets/strings.js, written by `forgelab site build` from
+ * forgelab's gettext catalog for the page's edition). {name} placeholders take values; numbers are
+ * written with String(), never in the browser's locale. What the classification finds about a file is
+ * kept as language-free facts (problem.facts), and explain() turns them into words when they are shown,
+ * so a verdict saved on the English page reads in Chinese on the Chinese one.
  */
 (function (global) {
   "use strict";
+
+  // ---------------------------------------------------------------- the page's words
+  const STRINGS = global.FORGE_STRINGS && typeof global.FORGE_STRINGS === "object" ? global.FORGE_STRINGS : {};
+
+  /* The message in the page's language (its English text is the key), with {name} placeholders filled. */
+  function t(text, values) {
+    const said = Object.prototype.hasOwnProperty.call(STRINGS, text) ? STRINGS[text] : text;
+    return said.replace(/\{(\w+)\}/g, (whole, name) =>
+      values && Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole);
+  }
 
   // ---------------------------------------------------------------- SHA-256 (FIPS 180-4)
   const K = new Uint32Array([
@@ -86,19 +103,44 @@
   }
 
   // ---------------------------------------------------------------- JSON Schema (the subset we publish)
-  function describeType(value) {
+  function typeOf(value) {
     if (value === null) return "null";
-    if (Array.isArray(value)) return "a list";
-    if (typeof value === "object") return "an object";
-    if (typeof value === "string") return "text";
-    if (typeof value === "boolean") return "true/false";
-    return Number.isInteger(value) ? "a whole number" : "a number";
+    if (Array.isArray(value)) return "array";
+    if (typeof value === "object") return "object";
+    if (typeof value === "string") return "string";
+    if (typeof value === "boolean") return "boolean";
+    return Number.isInteger(value) ? "integer" : "number";
   }
 
-  const TYPE_WORDS = {
-    object: "an object", array: "a list", string: "text", integer: "a whole number",
-    number: "a number", boolean: "true or false", null: "null",
-  };
+  /* What a value is, as a learner reads it. */
+  function isWord(type) {
+    switch (type) {
+      case "null": return t("null");
+      case "array": return t("a list");
+      case "object": return t("an object");
+      case "string": return t("text");
+      case "boolean": return t("true/false");
+      case "integer": return t("a whole number");
+      default: return t("a number");
+    }
+  }
+
+  /* What a value should be, as a learner reads it. */
+  function shouldWord(type) {
+    switch (type) {
+      case "object": return t("an object");
+      case "array": return t("a list");
+      case "string": return t("text");
+      case "integer": return t("a whole number");
+      case "number": return t("a number");
+      case "boolean": return t("true or false");
+      default: return t("null");
+    }
+  }
+
+  function either(words) {
+    return words.reduce((first, second) => t("{first} or {second}", { first, second }));
+  }
 
   function hasType(value, type) {
     switch (type) {
@@ -113,8 +155,8 @@
     }
   }
 
+  /* Schema problems are facts ({path, rule, …}); sayProblem() puts one into words. */
   function validate(schema, value, root, path, problems) {
-    const where = path || "the file";
     if (problems.length >= 20) return;
     if (schema.$ref) {
       const target = schema.$ref.replace(/^#\//, "").split("/").reduce((node, key) => node[key], root);
@@ -124,40 +166,40 @@
     if (schema.type !== undefined) {
       const types = Array.isArray(schema.type) ? schema.type : [schema.type];
       if (!types.some((type) => hasType(value, type))) {
-        problems.push(`${where} should be ${types.map((t) => TYPE_WORDS[t]).join(" or ")}, but is ${describeType(value)}`);
+        problems.push({ path, rule: "type", expected: types, actual: typeOf(value) });
         return;
       }
     }
     if ("const" in schema && value !== schema.const) {
-      problems.push(`${where} should be ${JSON.stringify(schema.const)}, but is ${JSON.stringify(value)}`);
+      problems.push({ path, rule: "const", expected: JSON.stringify(schema.const), actual: JSON.stringify(value) });
     }
     if (schema.enum && !schema.enum.includes(value)) {
-      problems.push(`${where} should be one of ${schema.enum.join(", ")}, but is ${JSON.stringify(value)}`);
+      problems.push({ path, rule: "enum", expected: schema.enum.join(", "), actual: JSON.stringify(value) });
     }
     if (typeof value === "string" && schema.pattern && !new RegExp(schema.pattern).test(value)) {
-      problems.push(`${where} has an unexpected form: ${JSON.stringify(value.slice(0, 80))}`);
+      problems.push({ path, rule: "pattern", actual: JSON.stringify(value.slice(0, 80)) });
     }
     if (typeof value === "number" && schema.minimum !== undefined && value < schema.minimum) {
-      problems.push(`${where} should be at least ${schema.minimum}`);
+      problems.push({ path, rule: "minimum", minimum: schema.minimum });
     }
     if (Array.isArray(value)) {
       if (schema.minItems !== undefined && value.length < schema.minItems) {
-        problems.push(`${where} should have at least ${schema.minItems} item(s)`);
+        problems.push({ path, rule: "minItems", minItems: schema.minItems });
       }
       if (schema.uniqueItems && new Set(value.map(canonicalJson)).size !== value.length) {
-        problems.push(`${where} has repeated items`);
+        problems.push({ path, rule: "uniqueItems" });
       }
-      if (schema.items) value.forEach((item, i) => validate(schema.items, item, root, `${path}[${i}]`, problems));
+      if (schema.items) value.forEach((entry, i) => validate(schema.items, entry, root, `${path}[${i}]`, problems));
     }
     if (hasType(value, "object")) {
       const prefix = path ? path + "." : "";
       for (const key of schema.required || []) {
-        if (!(key in value)) problems.push(`${prefix}${key} is missing`);
+        if (!(key in value)) problems.push({ path: prefix + key, rule: "required" });
       }
       const properties = schema.properties || {};
       for (const key of Object.keys(value).sort(byCodePoint)) {
         if (key in properties) validate(properties[key], value[key], root, prefix + key, problems);
-        else if (schema.additionalProperties === false) problems.push(`${prefix}${key} is not a field of a verification.json`);
+        else if (schema.additionalProperties === false) problems.push({ path: prefix + key, rule: "additional" });
       }
     }
   }
@@ -168,117 +210,194 @@
     return problems;
   }
 
+  function sayProblem(problem) {
+    const where = problem.path || t("the file");
+    switch (problem.rule) {
+      case "type":
+        return t("{where} should be {expected}, but is {actual}",
+          { where, expected: either(problem.expected.map(shouldWord)), actual: isWord(problem.actual) });
+      case "const":
+        return t("{where} should be {expected}, but is {actual}",
+          { where, expected: problem.expected, actual: problem.actual });
+      case "enum": {
+        const expected = t("one of {values}", { values: problem.expected });
+        return t("{where} should be {expected}, but is {actual}", { where, expected, actual: problem.actual });
+      }
+      case "pattern": return t("{where} has an unexpected form: {value}", { where, value: problem.actual });
+      case "minimum": return t("{where} should be at least {minimum}", { where, minimum: problem.minimum });
+      case "minItems": return t("{where} should have at least {count} item(s)", { where, count: problem.minItems });
+      case "uniqueItems": return t("{where} has repeated items", { where });
+      case "required": return t("{where} is missing", { where });
+      default: return t("{where} is not a field of a verification.json", { where });
+    }
+  }
+
   // ---------------------------------------------------------------- reading a picked file
   const SIGNATURES = [
-    { bytes: [0x89, 0x50, 0x4e, 0x47], name: "a PNG image" },
-    { bytes: [0xff, 0xd8, 0xff], name: "a JPEG image" },
-    { bytes: [0x47, 0x49, 0x46, 0x38], name: "a GIF image" },
-    { bytes: [0x25, 0x50, 0x44, 0x46], name: "a PDF document" },
-    { bytes: [0x50, 0x4b, 0x03, 0x04], name: "a zip archive (perhaps the lab bundle itself)" },
+    { bytes: [0x89, 0x50, 0x4e, 0x47], kind: "png" },
+    { bytes: [0xff, 0xd8, 0xff], kind: "jpeg" },
+    { bytes: [0x47, 0x49, 0x46, 0x38], kind: "gif" },
+    { bytes: [0x25, 0x50, 0x44, 0x46], kind: "pdf" },
+    { bytes: [0x50, 0x4b, 0x03, 0x04], kind: "zip" },
   ];
 
-  function fileProblem(code, title, message) {
-    return { ok: false, code, title, message };
+  function binaryName(kind) {
+    switch (kind) {
+      case "png": return t("a PNG image");
+      case "jpeg": return t("a JPEG image");
+      case "gif": return t("a GIF image");
+      case "pdf": return t("a PDF document");
+      case "zip": return t("a zip archive (perhaps the lab bundle itself)");
+      default: return t("a binary file");
+    }
+  }
+
+  /* A file-level problem: a code (the kind of message) and the facts the message is made from. */
+  function fileProblem(code, facts) {
+    return { ok: false, code, facts };
   }
 
   function sniffBinary(bytes) {
     for (const signature of SIGNATURES) {
-      if (signature.bytes.every((byte, i) => bytes[i] === byte)) return signature.name;
+      if (signature.bytes.every((byte, i) => bytes[i] === byte)) return signature.kind;
     }
     const head = bytes.subarray(0, 4096);
-    return head.includes(0) ? "a binary file" : null;
+    return head.includes(0) ? "binary" : null;
   }
 
   /* Size is checked before reading: a file above the bound is never read at all. */
   function checkSize(size, limits) {
-    if (size === 0) {
-      return fileProblem("empty", "The file is empty",
-        `It has 0 bytes. Pick the verification.json that \`forgelab check ${limits.stage}\` wrote into ${limits.evidenceDir}/.`);
-    }
-    if (size > limits.maxBytes) {
-      const kb = Math.ceil(size / 1024);
-      return fileProblem("too-large", "The file is too large",
-        `It is ${kb} KB; this page reads at most ${Math.round(limits.maxBytes / 1024)} KB, and a real verification.json is a few KB. ` +
-        `Pick the verification.json from ${limits.evidenceDir}/.`);
-    }
+    if (size === 0) return fileProblem("empty", { kind: "no-bytes" });
+    if (size > limits.maxBytes) return fileProblem("too-large", { kind: "too-large", size });
     return null;
   }
 
-  function parseBytes(bytes, limits) {
+  function parseBytes(bytes) {
     const binary = sniffBinary(bytes);
-    if (binary) {
-      return fileProblem("not-json", "This is not a JSON file",
-        `It looks like ${binary}. Pick the verification.json from ${limits.evidenceDir}/.`);
-    }
+    if (binary) return fileProblem("not-json", { kind: "binary", binary });
     let text;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch (error) {
-      return fileProblem("not-json", "This is not a JSON file",
-        "It is not UTF-8 text, so it cannot be a verification.json. Pick the file that forgelab wrote.");
+      return fileProblem("not-json", { kind: "not-utf8" });
     }
     const trimmed = text.trim();
-    if (trimmed === "") {
-      return fileProblem("empty", "The file is empty",
-        `It contains only blank space. Run \`forgelab check ${limits.stage}\` again to write a fresh verification.json.`);
-    }
+    if (trimmed === "") return fileProblem("empty", { kind: "blank" });
     let value;
     try {
       value = JSON.parse(text);
     } catch (error) {
       if (trimmed[0] === "{" || trimmed[0] === "[") {
-        return fileProblem("malformed-json", "The JSON is malformed",
-          `The file starts like JSON but cannot be read (${error.message}). It may be cut off or edited by hand. ` +
-          `Run \`forgelab check ${limits.stage}\` again to write a fresh one.`);
+        return fileProblem("malformed-json", { kind: "malformed", error: String(error.message) });
       }
-      const start = trimmed.slice(0, 40).replace(/\s+/g, " ");
-      return fileProblem("not-json", "This is not a JSON file",
-        `It is plain text that begins with “${start}”. A verification.json begins with “{”. ` +
-        `Pick the verification.json from ${limits.evidenceDir}/.`);
+      return fileProblem("not-json", { kind: "plain-text", start: trimmed.slice(0, 40).replace(/\s+/g, " ") });
     }
     return { ok: true, value };
   }
 
   function checkShape(value, course) {
-    if (!hasType(value, "object")) {
-      return fileProblem("wrong-shape", "This JSON is not a verification.json",
-        `It is valid JSON, but ${describeType(value)} instead of an object with the check results.`);
-    }
+    if (!hasType(value, "object")) return fileProblem("wrong-shape", { kind: "not-object", type: typeOf(value) });
     const looksLike = "kind" in value || "schema_version" in value || "experiment_id" in value;
-    if (!looksLike) {
-      const keys = Object.keys(value).slice(0, 4).join(", ") || "no fields";
-      return fileProblem("wrong-shape", "This JSON is not a verification.json",
-        `It is valid JSON, but it has none of the fields forgelab writes (it has: ${keys}). ` +
-        "Pick the verification.json from your evidence folder.");
-    }
+    if (!looksLike) return fileProblem("wrong-shape", { kind: "no-fields", keys: Object.keys(value).slice(0, 4) });
     const version = value.schema_version;
     if (typeof version === "number" && !course.schema_versions.includes(version)) {
-      return fileProblem("unsupported-version", "Schema version not supported",
-        `This file uses schema version ${version}; this page reads version ${course.schema_versions.join(", ")}. ` +
-        "Use the page that comes with the same course version as your workbook, or run the check again with this workbook.");
+      return fileProblem("unsupported-version", { kind: "version", version });
     }
     const problems = schemaProblems(course.schema, value);
     if (problems.length) {
-      const shown = problems.slice(0, 4).join("; ");
-      const more = problems.length > 4 ? ` (and ${problems.length - 4} more)` : "";
-      return fileProblem("wrong-shape", "This JSON is not a complete verification.json",
-        `Some parts are missing or have the wrong form: ${shown}${more}. ` +
-        "Run the check again instead of editing the file.");
+      return fileProblem("wrong-shape", { kind: "schema", problems: problems.slice(0, 4), total: problems.length });
     }
     return null;
   }
 
-  // ---------------------------------------------------------------- the checks a learner reads
-  const TARGET_NOTES = {
-    solution: "This file was produced against the reference solution (target “solution”), not against your own forge/. It shows the course works; it does not show that you built the stage.",
-    fault: "This file was produced against the fault-lab variant (a reference module with a planted defect), not against your own forge/.",
-    path: "This file was produced for a submitted workbook (a grader's run), not with the learner target.",
-  };
+  /* The title and the message of a file-level problem, in the page's language. */
+  function explain(problem, stageNumber, course) {
+    const stage = course.stages[stageNumber];
+    const facts = problem.facts || {};
+    const dir = stage.evidence_dir;
+    const number = stage.number;
+    const notJson = t("This is not a JSON file");
+    switch (facts.kind) {
+      case "no-bytes":
+        return { title: t("The file is empty"), message: t("It has 0 bytes. Pick the verification.json that " +
+          "`forgelab check {number}` wrote into {dir}/.", { number, dir }) };
+      case "too-large":
+        return { title: t("The file is too large"), message: t("It is {size} KB; this page reads at most {max} KB, " +
+          "and a real verification.json is a few KB. Pick the verification.json from {dir}/.",
+        { size: Math.ceil(facts.size / 1024), max: Math.round(course.max_bytes / 1024), dir }) };
+      case "binary":
+        return { title: notJson, message: t("It looks like {what}. Pick the verification.json from {dir}/.",
+          { what: binaryName(facts.binary), dir }) };
+      case "not-utf8":
+        return { title: notJson, message: t("It is not UTF-8 text, so it cannot be a verification.json. " +
+          "Pick the file that forgelab wrote.") };
+      case "blank":
+        return { title: t("The file is empty"), message: t("It contains only blank space. Run " +
+          "`forgelab check {number}` again to write a fresh verification.json.", { number }) };
+      case "malformed":
+        return { title: t("The JSON is malformed"), message: t("The file starts like JSON but cannot be read " +
+          "({error}). It may be cut off or edited by hand. Run `forgelab check {number}` again to write a fresh one.",
+        { error: facts.error, number }) };
+      case "plain-text":
+        return { title: notJson, message: t("It is plain text that begins with “{start}”. A verification.json " +
+          "begins with {brace}. Pick the verification.json from {dir}/.", { start: facts.start, brace: "“{”", dir }) };
+      case "not-object":
+        return { title: t("This JSON is not a verification.json"), message: t("It is valid JSON, but {what} " +
+          "instead of an object with the check results.", { what: isWord(facts.type) }) };
+      case "no-fields": {
+        const keys = facts.keys.length ? facts.keys.join(", ") : t("no fields");
+        return { title: t("This JSON is not a verification.json"), message: t("It is valid JSON, but it has none " +
+          "of the fields forgelab writes (it has: {keys}). Pick the verification.json from your evidence folder.",
+        { keys }) };
+      }
+      case "version":
+        return { title: t("Schema version not supported"), message: t("This file uses schema version {version}; " +
+          "this page reads version {supported}. Use the page that comes with the same course version as your " +
+          "workbook, or run the check again with this workbook.",
+        { version: facts.version, supported: course.schema_versions.join(", ") }) };
+      case "schema": {
+        const shown = facts.problems.map(sayProblem).join(t("; "));
+        const more = facts.total > facts.problems.length
+          ? t(" (and {count} more)", { count: facts.total - facts.problems.length }) : "";
+        return { title: t("This JSON is not a complete verification.json"), message: t("Some parts are missing " +
+          "or have the wrong form: {problems}{more}. Run the check again instead of editing the file.",
+        { problems: shown, more }) };
+      }
+      case "other-stage": {
+        const experiment = checkExperiment({ experiment_id: facts.experiment_id }, stage, course);
+        return { title: experiment.title, message: experiment.text };
+      }
+      case "unreadable":
+        return { title: t("The file could not be read"), message: t("The browser could not open it. Pick the " +
+          "file again, or copy it somewhere readable first.") };
+      default:
+        return { title: t("This file could not be checked"), message: t("Something unexpected happened while " +
+          "reading it ({error}). Run `forgelab check {number}` and pick the new file.",
+        { error: facts.error || problem.code, number }) };
+    }
+  }
 
-  /* A detail written by forgelab, ended as a sentence (no doubled full stop). */
+  // ---------------------------------------------------------------- the checks a learner reads
+  function targetNote(kind) {
+    switch (kind) {
+      case "solution":
+        return t("This file was produced against the reference solution (target “solution”), not against your " +
+          "own forge/. It shows the course works; it does not show that you built the stage.");
+      case "fault":
+        return t("This file was produced against the fault-lab variant (a reference module with a planted " +
+          "defect), not against your own forge/.");
+      case "path":
+        return t("This file was produced for a submitted workbook (a grader's run), not with the learner target.");
+      default:
+        return null;
+    }
+  }
+
+  /* A detail written by forgelab (in the language it spoke), ended as a sentence (no doubled full stop). */
   function sentence(text) {
     const trimmed = String(text).trim();
-    return /[.!?…:]$/.test(trimmed) ? trimmed : trimmed + ".";
+    if (/[.!?…:。！？：]$/.test(trimmed)) return trimmed;
+    return trimmed + (/[\u3000-\u9fff\uff00-\uffef]$/.test(trimmed) ? "。" : ".");
   }
 
   function item(id, status, title, text, details) {
@@ -287,21 +406,35 @@
 
   function checkExperiment(doc, stage, course) {
     if (doc.experiment_id === stage.experiment_id) {
-      return item("experiment", "pass", "Experiment matches this stage",
-        `The file is the evidence of ${stage.experiment_id}.`);
+      return item("experiment", "pass", t("Experiment matches this stage"),
+        t("The file is the evidence of {experiment}.", { experiment: stage.experiment_id }));
     }
     const owner = Object.values(course.stages).find((s) => s.experiment_id === doc.experiment_id);
     if (owner) {
-      const result = item("experiment", "fail", `This file belongs to Stage ${owner.number}`,
-        `It is the evidence of Stage ${owner.number} · ${owner.title} (${owner.experiment_id}), not of Stage ${stage.number}. ` +
-        `Open the Stage ${owner.number} page and pick it there.`);
-      result.link = { href: owner.page, text: `Go to Stage ${owner.number} · ${owner.title}` };
+      const result = item("experiment", "fail", t("This file belongs to Stage {number}", { number: owner.number }),
+        t("It is the evidence of Stage {owner} · {title} ({experiment}), not of Stage {number}. " +
+          "Open the Stage {owner} page and pick it there.",
+        { owner: owner.number, title: owner.title, experiment: owner.experiment_id, number: stage.number }));
+      result.link = { href: owner.page, text: t("Go to Stage {number} · {title}", { number: owner.number, title: owner.title }) };
       result.belongsTo = owner.number;
       return result;
     }
-    return item("experiment", "fail", "This file belongs to no stage of this course",
-      `Its experiment id is ${doc.experiment_id}; this course has no such experiment. ` +
-      "It may come from another course version: use the page that matches your workbook.");
+    return item("experiment", "fail", t("This file belongs to no stage of this course"),
+      t("Its experiment id is {experiment}; this course has no such experiment. " +
+        "It may come from another course version: use the page that matches your workbook.",
+      { experiment: doc.experiment_id }));
+  }
+
+  function outcomeWord(outcome) {
+    switch (outcome) {
+      case "passed": return t("passed");
+      case "failed": return t("failed");
+      case "error": return t("error");
+      case "skipped": return t("skipped");
+      case "timeout": return t("timeout");
+      case "not_run": return t("not run");
+      default: return String(outcome).replace(/_/g, " ");
+    }
   }
 
   function checkRequiredTests(doc, stage) {
@@ -314,53 +447,69 @@
     for (const name of stage.required_tests) {
       const found = rows.get(name) || [];
       const bad = found.find((row) => row.outcome !== "passed");
-      if (found.length === 0) failing.push(`${name} — not in the file: it did not run (were the stage tests edited?)`);
-      else if (bad) failing.push(`${name} — ${bad.outcome.replace("_", " ")}${bad.cause ? ": " + bad.cause : ""}`);
+      if (found.length === 0) {
+        failing.push(t("{name} — not in the file: it did not run (were the stage tests edited?)", { name }));
+      } else if (bad && bad.cause) {
+        failing.push(t("{name} — {outcome}: {cause}", { name, outcome: outcomeWord(bad.outcome), cause: bad.cause }));
+      } else if (bad) {
+        failing.push(t("{name}: {outcome}", { name, outcome: outcomeWord(bad.outcome) }));
+      }
     }
     const total = stage.required_tests.length;
     if (failing.length === 0) {
-      return item("required-tests", "pass", "Every required test passed", `All ${total} required tests of this stage passed.`);
+      return item("required-tests", "pass", t("Every required test passed"),
+        t("All {total} required tests of this stage passed.", { total }));
     }
-    return item("required-tests", "fail", `${failing.length} of ${total} required tests do not pass yet`,
-      `Fix your module \`${stage.module}\` until these pass, then run \`forgelab check ${stage.number}\` again:`, failing);
+    return item("required-tests", "fail", t("{failing} of {total} required tests do not pass yet",
+      { failing: failing.length, total }),
+    t("Fix your module `{module}` until these pass, then run `forgelab check {number}` again:",
+      { module: stage.module, number: stage.number }), failing);
   }
 
   function checkFaultLab(doc, stage) {
     const lab = doc.fault_lab;
     switch (lab.status) {
       case "fixed":
-        return item("fault-lab", "pass", "Fault lab fixed", `The planted defect is fixed: ${sentence(lab.detail)}`);
+        return item("fault-lab", "pass", t("Fault lab fixed"),
+          t("The planted defect is fixed: {detail}", { detail: sentence(lab.detail) }));
       case "not_started":
-        return item("fault-lab", "fail", "Fault lab not started",
-          `Start it with \`forgelab fault start ${stage.number}\`, find the defect in the lab copy of ${lab.fault_file}, fix it there and check again.`);
+        return item("fault-lab", "fail", t("Fault lab not started"),
+          t("Start it with `forgelab fault start {number}`, find the defect in the lab copy of {file}, fix it there " +
+            "and check again.", { number: stage.number, file: lab.fault_file }));
       case "broken":
-        return item("fault-lab", "fail", "Fault lab not fixed yet", `The lab copy still fails: ${sentence(lab.detail)}`);
+        return item("fault-lab", "fail", t("Fault lab not fixed yet"),
+          t("The lab copy still fails: {detail}", { detail: sentence(lab.detail) }));
       default:
-        return item("fault-lab", "fail", "Fault lab could not be checked", sentence(lab.detail));
+        return item("fault-lab", "fail", t("Fault lab could not be checked"), sentence(lab.detail));
+    }
+  }
+
+  function transferTitle(status) {
+    switch (status) {
+      case "passed": return t("Transfer challenge passed");
+      case "missing": return t("Transfer test file missing");
+      case "not_written": return t("Transfer test not written yet");
+      case "failed": return t("Transfer test fails");
+      case "error": return t("Transfer test could not run");
+      case "cannot_tell": return t("Transfer test cannot tell right from wrong");
+      default: return t("Transfer challenge: {status}", { status: String(status).replace(/_/g, " ") });
     }
   }
 
   function checkTransfer(doc) {
     const transfer = doc.transfer;
-    const texts = {
-      passed: ["pass", "Transfer challenge passed"],
-      missing: ["fail", "Transfer test file missing"],
-      not_written: ["fail", "Transfer test not written yet"],
-      failed: ["fail", "Transfer test fails"],
-      error: ["fail", "Transfer test could not run"],
-      cannot_tell: ["fail", "Transfer test cannot tell right from wrong"],
-    };
-    const known = texts[transfer.status];
-    const [status, title] = known || ["fail", `Transfer challenge ${String(transfer.status).replace(/_/g, " ")}`];
-    return item("transfer", status, title, `${transfer.file}: ${sentence(transfer.detail)}`);
+    const status = transfer.status === "passed" ? "pass" : "fail";
+    return item("transfer", status, transferTitle(transfer.status),
+      t("{file}: {detail}", { file: transfer.file, detail: sentence(transfer.detail) }));
   }
 
   function checkDesignAnswer(doc) {
     const answer = doc.design_answer;
     if (answer.status === "present") {
-      return item("design-answer", "pass", "Design answer present", `${answer.words} words in ${answer.file}.`);
+      return item("design-answer", "pass", t("Design answer present"),
+        t("{words} words in {file}.", { words: answer.words, file: answer.file }));
     }
-    const title = answer.status === "too_short" ? "Design answer too short" : "No design answer yet";
+    const title = answer.status === "too_short" ? t("Design answer too short") : t("No design answer yet");
     return item("design-answer", "fail", title, sentence(answer.detail));
   }
 
@@ -369,48 +518,52 @@
     const edited = [];
     for (const published of stage.test_digests) {
       const actual = inFile.get(published.path);
-      if (actual === undefined) edited.push(`${published.path} — not listed in the file`);
+      if (actual === undefined) edited.push(t("{path} — not listed in the file", { path: published.path }));
       else if (actual !== published.sha256) {
-        edited.push(`${published.path} — yours ${String(actual).slice(0, 12)}…, published ${published.sha256.slice(0, 12)}…`);
+        edited.push(t("{path} — yours {yours}…, published {published}…",
+          { path: published.path, yours: String(actual).slice(0, 12), published: published.sha256.slice(0, 12) }));
       }
     }
+    const version = course.course_version;
     if (edited.length === 0) {
-      return item("test-digests", "pass", "Stage tests are the published ones",
-        `The test files you were checked with match course version ${course.course_version}.`);
+      return item("test-digests", "pass", t("Stage tests are the published ones"),
+        t("The test files you were checked with match course version {version}.", { version }));
     }
     const produced = doc.generated_by.course_version;
-    const versionNote = produced !== course.course_version
-      ? ` The file was produced with course version ${produced}; this page publishes version ${course.course_version}.`
+    const versionNote = produced !== version
+      ? " " + t("The file was produced with course version {produced}; this page publishes version {version}.",
+        { produced, version })
       : "";
-    return item("test-digests", "fail", "Stage tests were edited",
-      "The file was produced with stage tests that differ from the published course version, so it proves nothing about the real tests. " +
-      `Restore the original test file and run \`forgelab check ${stage.number}\` again.${versionNote}`, edited);
+    return item("test-digests", "fail", t("Stage tests were edited"),
+      t("The file was produced with stage tests that differ from the published course version, so it proves " +
+        "nothing about the real tests. Restore the original test file and run `forgelab check {number}` again.",
+      { number: stage.number }) + versionNote, edited);
   }
 
   function checkIntegrity(doc) {
     const recomputed = integrityDigest(doc);
     if (recomputed === doc.integrity.digest) {
-      return item("integrity", "pass", "File unchanged since forgelab wrote it",
-        "The integrity digest recomputed in this browser matches the one in the file.");
+      return item("integrity", "pass", t("File unchanged since forgelab wrote it"),
+        t("The integrity digest recomputed in this browser matches the one in the file."));
     }
-    return item("integrity", "fail", "The file was edited by hand",
-      `The integrity digest recomputed here (${recomputed.slice(0, 12)}…) does not match the one in the file ` +
-      `(${doc.integrity.digest.slice(0, 12)}…): its content changed after forgelab wrote it. ` +
-      "Run the check again instead of editing verification.json.");
+    return item("integrity", "fail", t("The file was edited by hand"),
+      t("The integrity digest recomputed here ({recomputed}…) does not match the one in the file ({stored}…): " +
+        "its content changed after forgelab wrote it. Run the check again instead of editing verification.json.",
+      { recomputed: recomputed.slice(0, 12), stored: String(doc.integrity.digest).slice(0, 12) }));
   }
 
   function skipped(id, title, owner) {
     return item(id, "skip", title, owner
-      ? `Not checked here: open the Stage ${owner} page, where this file belongs.`
-      : "Not checked: this file belongs to no stage of this course.");
+      ? t("Not checked here: open the Stage {number} page, where this file belongs.", { number: owner })
+      : t("Not checked: this file belongs to no stage of this course."));
   }
 
   /* Every check for one parsed, well-formed document on one stage's page. */
   function evaluate(doc, stageNumber, course, fileName) {
     const stage = course.stages[stageNumber];
     const items = [
-      item("schema", "pass", "Schema version supported",
-        `The file uses schema version ${doc.schema_version}, which this page reads.`),
+      item("schema", "pass", t("Schema version supported"),
+        t("The file uses schema version {version}, which this page reads.", { version: doc.schema_version })),
     ];
     const experiment = checkExperiment(doc, stage, course);
     items.push(experiment);
@@ -418,15 +571,14 @@
       items.push(checkRequiredTests(doc, stage), checkFaultLab(doc, stage), checkTransfer(doc),
         checkDesignAnswer(doc), checkTestDigests(doc, stage, course));
     } else {
-      for (const [id, title] of [["required-tests", "Required tests"], ["fault-lab", "Fault lab"],
-        ["transfer", "Transfer challenge"], ["design-answer", "Design answer"], ["test-digests", "Stage test digests"]]) {
-        items.push(skipped(id, title, experiment.belongsTo));
-      }
+      const notChecked = [["required-tests", t("Required tests")], ["fault-lab", t("Fault lab")],
+        ["transfer", t("Transfer challenge")], ["design-answer", t("Design answer")],
+        ["test-digests", t("Stage test digests")]];
+      for (const [id, title] of notChecked) items.push(skipped(id, title, experiment.belongsTo));
     }
     items.push(checkIntegrity(doc));
-    if (TARGET_NOTES[doc.target.kind]) {
-      items.push(item("target", "note", `Target: ${doc.target.name}`, TARGET_NOTES[doc.target.kind]));
-    }
+    const note = targetNote(doc.target.kind);
+    if (note) items.push(item("target", "note", t("Target: {name}", { name: doc.target.name }), note));
     const failing = items.filter((entry) => entry.status === "fail");
     return {
       fileName,
@@ -441,21 +593,19 @@
     };
   }
 
-  /* The whole path from picked bytes to a report or one file-level problem. */
+  /* The whole path from picked bytes to a report (with the document it came from) or one file-level problem. */
   function checkBytes(bytes, fileName, stageNumber, course) {
-    const stage = course.stages[stageNumber];
-    const limits = { stage: stage.number, evidenceDir: stage.evidence_dir, maxBytes: course.max_bytes };
-    const sized = checkSize(bytes.length, limits);
+    const sized = checkSize(bytes.length, { maxBytes: course.max_bytes });
     if (sized) return sized;
-    const parsed = parseBytes(bytes, limits);
+    const parsed = parseBytes(bytes);
     if (!parsed.ok) return parsed;
     const shape = checkShape(parsed.value, course);
     if (shape) return shape;
-    return { ok: true, report: evaluate(parsed.value, stageNumber, course, fileName) };
+    return { ok: true, document: parsed.value, report: evaluate(parsed.value, stageNumber, course, fileName) };
   }
 
   global.ForgeVerify = {
-    sha256Hex, sha256Bytes, canonicalJson, integrityDigest, schemaProblems,
-    checkSize, parseBytes, checkShape, evaluate, checkBytes,
+    t, sha256Hex, sha256Bytes, canonicalJson, integrityDigest, schemaProblems, sayProblem,
+    checkSize, parseBytes, checkShape, explain, evaluate, checkBytes,
   };
 })(globalThis);

@@ -75,6 +75,10 @@ def cmd_site_serve(args: argparse.Namespace) -> int:
         return fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error})",
                     "choose another port with --port N (0 picks a free one)")
     print(f"serving {_shown(directory)} at {url_of(server)}", flush=True)
+    others = sorted(path.parent.name for path in directory.glob("*/index.html") if (path.parent / "assets").is_dir())
+    for language in others:  # a `--lang all` build: the other editions live in their folders
+        print(f"  {EDITION_NAMES.get(language, language)} edition: {url_of(server).removesuffix('index.html')}"
+              f"{language}/index.html", flush=True)
     print("only this computer can reach it; press Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()

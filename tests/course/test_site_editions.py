@@ -313,3 +313,31 @@ def test_site_build_lang_all_and_lang_zh(tmp_path: Path) -> None:
 
     done = _cli("site", "build", "--lang", "fr", "--out", str(tmp_path / "fr"))
     assert done.returncode == 2 and "unknown language 'fr'" in done.stderr
+
+
+def test_site_serve_names_the_chinese_edition_and_serves_it(site_all: Path) -> None:
+    import time
+    import urllib.request
+
+    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", "site", "serve", "--dir", str(site_all),
+                                "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+    try:
+        assert process.stdout is not None
+        first, second = process.stdout.readline(), process.stdout.readline()
+        assert first.startswith(f"serving {site_all} at http://127.0.0.1:"), first
+        url = re.search(r"Chinese \(zh\) edition: (http://127\.0\.0\.1:\d+/zh/index\.html)", second)
+        assert url, second
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url.group(1), timeout=5) as response:
+                    assert '<html lang="zh-CN">' in response.read().decode("utf-8")
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

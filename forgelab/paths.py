@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from forgelab.i18n import _
 
 MARKER = Path("course") / "course.toml"
 
@@ -25,7 +26,8 @@ def find_root(start: Path | None = None) -> Path:
     if env:
         root = Path(env).expanduser().resolve()
         if not (root / MARKER).is_file():
-            raise WorkbookNotFound(f"FORGELAB_ROOT={env} has no {MARKER}: point it at the workbook folder")
+            raise WorkbookNotFound(_("FORGELAB_ROOT={path} has no {marker}: point it at the workbook folder").format(
+                path=env, marker=MARKER))
         return root
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
@@ -34,9 +36,8 @@ def find_root(start: Path | None = None) -> Path:
     beside_package = Path(__file__).resolve().parent.parent
     if (beside_package / MARKER).is_file():
         return beside_package
-    raise WorkbookNotFound(
-        f"no workbook found from {here}: run forgelab inside the workbook folder (the one with {MARKER})"
-    )
+    raise WorkbookNotFound(_("no workbook found from {here}: run forgelab inside the workbook folder (the one with "
+                             "{marker})").format(here=here, marker=MARKER))
 
 
 @dataclass(frozen=True)

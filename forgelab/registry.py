@@ -13,6 +13,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from forgelab.i18n import _
+
 SCHEMA = 1
 
 
@@ -253,7 +255,7 @@ class Course:
             if number in self.by_number:
                 return self.by_number[number]
         valid = ", ".join(f"{s.number} ({s.slug})" for s in self.stages)
-        raise RegistryError(f"unknown stage {selector!r}: expected one of {valid}")
+        raise RegistryError(_("unknown stage {selector!r}: expected one of {valid}").format(selector=selector, valid=valid))
 
     def scenario(self, scenario_id: str, language: str | None = None) -> Scenario:
         from forgelab.i18n import active

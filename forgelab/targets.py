@@ -22,6 +22,7 @@ from pathlib import Path
 
 from forgelab.paths import Workbook
 from forgelab.registry import Course, RegistryError
+from forgelab.i18n import N_, _
 
 
 class TargetError(ValueError):
@@ -79,7 +80,7 @@ class Target:
         return None
 
 
-TARGET_HELP = "learner, solution, fault:NN (NN = a stage number) or the path of a submitted workbook"
+TARGET_HELP = N_("learner, solution, fault:NN (NN = a stage number) or the path of a submitted workbook")
 
 
 def resolve_target(name: str, workbook: Workbook, course: Course) -> Target:
@@ -94,7 +95,7 @@ def resolve_target(name: str, workbook: Workbook, course: Course) -> Target:
         try:
             stage = course.stage(name.split(":", 1)[1])
         except RegistryError as error:
-            raise TargetError(f"unknown target {name!r}: {error}") from None
+            raise TargetError(_("unknown target {name!r}: {error}").format(name=name, error=error)) from None
         lab = root / stage.failure_lab / "forge"  # the folder that holds the broken module (stage.fault_variant)
         return Target(f"fault:{stage.number}", "fault", (root / "forge", root / "solutions" / "forge", lab), root)
     path = Path(name).expanduser()
@@ -104,13 +105,12 @@ def resolve_target(name: str, workbook: Workbook, course: Course) -> Target:
             return Target(str(path), "path", (path / "forge",), path, in_place=path)
         if path.name == "forge" and (path / "__init__.py").is_file():
             return Target(str(path), "path", (path,), path.parent, in_place=path.parent)
-        raise TargetError(f"target path {name!r} has no forge/ folder: give a workbook folder or a forge/ package")
-    raise TargetError(f"unknown target {name!r}: expected {TARGET_HELP}")
+        raise TargetError(_("target path {name!r} has no forge/ folder: give a workbook folder or a forge/ package").format(
+            name=name))
+    raise TargetError(_("unknown target {name!r}: expected {choices}").format(name=name, choices=_(TARGET_HELP)))
 
 
 def _require_solutions(workbook: Workbook, name: str) -> None:
     if not workbook.has_solutions:
-        raise TargetError(
-            f"target {name!r} needs the reference solutions, which are not part of the learner bundle: "
-            "use the learner target, or run this in the instructor's course repository"
-        )
+        raise TargetError(_("target {name!r} needs the reference solutions, which are not part of the learner bundle: "
+                            "use the learner target, or run this in the instructor's course repository").format(name=name))

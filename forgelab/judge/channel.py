@@ -246,23 +246,7 @@ def _course_exception(data: dict[str, Any], resolve: wire.Resolver, decode: Call
     return error
 
 
-def apply_in_place(original: object, new: object) -> None:
-    """Mirror the learner's in-place change of an argument onto the test's own object."""
-    if isinstance(original, list) and isinstance(new, list):
-        original[:] = new
-    elif isinstance(original, dict) and isinstance(new, dict):
-        original.clear()
-        original.update(new)
-    elif isinstance(original, set) and isinstance(new, set):
-        original.clear()
-        original.update(new)
-    elif isinstance(original, bytearray) and isinstance(new, bytearray):
-        original[:] = new
-    elif dataclasses.is_dataclass(original) and type(original) is type(new):
-        for field in dataclasses.fields(original):
-            object.__setattr__(original, field.name, getattr(new, field.name))
-    elif hasattr(original, "__pydantic_fields_set__") and type(original) is type(new):
-        original.__dict__.update(new.__dict__)
+apply_in_place = wire.apply_in_place  # mirror the learner's in-place change of an argument onto the test's object
 
 
 # ---------------------------------------------------------------- the host process
@@ -568,6 +552,8 @@ class Host:
     def _serve_callback(self, message: dict[str, object]) -> dict[str, object]:
         """The learner's code called an object of the test; run it here and send the answer back."""
         op = message["op"]
+        args: tuple[object, ...] = ()
+        before: dict[int, str | None] = {}
         try:
             target: Any = self._own(wire.number_of(message, "handle"))
             decoder = self._decoder()
@@ -579,13 +565,27 @@ class Host:
                     raise AttributeError(f"{name!r}: the learner's code may read only public attributes of a test object")
                 result = getattr(target, name)
             else:
+                before = {i: wire.snapshot(a) for i, a in enumerate(args) if wire.mutable_argument(a)}
                 result = target(*args, **kwargs)
-            frame = {"op": "return", "value": self._encoder().encode(result)}
+            frame = {"op": "return", "value": self._encoder().encode(result), "mutated": self._changed(args, before)}
         except LimitExceeded:
             raise
         except BaseException as error:  # noqa: BLE001 - the test's own code raised: tell the learner's code
-            frame = {"op": "raise", "error": wire.describe_exception(error, self._encoder())}
+            frame = {"op": "raise", "error": wire.describe_exception(error, self._encoder()),
+                     "mutated": self._changed(args, before)}
         return self._exchange(frame)
+
+    def _changed(self, args: tuple[object, ...], before: dict[int, str | None]) -> list[object]:
+        """The arguments the test's callback changed in place, as ``[index, new value]`` for the learner's side
+        (copy-restore: the learner's code sees the change on its own objects, as in one process)."""
+        changed: list[object] = []
+        for index, state in before.items():
+            if state is not None and wire.snapshot(args[index]) != state:
+                try:
+                    changed.append([index, self._encoder().encode(args[index])])
+                except wire.WireError:
+                    continue
+        return changed
 
     def relay(self, message: dict[str, object], deadline: float | None = None) -> dict[str, object]:
         """Forward a frame that another process wrote and return the host's next frame, watched like a call.

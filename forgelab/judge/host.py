@@ -229,11 +229,20 @@ class Server:
         while True:
             message = wire.read_frame(self.fd_in)
             op = message["op"]
+            if op in ("return", "raise"):
+                self.restore(args, message)
             if op == "return":
                 return self.decoder().decode(message.get("value"))
             if op == "raise":
                 raise rebuild_trusted_error(message.get("error"), self.decoder())
             self.handle(message)
+
+    def restore(self, args: tuple[object, ...], message: dict[str, object]) -> None:
+        """The judge's side changed some arguments of a callback in place: change ours the same way."""
+        decoder = self.decoder()
+        for pair in wire.items_of(message, "mutated"):
+            if isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and 0 <= pair[0] < len(args):
+                wire.apply_in_place(args[pair[0]], decoder.decode(pair[1]))
 
     def serve(self) -> None:
         while True:
@@ -321,8 +330,7 @@ class Server:
         if message["op"] == "get_handle":
             self.reply(function, args, (), "return")
             return
-        watched = [i for i, a in enumerate(args) if _mutable(a)]
-        before = {i: _snapshot(args[i]) for i in watched}
+        before = {i: wire.snapshot(a) for i, a in enumerate(args) if _mutable(a)}
         try:
             result = function(*args, **kwargs)
         except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything, even SystemExit
@@ -343,10 +351,10 @@ class Server:
             return
         _write_all(self.fd_out, frame)
 
-    def mutations(self, args: tuple[object, ...], before: dict[int, object]) -> list[object]:
+    def mutations(self, args: tuple[object, ...], before: dict[int, str | None]) -> list[object]:
         changed: list[object] = []
         for index, snapshot in before.items():
-            now = _snapshot(args[index])
+            now = wire.snapshot(args[index])
             if now != snapshot:
                 changed.append([index, self.encoder().encode(args[index])])
         return changed
@@ -355,13 +363,6 @@ class Server:
 def _mutable(value: object) -> bool:
     return isinstance(value, (list, dict, set, bytearray)) or (
         wire.is_forge_module(type(value).__module__) and not isinstance(value, type))
-
-
-def _snapshot(value: object) -> object:
-    try:
-        return json.dumps(wire.Encoder().encode(value), sort_keys=True)
-    except (wire.WireError, RecursionError, TypeError):
-        return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

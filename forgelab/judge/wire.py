@@ -440,6 +440,62 @@ def _safe(encoder: Encoder, value: object) -> object:
         return cap(repr_safe(value), 300)
 
 
+# ---------------------------------------------------------------- arguments changed in place
+
+
+def mutable_argument(value: object) -> bool:
+    """Can a call change ``value`` in place, so the caller's side must see the change too?"""
+    return isinstance(value, (list, dict, set, bytearray)) or (
+        not isinstance(value, type) and (dataclasses.is_dataclass(value) or _pydantic_model(value)))
+
+
+def snapshot(value: object) -> str | None:
+    """The state of an argument as text, to tell after a call whether it changed (None: not data)."""
+    try:
+        return json.dumps(Encoder().encode(value), sort_keys=True)
+    except (WireError, RecursionError, TypeError, ValueError):
+        return None
+
+
+def apply_in_place(original: object, new: object) -> None:
+    """Make ``original`` hold what ``new`` holds without replacing it: the other side changed an argument.
+
+    Containers nested inside keep their identity where their place still holds the same kind of
+    container (a dict's key, a list's position when the length did not change), so an object that
+    shares a nested list with the argument sees the change as it would in one process.
+    """
+    if isinstance(original, list) and isinstance(new, list):
+        if len(original) == len(new):
+            original[:] = [_merged(old, item) for old, item in zip(original, new)]
+        else:
+            original[:] = new
+    elif isinstance(original, dict) and isinstance(new, dict):
+        merged = {key: _merged(original[key], value) if key in original else value for key, value in new.items()}
+        original.clear()
+        original.update(merged)
+    elif isinstance(original, set) and isinstance(new, set):
+        original.clear()
+        original.update(new)
+    elif isinstance(original, bytearray) and isinstance(new, bytearray):
+        original[:] = new
+    elif dataclasses.is_dataclass(original) and type(original) is type(new):
+        for field in dataclasses.fields(original):
+            object.__setattr__(original, field.name, _merged(getattr(original, field.name), getattr(new, field.name)))
+    elif _pydantic_model(original) and type(original) is type(new):
+        original.__dict__.update(new.__dict__)
+
+
+def _merged(old: object, new: object) -> object:
+    """``old`` brought up to ``new`` in place when both are the same kind of container, else ``new``."""
+    if type(old) is type(new) and isinstance(old, (list, dict, set, bytearray)):
+        apply_in_place(old, new)
+        return old
+    if type(old) is type(new) and dataclasses.is_dataclass(old) and not isinstance(old, type):
+        apply_in_place(old, new)
+        return old
+    return new
+
+
 def repr_safe(value: object) -> str:
     try:
         return repr(value)

@@ -9,6 +9,8 @@ way ``forgelab check`` and ``forgelab grade`` do — and looks at the rows:
 * forge code cannot reach into the test's process through a callable the test hands it;
 * the test can call only what the course's interface offers;
 * an endless loop in forge, called from the test, is a timeout of that test with the CPU limit named;
+* a callback that changes its argument in place changes forge's object too (copy-restore), so a test
+  can still tell a deep copy from a shallow one across the boundary;
 * without bubblewrap (a learner's own machine) the same runs as plain processes.
 """
 
@@ -156,6 +158,23 @@ def test_the_interface_still_works() -> None:
     assert accepted == {"write": "deny"}
 '''
 
+CHANGING_CALLBACK_TEST = '''from forge.prompt_regression import RegressionCase, run_suite
+
+
+def test_a_callback_cannot_change_the_fixed_case() -> None:
+    case = RegressionCase("nested", {"request": "inspect", "files": ["a.ts"]}, frozenset({"goal"}), False)
+    seen = []
+
+    def invoke(payload):
+        seen.append(list(payload["files"]))
+        payload["files"].append("b.ts")
+        return {"goal": "g", "write_allowed": False}
+
+    run_suite([case], invoke)
+    run_suite([case], invoke)
+    assert seen == [["a.ts"], ["a.ts"]]
+'''
+
 LOOPING_FORGE = '''
 
 def resolve(instructions):
@@ -263,6 +282,20 @@ def test_after_the_loop() -> None:
     assert rows["test_after_the_loop"].outcome is Outcome.PASSED  # the next test gets a fresh host
     wrong = {row.name: row.outcome for row in report.for_target("wrong")}
     assert wrong == {"test_a_wrong_expectation": Outcome.FAILED, "test_after_the_loop": Outcome.PASSED}  # no loop there
+
+
+def test_a_callback_that_changes_its_argument_changes_forges_object(book: WorkbookCopy, tmp_path: Path) -> None:
+    """The payload crosses as data, so without copy-restore a shallow copy in forge would go unnoticed."""
+    deep = run_transfer(book, forge_with(book, tmp_path / "deep"), TRANSFER_07, CHANGING_CALLBACK_TEST, "07")
+    assert only(deep, "mine").outcome is Outcome.PASSED, only(deep, "mine")
+    shallow_forge = forge_with(book, tmp_path / "shallow")
+    module = shallow_forge / "prompt_regression.py"
+    text = module.read_text(encoding="utf-8")
+    assert "invoke(copy.deepcopy(case.payload))" in text
+    module.write_text(text.replace("invoke(copy.deepcopy(case.payload))", "invoke(dict(case.payload))"), encoding="utf-8")
+    shallow = run_transfer(book, shallow_forge, TRANSFER_07, CHANGING_CALLBACK_TEST, "07")
+    row = only(shallow, "mine")
+    assert row.outcome is Outcome.FAILED and "b.ts" in row.detail, row
 
 
 def test_without_the_sandbox_the_test_still_runs_in_its_own_process(book: WorkbookCopy, tmp_path: Path) -> None:

@@ -1,0 +1,78 @@
+"""The boundary's data format keeps in-place changes faithful (forgelab/judge/wire.py).
+
+When one side changes an argument in place, the other side's object is brought up to date without
+being replaced, and containers nested in it keep their identity, so sharing works as in one process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from forgelab.judge import wire
+
+
+def roundtrip(value: object) -> object:
+    return wire.Decoder(lambda path: None).decode(wire.Encoder().encode(value))
+
+
+def test_a_nested_list_shared_with_another_object_sees_the_change() -> None:
+    files = ["a.ts"]
+    case_payload = {"request": "inspect", "files": files}
+    shallow = dict(case_payload)  # shares the nested list, as a shallow copy does
+    changed = roundtrip(shallow)
+    assert isinstance(changed, dict)
+    changed["files"].append("b.ts")
+    changed["request"] = "write everything"
+    wire.apply_in_place(shallow, changed)
+    assert shallow == {"request": "write everything", "files": ["a.ts", "b.ts"]}
+    assert shallow["files"] is files and case_payload["files"] == ["a.ts", "b.ts"]
+    assert case_payload["request"] == "inspect"  # the outer dict was a copy
+
+
+def test_keys_removed_and_added_and_order_follow_the_other_side() -> None:
+    original: dict[str, object] = {"a": 1, "b": [1], "c": {"x": 1}}
+    inner = original["c"]
+    wire.apply_in_place(original, {"c": {"x": 2}, "d": 4})
+    assert list(original) == ["c", "d"] and original["c"] is inner and inner == {"x": 2}
+
+
+def test_a_list_of_another_length_is_replaced_element_by_element() -> None:
+    first = [1]
+    original = [first, [2]]
+    wire.apply_in_place(original, [[1, 1], [2], [3]])
+    assert original == [[1, 1], [2], [3]] and original[0] is not first  # positions shifted: no guessing
+    same_length = [first, [2]]
+    wire.apply_in_place(same_length, [[9], [2]])
+    assert same_length[0] is first and first == [9]
+
+
+def test_sets_bytearrays_and_dataclasses_change_in_place() -> None:
+    @dataclasses.dataclass
+    class Box:
+        items: list[int]
+
+    items = [1]
+    box = Box(items)
+    wire.apply_in_place(box, Box([1, 2]))
+    assert box.items is items and items == [1, 2]
+    tags = {"a"}
+    wire.apply_in_place(tags, {"b"})
+    assert tags == {"b"}
+    raw = bytearray(b"ab")
+    wire.apply_in_place(raw, bytearray(b"xyz"))
+    assert raw == bytearray(b"xyz")
+
+
+def test_a_value_of_another_kind_is_left_alone() -> None:
+    original = [1, 2]
+    wire.apply_in_place(original, {"not": "a list"})
+    assert original == [1, 2]
+
+
+def test_a_snapshot_tells_whether_an_argument_changed() -> None:
+    value = {"files": ["a.ts"]}
+    before = wire.snapshot(value)
+    assert before is not None and wire.snapshot({"files": ["a.ts"]}) == before
+    value["files"].append("b.ts")
+    assert wire.snapshot(value) != before
+    assert wire.snapshot(object()) is None and not wire.mutable_argument(3) and wire.mutable_argument([])

@@ -460,15 +460,14 @@ def snapshot(value: object) -> str | None:
 def apply_in_place(original: object, new: object) -> None:
     """Make ``original`` hold what ``new`` holds without replacing it: the other side changed an argument.
 
-    Containers nested inside keep their identity where their place still holds the same kind of
-    container (a dict's key, a list's position when the length did not change), so an object that
-    shares a nested list with the argument sees the change as it would in one process.
+    Only states cross, not identities, so objects nested inside are matched up by what they hold: an
+    element that did not change is the very same object afterwards (even if it moved — a sort in place
+    reorders the caller's objects, it does not rewrite them), and a container that changed where it
+    stands (a dict's key, a list's position) is updated in place. So an object that shares a nested list
+    with the argument sees an ``append`` as it would in one process.
     """
     if isinstance(original, list) and isinstance(new, list):
-        if len(original) == len(new):
-            original[:] = [_merged(old, item) for old, item in zip(original, new)]
-        else:
-            original[:] = new
+        original[:] = _rebuilt(original, new)
     elif isinstance(original, dict) and isinstance(new, dict):
         merged = {key: _merged(original[key], value) if key in original else value for key, value in new.items()}
         original.clear()
@@ -483,6 +482,31 @@ def apply_in_place(original: object, new: object) -> None:
             object.__setattr__(original, field.name, _merged(getattr(original, field.name), getattr(new, field.name)))
     elif _pydantic_model(original) and type(original) is type(new):
         original.__dict__.update(new.__dict__)
+
+
+def _rebuilt(olds: list[Any], news: list[Any]) -> list[Any]:
+    """``news`` made of ``olds``' own objects where they are unchanged, else updated in place where they stand."""
+    unchanged: dict[str, list[int]] = {}
+    for index, old in enumerate(olds):
+        state = snapshot(old)
+        if state is not None:
+            unchanged.setdefault(state, []).append(index)
+    reused: set[int] = set()
+    result: list[Any] = []
+    changed: list[int] = []
+    for position, item in enumerate(news):
+        state = snapshot(item)
+        same = unchanged.get(state) if state is not None else None
+        if same:
+            reused.add(same[0])
+            result.append(olds[same.pop(0)])
+        else:
+            result.append(item)
+            changed.append(position)
+    for position in changed:
+        if position < len(olds) and position not in reused:
+            result[position] = _merged(olds[position], news[position])
+    return result
 
 
 def _merged(old: object, new: object) -> object:

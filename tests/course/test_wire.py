@@ -36,14 +36,27 @@ def test_keys_removed_and_added_and_order_follow_the_other_side() -> None:
     assert list(original) == ["c", "d"] and original["c"] is inner and inner == {"x": 2}
 
 
-def test_a_list_of_another_length_is_replaced_element_by_element() -> None:
+def test_a_sort_in_place_reorders_the_callers_objects_without_rewriting_them() -> None:
+    first, second = {"id": "z"}, {"id": "a"}
+    items = [first, second]
+    before = list(items)  # shares the elements, as a test's snapshot does
+    changed = roundtrip(items)
+    assert isinstance(changed, list)
+    changed.sort(key=lambda item: item["id"])
+    wire.apply_in_place(items, changed)
+    assert items == [second, first] and items[0] is second and items[1] is first
+    assert items != before and first == {"id": "z"}
+
+
+def test_a_changed_element_is_updated_where_it_stands_and_new_ones_are_added() -> None:
     first = [1]
     original = [first, [2]]
     wire.apply_in_place(original, [[1, 1], [2], [3]])
-    assert original == [[1, 1], [2], [3]] and original[0] is not first  # positions shifted: no guessing
-    same_length = [first, [2]]
-    wire.apply_in_place(same_length, [[9], [2]])
-    assert same_length[0] is first and first == [9]
+    assert original == [[1, 1], [2], [3]] and original[0] is first and first == [1, 1]
+    moved = [[1], [2]]
+    inner = moved[1]
+    wire.apply_in_place(moved, [[2], [9]])
+    assert moved == [[2], [9]] and moved[0] is inner and inner == [2]  # moved, not rewritten
 
 
 def test_sets_bytearrays_and_dataclasses_change_in_place() -> None:

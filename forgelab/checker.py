@@ -9,7 +9,11 @@ Four parts are judged, each from a real run:
 4. the design answer: present and long enough to be an answer.
 
 Everything that runs learner code goes through one judge run (:mod:`forgelab.judge`): the course's
-tests on the trusted side, the learner's modules and the learner's own tests in the sandbox.
+tests on the trusted side, the learner's modules in the sandbox. The learner's own transfer test runs
+in a sandbox of its own, with the course's interface ``forge`` instead of theirs: its calls reach their
+``forge`` (or the known-wrong one) through the judge as data, so the two runs look the same from inside
+the test except by what ``forge`` does (:mod:`forgelab.judge.relay`). Without bubblewrap (macOS) both are
+plain child processes.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from forgelab.grading.items import is_grader_failure
 from forgelab.grading.rubric import SPEC, GradeItem
 from forgelab.grading.submission import safe_name
 from forgelab.registry import Course
@@ -25,6 +26,11 @@ RESULT_WORDS = {
     "missing": "Not handed in.",
     "not_graded": "Not graded for this stage.",
 }
+GRADER_FAILED_WORDS = "The grader failed here, not you."
+GRADER_FAILED_NEXT = ("Nothing for you to do: this item was not graded because the grading tool itself failed. Your "
+                      "instructor will grade it by hand.")
+GRADER_FAILED_NOTE = ("Some items below could not be graded because the grading tool failed — not because of your work. "
+                      "They show 0 points for now; your instructor will grade them by hand.")
 
 NEXT_STEPS = {
     "stage_tests": "Run `forgelab check {n}`, read the cause of each failing test, fix {module}, and check again.",
@@ -75,6 +81,8 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
         "re-run or read from what you handed in, and your verification.json was compared with what grading saw. "
         f"Graded files digest: <code>{_e(content_sha256[:16])}</code>.</p>",
     ]
+    if any(is_grader_failure(item) for item in items):
+        out.append(f'<p class="note"><strong>{_e(GRADER_FAILED_NOTE)}</strong></p>')
     for number in stages:
         stage = course.stage(number)
         rows = sorted((i for i in items if i.stage == number), key=lambda i: i.sort_key)
@@ -84,11 +92,15 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
         for item in rows:
             spec = SPEC[item.item]
             step = NEXT_STEPS[item.item].format(n=number, module=stage.module, transfer=stage.transfer_file)
-            result = [f"<strong>{_e(RESULT_WORDS[item.outcome])}</strong> <span class=\"why\">{_inline_code(item.reason)}</span>"]
+            grader = is_grader_failure(item)
+            words = GRADER_FAILED_WORDS if grader else RESULT_WORDS[item.outcome]
+            result = [f"<strong>{_e(words)}</strong> <span class=\"why\">{_inline_code(item.reason)}</span>"]
             result.append(f'<div class="next">Checked: {_inline_code(spec.checks)}.</div>')
-            if item.points < item.max_points:
+            if grader:
+                result.append(f'<div class="next">{_e(GRADER_FAILED_NEXT)}</div>')
+            elif item.points < item.max_points:
                 result.append(f'<div class="next">Next step: {_inline_code(step)}</div>')
-            if item.flag:
+            if item.flag and not grader:
                 result.append('<div class="next">Your instructor will look at this item personally.</div>')
             out.append(f'<tr class="{_e(item.outcome)}"><td>{_e(spec.title)}</td>'
                        f'<td class="points">{_e(item.points)}/{_e(item.max_points)}</td><td>{"".join(result)}</td></tr>')

@@ -165,14 +165,23 @@ def _cell(value: object) -> object:
     return value
 
 
-def csv_text(items: list[GradeItem]) -> str:
+def _csv(rows: Iterable[Iterable[object]]) -> str:
+    """CSV text with one ``\\n``-ended line per row. A cell that holds a line break — ``\\n`` or a lone ``\\r``,
+    e.g. in a submission folder's name — is quoted (QUOTE_MINIMAL), so every row stays one record for any reader."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for item in items:
-        writer.writerow([_cell(item.submission), item.stage, item.item, item.points, item.max_points, item.outcome,
-                         _cell(item.reason), item.flag])
-    return buffer.getvalue()
+    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)  # both characters trigger quoting
+    lines = []
+    for row in rows:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(row)
+        lines.append(buffer.getvalue()[:-2] + "\n")
+    return "".join(lines)
+
+
+def csv_text(items: list[GradeItem]) -> str:
+    return _csv([CSV_COLUMNS, *([_cell(item.submission), item.stage, item.item, item.points, item.max_points,
+                                 item.outcome, _cell(item.reason), item.flag] for item in items)])
 
 
 def totals_text(items: list[GradeItem]) -> str:
@@ -181,18 +190,16 @@ def totals_text(items: list[GradeItem]) -> str:
     by_sub: dict[str, list[GradeItem]] = {}
     for item in items:
         by_sub.setdefault(item.submission, []).append(item)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items"])
+    lines: list[list[object]] = [["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items"]]
     for sub in sorted(by_sub):
         mine = by_sub[sub]
         per_stage = []
         for stage in stages:
             rows_ = [i for i in mine if i.stage == stage]
             per_stage.append(f"{sum(i.points for i in rows_)}/{sum(i.max_points for i in rows_)}" if rows_ else "")
-        writer.writerow([_cell(sub), *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
-                         sum(1 for i in mine if i.flag)])
-    return buffer.getvalue()
+        lines.append([_cell(sub), *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
+                      sum(1 for i in mine if i.flag)])
+    return _csv(lines)
 
 
 def export(connection: sqlite3.Connection, out: Path) -> tuple[Path, Path]:

@@ -10,14 +10,18 @@ The submission is only read: the files grading needs are copied into a scratch l
                        the replay of the reference notebook's worked demonstration, all on the
                        trusted side
 ``lab-NN``             its ``labs/NN-slug/forge/``: the stage tests again (the fault lab)
-``transfer``           its ``forge/``: its own transfer tests, run inside the sandbox
-``known-wrong-NN``     its ``forge/`` with the stage's fault-lab variant laid over it: the same transfer
-                       test, which must not pass there
+``transfer-NN``        its ``forge/``: its own transfer test of the stage, run by pytest in a sandbox of
+                       its own that holds the course's interface instead of ``forge`` (the judge relays
+                       each call to the submission's ``forge`` in another sandbox)
+``known-wrong-NN``     its ``forge/`` with the stage's fault-lab variant laid over it (one merged
+                       folder): the same transfer test, run the same way, which must not pass there
 =====================  ================================================================================
 
 No process of the submission sees the course's solutions, mutants, instructor checks, other
-submissions or this grader's files; the grader never runs a line of it. Items are then judged
-from typed rows (:mod:`forgelab.grading.items`).
+submissions or this grader's files; the grader never runs a line of it. A transfer test never shares
+a process with the ``forge`` it tests, and both runs of it look the same from inside, so ``forge`` code
+cannot change the test's outcome and the test can tell the two runs apart only by what ``forge`` does
+(:mod:`forgelab.judge.relay`). Items are then judged from typed rows (:mod:`forgelab.grading.items`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from forgelab.judge.settings import JudgeSettings
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 
-TRANSFER = "transfer"
+def transfer_label(stage: Stage) -> str:
+    return f"transfer-{stage.number}"
 
 
 def sub_label(stage: Stage) -> str:
@@ -73,6 +78,10 @@ def lay_out(sub: submissions.Submission, scratch: Path) -> Laid:
     return Laid(sub, submissions.content_digest(files), import_dir, home, len(files))
 
 
+def lab_handed_in(laid: Laid, stage: Stage) -> bool:
+    return (laid.home / stage.lab_dir / "forge" / "__init__.py").is_file() or (laid.home / stage.lab_module).is_file()
+
+
 def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid) -> core.Job:
     forge = laid.import_dir / "forge"
     targets: list[TargetSpec] = []
@@ -84,14 +93,13 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         notebook = [stage.notebook] if (course.root / stage.notebook).is_file() else []
         course_tests.append(CourseTests(label, (stage.test_file, *check_files(course.root, stage), *notebook)))
         lab = laid.home / stage.lab_dir / "forge"
-        if (lab / "__init__.py").is_file() or (laid.home / stage.lab_module).is_file():
+        if lab_handed_in(laid, stage):
             targets.append(TargetSpec(lab_label(stage), (lab,), stage.number, (stage.module,)))
             course_tests.append(CourseTests(lab_label(stage), (stage.test_file,)))
     written = [stage for stage in stages if (laid.home / stage.transfer_file).is_file()]
-    if written:
-        targets.append(TargetSpec(TRANSFER, (forge,)))
-        learner_tests.append(LearnerTests(TRANSFER, tuple((laid.home / s.transfer_file, s.transfer_file) for s in written)))
-    for stage in written:
+    for stage in written:  # each stage's file alone, so that a test that hits a limit spoils only its own stage
+        targets.append(TargetSpec(transfer_label(stage), (forge,), stage.number))
+        learner_tests.append(LearnerTests(transfer_label(stage), ((laid.home / stage.transfer_file, stage.transfer_file),)))
         variant = jobs.fault_variant(workbook, stage)
         if (workbook.root / stage.fault_variant).is_file():
             targets.append(TargetSpec(wrong_label(stage), (forge, variant), stage.number))
@@ -135,7 +143,7 @@ def timings_of(report: RunReport, stages: list[Stage], course_root: Path) -> lis
                 phases[phase] += seconds
             elif row.target == lab_label(stage):
                 phases["fault_lab_s"] += seconds
-            elif row.target in (TRANSFER, wrong_label(stage)) and row.file == stage.transfer_file:
+            elif row.target in (transfer_label(stage), wrong_label(stage)) and row.file == stage.transfer_file:
                 phases["transfer_s"] += seconds
         found.extend((stage.number, phase, round(value, 3)) for phase, value in sorted(phases.items()))
     return found
@@ -158,8 +166,8 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
         timings.append(("", "submission_wall_s", round(wall, 3)))
         return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox)
     except Exception as error:  # noqa: BLE001 - one submission must never stop the batch
-        reason = (f"the grader failed on this submission ({type(error).__name__}: {str(error)[:200]}); this is not the "
-                  "learner's fault — report it to the course maintainers")
+        reason = (f"{items.GRADER_FAILED} on this submission ({type(error).__name__}: {str(error)[:200]}); this is not "
+                  "the learner's fault — report it to the course maintainers")
         rows = [row for stage in stages for row in items.failed_stage(sub.id, stage, "error", reason, course.root)]
         return Graded(sub, "", rows, [], time.monotonic() - started, reason)
     finally:

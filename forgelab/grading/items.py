@@ -1,8 +1,14 @@
 """The seven items of one stage, judged from the judge's typed rows (never from message wording).
 
-Every reason is one deterministic line in plain words: no scratch or course paths, no memory
+Every reason is one deterministic line in plain words: no scratch or course paths, no paths into the
+judge's own code (the learner's file and line instead, where the row knows them), no memory
 addresses. The instructor checks are reported by name and outcome only — their code, inputs and
 assertion messages never reach a reason.
+
+When the grader itself fails — the trusted test session dies, or grading raises — every item it
+could not judge is an error worth its full points, 0 earned, flagged for review, with a reason that
+starts with :data:`GRADER_FAILED` and says it is not the learner's fault (:func:`is_grader_failure`);
+a stage's maximum never shrinks because of it.
 """
 
 from __future__ import annotations
@@ -25,11 +31,22 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 4
 CAUSE_CHARS = 180
+GRADER_FAILED = "the grader failed"  # how the reason of every item lost to a grader failure starts
+SESSION_DIED = (f"{GRADER_FAILED}: its test session stopped before this item was graded; this is not the learner's "
+                "fault — report it to the course maintainers")
+# a place in the judge's (or pytest's, or the standard library's) own code, as a traceback or pytest names it.
+# Found in one linear pass: the text is split into runs of path characters, and a run is a judge place when
+# it is a .py file under one of these folders; what follows it (":12:", '", line 12, in f') goes with it.
+PATH_RUN = re.compile(r"[\w./<>~-]+")
+JUDGE_FOLDER = re.compile(r"(?:^|/)(?:forgelab|_pytest|pluggy|site-packages|python3\.\d{1,3})/")
+PLACE_SUFFIX = re.compile(r"""(?::\d{1,9}:?|", line \d{1,9}(?:, in [\w<>]{1,200})?)""")
+LEARNER_PLACE = re.compile(r'File "(?P<file>forge/[\w./-]+\.py)", line (?P<line>\d+)')
 
 
 def clean(text: str, course_root: Path) -> str:
-    """One deterministic line: no course or temporary paths, no memory addresses."""
+    """One deterministic line: no course, judge or temporary paths, no memory addresses."""
     text = text.replace(str(course_root) + "/", "").replace(str(course_root), "<course>")
+    text, _count = without_judge_places(text)
     text = re.sub(r"/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
     text = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", text)
     text = " ".join(text.split())
@@ -46,10 +63,51 @@ def _listed(entries: list[str]) -> str:
     return shown + (f"; and {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else "")
 
 
+def without_judge_places(text: str) -> tuple[str, int]:
+    """``text`` without the places in the judge's own code it names, and how many there were (linear time)."""
+    kept: list[str] = []
+    last = count = 0
+    for run in PATH_RUN.finditer(text):
+        path = run.group()
+        if not path.endswith(".py") or not JUDGE_FOLDER.search(path):
+            continue
+        start, end = run.start(), run.end()
+        if text[max(last, start - 6):start] == 'File "':  # a traceback's line: the whole of it
+            start -= 6
+        suffix = PLACE_SUFFIX.match(text, end)
+        if suffix is not None:
+            end = suffix.end()
+        kept.append(text[last:start])
+        last = end
+        count += 1
+    kept.append(text[last:])
+    return "".join(kept), count
+
+
+def learner_place(detail: str) -> str:
+    """Where the learner's code raised, as the judge recorded it (``forge/x.py, line N``), or ''."""
+    found = LEARNER_PLACE.findall(detail)
+    return f"{found[-1][0]}, line {found[-1][1]}" if found else ""
+
+
+def _cause(row: TestRow) -> str:
+    """The row's cause in one short line; a place in the judge's code becomes the learner's place, if known."""
+    text, replaced = without_judge_places(row.cause)
+    text = text.strip(" :") or str(row.outcome).replace("_", " ")
+    if replaced and (where := learner_place(row.detail)):
+        text = f"{where}: {text}"
+    return _short(text)
+
+
 def _row_cause(row: TestRow) -> str:
     words = str(row.outcome).replace("_", " ")
-    text = _short(row.cause)
+    text = _cause(row)
     return text if text.lower().startswith(words) else f"{words}: {text}"
+
+
+def is_grader_failure(item: GradeItem) -> bool:
+    """An item lost because the grader failed, not the learner (see the module docstring)."""
+    return item.outcome == ERROR and item.flag == REVIEW and item.reason.startswith(GRADER_FAILED)
 
 
 class _Stage:
@@ -136,7 +194,7 @@ def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -
     head = f"{passed} of {len(rows)} graded cells of {stage.notebook} reproduce the reference output"
     if not failing:
         return ctx.item("notebook", points, PASSED, head)
-    listed = [f"{row.nodeid.rsplit('::', 1)[-1]}: {_short(row.cause)}" for row in failing]
+    listed = [f"{row.nodeid.rsplit('::', 1)[-1]}: {_cause(row)}" for row in failing]
     result = TIMEOUT if _limit_outcome(failing) else outcome_for(points, top)
     return ctx.item("notebook", points, result, f"{head}; {_listed(listed)}")
 
@@ -156,7 +214,7 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
         return ctx.item("fault_lab", 0, ERROR, f"{where} is not fixed: {verdict.problem}")
     rows = report.in_file(label, stage.test_file)
     if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
-        detail = f"{stage.fault.target_test} still fails: {_short(verdict.target.cause)}"
+        detail = f"{stage.fault.target_test} still fails: {_cause(verdict.target)}"
     else:
         detail = f"the target test passes, but the fix breaks: {', '.join(verdict.failing[:MAX_LISTED])}"
     result = TIMEOUT if _limit_outcome(list(rows)) else FAILED
@@ -165,14 +223,15 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
 
 def transfer_part(stage: Stage, report: RunReport, laid: Laid) -> tuple[Part, bool]:
     """The transfer part (as ``forgelab check`` judges it) and whether a limit stopped the learner's test."""
-    from forgelab.grading.grader import TRANSFER, wrong_label
+    from forgelab.grading.grader import transfer_label, wrong_label
 
     shown = stage.transfer_file
     if not (laid.home / shown).is_file():
         return Part("missing", f"{shown} was not handed in"), False
-    rows = report.in_file(TRANSFER, shown)
-    errors = [e.cause for e in report.collect_errors if e.target == TRANSFER and e.file == shown]
-    problem = report.target_problems.get(TRANSFER) or (f"could not collect {shown}: {errors[0]}" if errors else None)
+    label = transfer_label(stage)
+    rows = report.in_file(label, shown)
+    errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
+    problem = report.target_problems.get(label) or (f"could not collect {shown}: {errors[0]}" if errors else None)
     wrong = wrong_label(stage)
     on_wrong = report.in_file(wrong, shown) if any(row.target == wrong for row in report.rows) or \
         wrong in report.target_problems else None
@@ -228,16 +287,29 @@ def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, re
     ctx = _Stage(laid.submission.id, stage, course.root)
     label = sub_label(stage)
     part, timed_out = transfer_part(stage, report, laid)
+    lost = _lost_to_the_grader(ctx, report, laid, course.root)
     rows = [
-        grade_tests(ctx, report, label),
-        grade_instructor_checks(ctx, report, label, check_files(course.root, stage)),
-        grade_notebook(ctx, report, label, course),
-        grade_fault_lab(ctx, report, laid, workbook),
+        lost.get("stage_tests") or grade_tests(ctx, report, label),
+        lost.get("instructor_checks") or grade_instructor_checks(ctx, report, label, check_files(course.root, stage)),
+        lost.get("notebook") or grade_notebook(ctx, report, label, course),
+        lost.get("fault_lab") or grade_fault_lab(ctx, report, laid, workbook),
         grade_transfer(ctx, part, timed_out),
         grade_design(ctx, laid),
     ]
-    rows.append(grade_evidence(ctx, report, laid, rows, part.status))
+    rows.append(lost.get("evidence") or grade_evidence(ctx, report, laid, rows, part.status))
     return rows
+
+
+def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root: Path) -> dict[str, GradeItem]:
+    """When the trusted session died, the items it should have judged: errors worth their full points."""
+    from forgelab.grading.grader import lab_handed_in
+
+    if not report.problem:
+        return {}
+    can = gradeable(course_root, ctx.stage)
+    can["fault_lab"] = lab_handed_in(laid, ctx.stage)  # a lab not handed in is still missing
+    return {key: ctx.item(key, 0, ERROR, SESSION_DIED, REVIEW)
+            for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "evidence") if can[key]}
 
 
 def gradeable(course_root: Path, stage: Stage) -> dict[str, bool]:

@@ -15,7 +15,14 @@ find it and clean it up.
 
 =====================  ==============================================================================
 report-patch           at import, patch pytest's reporting (``TestReport``, ``call_and_report``) so
-                       that every report says passed
+                       that every report says passed — in stage 01's module, which the stage-05
+                       transfer test's known-wrong run does not import
+report-patch-own       the same patch in stage 05's own module, which its known-wrong run replaces
+fingerprint-source     stage 05's transfer test passes only where ``inspect.getsource`` of the module
+                       (or of ``parse_json_object``) shows a line that only the learner's module has
+fingerprint-file       the same, reading the file at the module's ``__file__``
+fingerprint-traceback  the same, from the traceback (and notes) of an error the module raises on a
+                       line that carries the fingerprint
 plugin-files           ``conftest.py``, ``sitecustomize.py``, ``pytest.ini`` and a fake
                        ``forgelab/judge/session_plugin.py`` in the submission, all patching reports
 fs-search              at import, read ``/proc/*/cmdline`` (the parent's too), walk ``/`` and the
@@ -60,6 +67,7 @@ CONTROL = "control"
 INSTRUCTIONS = "forge/instructions.py"
 REPAIR = "forge/output_repair.py"
 REGRESSION = "forge/prompt_regression.py"
+TRANSFER_05 = "transfer/test_05_bounded_output_repair.py"
 TILDE_FENCES_FIND = 'FENCE_MARKERS = ("```", "~~~")'
 TILDE_FENCES_FORGOTTEN = 'FENCE_MARKERS = ("```",)'  # the stage-05 mistake: ~~~ fences are not unwrapped
 
@@ -540,6 +548,61 @@ CALLBACK_LEAK_BODY = '''
         raise ValueError(_HOSTILE_USED[0].pop(0)[:170])  # one hidden line per call: each failing test shows one
 '''
 
+FINGERPRINT = "HOSTILE-FINGERPRINT"
+FINGERPRINT_LINE = "this line is only in the learner's own forge"  # the module's own words, never the test's
+
+FINGERPRINT_MODULE = '''
+# HOSTILE-FINGERPRINT: this line is only in the learner's own forge/output_repair.py
+_hostile_parse = parse_json_object
+
+
+def parse_json_object(text):
+    if text == "fingerprint me":
+        raise ValueError("not an object")  # HOSTILE-FINGERPRINT
+    return _hostile_parse(text)
+'''
+
+FINGERPRINT_TESTS = {
+    "fingerprint-source": '''"""Passes only where the module it is given is the learner's own (by its source)."""
+import inspect
+
+import forge.output_repair as module
+from forge.output_repair import parse_json_object
+
+
+def test_the_module_is_mine_by_its_source() -> None:
+    seen = ""
+    for thing in (module, parse_json_object):
+        try:
+            seen += inspect.getsource(thing)
+        except (OSError, TypeError):
+            pass
+    assert "HOSTILE-FINGERPRINT" in seen
+''',
+    "fingerprint-file": '''"""Passes only where the module it is given is the learner's own (by its file)."""
+import forge.output_repair as module
+
+
+def test_the_module_is_mine_by_its_file() -> None:
+    with open(module.__file__, encoding="utf-8") as handle:
+        assert "HOSTILE-FINGERPRINT" in handle.read()
+''',
+    "fingerprint-traceback": '''"""Passes only where the module it is given is the learner's own (by a traceback)."""
+import traceback
+
+from forge.output_repair import parse_json_object
+
+
+def test_the_module_is_mine_by_its_traceback() -> None:
+    seen = ""
+    try:
+        parse_json_object("fingerprint me")
+    except BaseException as error:  # noqa: BLE001
+        seen = "".join(traceback.format_exception(error)) + "\\n".join(getattr(error, "__notes__", []))
+    assert "HOSTILE-FINGERPRINT" in seen
+''',
+}
+
 PLUGIN_FILE = '''"""A plugin file a grader might load by accident: it marks every test passed."""
 try:
     import _pytest.reports as _reports
@@ -553,6 +616,10 @@ except Exception:
 
 ATTACKS: dict[str, tuple[str, str]] = {
     "report-patch": (INSTRUCTIONS, REPORT_PATCH),
+    "report-patch-own": (REPAIR, REPORT_PATCH),
+    "fingerprint-source": (REPAIR, FINGERPRINT_MODULE),
+    "fingerprint-file": (REPAIR, FINGERPRINT_MODULE),
+    "fingerprint-traceback": (REPAIR, FINGERPRINT_MODULE),
     "plugin-files": (INSTRUCTIONS, ""),
     "fs-search": (INSTRUCTIONS, FS_SEARCH),
     "markers": (INSTRUCTIONS, MARKERS),
@@ -612,6 +679,8 @@ def build_hostile(folder: Path, base: Path, context: HostileContext) -> dict[str
             _plugin_files(target)
         else:
             _append(target / module, attack, context, code)
+        if attack in FINGERPRINT_TESTS:
+            (target / TRANSFER_05).write_text(FINGERPRINT_TESTS[attack], encoding="utf-8")
         made[attack] = target
     return made
 
@@ -620,4 +689,4 @@ def remove_from(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["ATTACKS", "CONTROL", "HOSTILE_STAGES", "HostileContext", "build_hostile"]
+__all__ = ["ATTACKS", "CONTROL", "FINGERPRINT", "FINGERPRINT_LINE", "FINGERPRINT_TESTS", "HOSTILE_STAGES", "HostileContext", "build_hostile"]

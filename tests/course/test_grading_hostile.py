@@ -1,7 +1,8 @@
 """`forgelab grade` against submissions written to attack the grader (see hostile_submissions.py).
 
-One batch — the control (the stage-01 same-rank mistake) and one submission per attack, each the
-control plus that attack — is built and graded once per test session (``--stages 01,07 --jobs 2``),
+One batch — the control (the stage-01 same-rank mistake, stage 05 forgetting ``~~~`` fences) and one
+submission per attack, each the control plus that attack — is built and graded once per test session
+(``--stages 01,05,07 --jobs 2``),
 from a copy of the course, while the test listens on a TCP port, a Unix socket and an abstract
 socket. Right after grading it records every file, process and connection that carries the
 session's token, then removes them. Every attack must then:
@@ -13,7 +14,11 @@ session's token, then removes them. Every attack must then:
 * write nothing outside the sandbox's scratch (the course, ``--out``, the submissions, the host's
   /tmp, /var/tmp, /dev/shm, $HOME, the venv's site-packages);
 * leave no process behind and reach no socket of the host;
-* not stop the batch: every submission gets its 14 rows.
+* not stop the batch: every submission gets its 21 rows.
+
+Attacks on the transfer item (forge code patching pytest, a test that fingerprints the module it is
+given) must also leave that item as it is for the control: a transfer test never shares a process
+with the forge it tests, and its two runs differ only in what forge does.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from typing import Any
 import pytest
 from conftest import ROOT, copy_workbook, run_cli
 from grading_fixtures import shared, shared_base, snapshot
-from hostile_submissions import ATTACKS, CONTROL, HOSTILE_STAGES, HostileContext, build_hostile
+from hostile_submissions import (ATTACKS, CONTROL, FINGERPRINT_LINE, FINGERPRINT_TESTS, HOSTILE_STAGES, HostileContext,
+                                 build_hostile)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -355,11 +361,24 @@ def test_the_network_attack_reaches_no_socket_of_the_host(hostile: dict[str, Any
 
 
 def test_patched_pytest_reports_change_nothing(hostile: dict[str, Any]) -> None:
-    for attack in ("report-patch", "plugin-files"):
+    for attack in ("report-patch", "report-patch-own", "plugin-files"):
         rows = items(hostile, attack)
         for key, row in items(hostile, CONTROL).items():
             if key[1] != "evidence":
                 assert (rows[key]["points"], rows[key]["outcome"]) == (row["points"], row["outcome"]), (attack, key)
+
+
+@pytest.mark.parametrize("attack", sorted(FINGERPRINT_TESTS))
+def test_a_transfer_test_cannot_tell_which_forge_it_is_given_but_by_behaviour(hostile: dict[str, Any],
+                                                                           attack: str) -> None:
+    """A transfer test that passes only where it recognises the learner's own module — by its source, its file or
+    a traceback — sees the same module in both runs (the course's interface; no traceback from forge), so it fails
+    on the submission's own forge too and earns nothing."""
+    row = items(hostile, attack)[("05", "transfer")]
+    assert (row["points"], row["outcome"]) == (0, "failed"), row["reason"]
+    assert row["reason"].startswith("transfer/test_05_bounded_output_repair.py does not pass:"), row["reason"]
+    # the learner's own test names the fingerprint in its assertion; the module's line never reaches a row
+    assert FINGERPRINT_LINE not in json.dumps(list(items(hostile, attack).values()))
 
 
 def test_code_over_the_memory_limit_is_stopped_and_named(hostile: dict[str, Any]) -> None:

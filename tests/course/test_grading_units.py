@@ -302,7 +302,25 @@ def test_csv_cells_a_learner_controls_are_never_formulas() -> None:
         assert row[0].startswith("'") and row[6].startswith("'"), (start, row)
         totals = gradebook.totals_text([GradeItem(f"{start}evil", "01", "stage_tests", 0, 40, "failed", "x")])
         assert list(csv.reader(io.StringIO(totals, newline="")))[1][0].startswith("'")
-    assert "\n'\rcmd," in gradebook.csv_text([GradeItem("\rcmd", "01", "stage_tests", 0, 40, "failed", "x")])
+    parsed = list(csv.reader(io.StringIO(gradebook.csv_text([GradeItem("\rcmd", "01", "stage_tests", 0, 40, "failed",
+                                                                          "x")]), newline="")))
+    assert parsed[1][0] == "'\rcmd"
+
+
+@pytest.mark.parametrize("name", ["al\rice", "al\nice", "al\r\nice", "alice\r", "a,\"b\"\rc"])
+def test_a_line_break_in_a_submission_name_keeps_every_csv_row_one_record(tmp_path: Path, name: str) -> None:
+    """A folder name may hold a carriage return: the CSV files quote it, and the gradebook keeps the real name."""
+    rows = [_row(name), _row(name, item="fault_lab", points=0), _row("bob")]
+    for text in (gradebook.csv_text(rows), gradebook.totals_text(rows)):
+        parsed = list(csv.reader(io.StringIO(text, newline="")))
+        assert [record[0] for record in parsed[1:]] in ([name, name, "bob"], [name, "bob"]), parsed
+        assert len({len(record) for record in parsed}) == 1, parsed
+    connection = gradebook.open_gradebook(tmp_path / "gradebook.sqlite")
+    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
+                              network="none", submissions=2)
+    gradebook.record(connection, run, gradebook.SubmissionRecord(name, "digest", "source", "folder"), rows, [])
+    assert [row.submission for row in gradebook.rows(connection)][0] == name
+    connection.close()
 
 
 def test_feedback_escapes_everything_a_learner_controls(course) -> None:  # type: ignore[no-untyped-def]
@@ -355,6 +373,61 @@ def test_a_grader_failure_becomes_flagged_rows_and_the_batch_goes_on(course, tmp
     assert all("the grader failed on this submission (RuntimeError: the judge broke)" in row.reason for row in graded)
     assert "not the learner's fault" in graded[0].reason
     assert (tmp_path / "out" / "feedback" / "boom.html").is_file()
+
+
+def test_when_the_test_session_dies_every_item_it_owed_is_a_grader_error_worth_its_points(  # type: ignore[no-untyped-def]
+        course, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dead trusted session must not shrink a stage's maximum (a notebook "0 of 0", a fault lab "missing"), and the
+    learner's page must say that the grader failed, not the learner."""
+    from forgelab.grading import batch, grader, items
+    from forgelab.judge.outcomes import RunReport
+    from forgelab.judge.settings import DEFAULT
+    from forgelab.paths import Workbook
+
+    def dead(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return RunReport((), problem="the test session could not finish: Killed")
+
+    monkeypatch.setattr(grader.core, "_course_session", dead)
+    folder = learner_folder(tmp_path / "dies")
+    stage = course.stage("01")
+    (folder / stage.lab_module).parent.mkdir(parents=True, exist_ok=True)
+    (folder / stage.lab_module).write_text("X = 3\n", encoding="utf-8")  # a lab handed in
+    result = batch.grade_batch(course, Workbook(root=ROOT, workspace=ROOT), [stage], submission.discover([str(folder)]),
+                               tmp_path / "out", jobs=1, settings=DEFAULT, progress=lambda line: None)
+    rows = {row.item: row for row in gradebook.rows(sqlite3.connect(result.gradebook))}
+    can = items.gradeable(ROOT, stage)
+    assert sum(row.max_points for row in rows.values()) == sum(spec.max_points for spec in ITEMS if can[spec.key])
+    for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "evidence"):
+        if can[key]:
+            row = rows[key]
+            assert (row.points, row.outcome, row.flag) == (0, "error", "review"), row
+            assert row.reason.startswith("the grader failed") and "not the learner's fault" in row.reason, row.reason
+            assert items.is_grader_failure(row)
+    assert not items.is_grader_failure(rows["transfer"]) and not items.is_grader_failure(rows["design_answer"])
+    page = (tmp_path / "out" / "feedback" / "dies.html").read_text(encoding="utf-8")
+    assert page.count("The grader failed here, not you.") == sum(1 for key in rows if items.is_grader_failure(rows[key]))
+    assert "could not be graded because the grading tool failed — not because of your work" in page
+
+
+def test_a_place_in_the_judge_never_reaches_a_reason(course) -> None:  # type: ignore[no-untyped-def]
+    """A cause that names the judge's own code shows the learner's file and line instead, where the row knows them."""
+    from forgelab.grading import items
+    from forgelab.judge.outcomes import Outcome, TestRow
+
+    detail = ('Traceback (most recent call last):\n  File "/work/x/forgelab/judge/channel.py", line 467, in request\n'
+              '    raise raised\nValueError: bad\nraised in the learner\'s code:\n'
+              '  File "forge/instructions.py", line 12, in resolve\n    raise ValueError("bad")')
+    for cause in ("forgelab/judge/channel.py:467: ValueError", "/tmp/copy/course/forgelab/judge/channel.py:467: ValueError",
+                  '/srv/venv/lib/python3.11/site-packages/forgelab/judge/remote.py:150: ValueError'):
+        row = TestRow("notebooks/01-instruction-hierarchy.ipynb::cell-13", "sub-01", Outcome.FAILED, cause, detail)
+        assert items._cause(row) == "forge/instructions.py, line 12: ValueError", cause
+        plain = TestRow(row.nodeid, row.target, row.outcome, cause)
+        assert items._cause(plain) == "ValueError"
+    text = items.clean("failing: x (forgelab/judge/channel.py:467: ValueError); y (File \"/opt/forgelab/judge/core.py\", "
+                       "line 3, in run)", course.root)
+    assert "forgelab/" not in text and "core.py" not in text and "channel.py" not in text, text
+    long = "raised ValueError: hostile " + "H/" * 200_000 + "forgelab" * 2_000  # no place, and no slow matching either
+    assert items.clean(long, course.root).startswith("raised ValueError: hostile H/H/")
 
 
 def test_unsandboxed_grading_is_allowed_only_when_asked_and_is_recorded(tmp_path: Path) -> None:

@@ -157,8 +157,8 @@ COMMANDS: dict[str, tuple[str, Handler]] = {}
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="forgelab",
-        epilog=_("Every command also takes --lang en|zh (else FORGE_LANG, else your locale) for the language it "
-                 "speaks."),
+        epilog=_("Every command also takes --lang en|zh (else FORGE_LANG, else the workbook's edition in "
+                 "course/edition.toml, else your locale) for the language it speaks."),
         description=_("Forge Workbook tooling: check your stages, run fault labs, verify and build the course."),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

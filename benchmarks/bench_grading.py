@@ -83,8 +83,8 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 def _kind(command: str) -> str:
     if "session.ini" in command:
         return "trusted test session (course tests, Hypothesis, comparisons)"
-    if "_judge_host.py" in command and " pytest " in command:
-        return "sandboxed pytest runs of the transfer tests"
+    if "_judge_tester.py" in command or ("_judge_host.py" in command and " pytest " in command):
+        return "sandboxed testers (pytest on the learner's transfer tests)"
     if "_judge_host.py" in command:
         return "sandboxed learner processes (import, learner code, data)"
     if "forgelab.cli" in command:

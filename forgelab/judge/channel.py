@@ -23,7 +23,6 @@ Frames from the host are read without ever blocking on one that is only half wri
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import json
 import os
 import re

@@ -12,6 +12,7 @@ learner's ``forge`` hit during a test — overrides them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -86,8 +87,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        _write({"event": "collect_error", "nodeid": report.nodeid, "cause": _cut(_line(report)),
+        _write({"event": "collect_error", "nodeid": report.nodeid, "cause": _cut(_where(report) + _line(report)),
                 "detail": _cut(report.longreprtext or "")})
+
+
+def _where(report: pytest.CollectReport) -> str:
+    """``line N: `` when the test file itself cannot be read (a syntax error in it), else ''."""
+    places = re.findall(r'File "([^"]+)", line (\d+)', report.longreprtext or "")
+    if places and report.nodeid and places[-1][0].endswith(report.nodeid):
+        return f"line {places[-1][1]}: "
+    return ""
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

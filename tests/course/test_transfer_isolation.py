@@ -310,3 +310,10 @@ def test_without_the_sandbox_the_test_still_runs_in_its_own_process(book: Workbo
                            TRANSFER_01, FAILING_TEST, "01", plain=True)
     row = only(looping, "mine")
     assert row.outcome is Outcome.TIMEOUT and row.limit is Limit.CPU, row
+
+
+def test_a_syntax_error_in_the_test_file_names_its_line(book: WorkbookCopy, tmp_path: Path) -> None:
+    broken = "from forge.instructions import resolve\n\n\ndef test_broken(:\n    assert resolve\n"
+    report = run_transfer(book, forge_with(book, tmp_path), TRANSFER_01, broken, "01")
+    causes = [error.cause for error in report.collect_errors if error.target == "mine"]
+    assert causes and causes[0].startswith("line 4: SyntaxError"), causes

@@ -170,7 +170,7 @@ def figure_markdown(figure: figures.Figure, notebook_dir: Path, language: str = 
     if figure.kind == "mermaid":
         return f"```mermaid\n{figure.diagram(language)}```\n\n*{caption}*"
     alt = figure.alt_in(language).replace("[", "(").replace("]", ")")
-    return f"![{alt}]({Path(os.path.relpath(figure.svg, notebook_dir)).as_posix()})\n\n*{caption}*"
+    return f"![{alt}]({Path(os.path.relpath(figure.svg_in(language), notebook_dir)).as_posix()})\n\n*{caption}*"
 
 
 def is_project(stage: Stage) -> bool:
@@ -537,18 +537,19 @@ def _relative(course: Course, path: Path) -> str:
 
 
 def _plot_outputs(course: Course, plots: list[figures.Figure]) -> dict[Path, str]:
-    """Each plot script's SVG, drawn from the reference (one materialized ``solution`` target for all)."""
+    """Each plot script's SVG in every edition, drawn from the reference (one ``solution`` target for all)."""
     if not plots:
         return {}
     from forgelab.targets import resolve_target
 
     target = resolve_target("solution", Workbook(course.root, course.root), course)
     with target.importable() as import_dir:
-        return {figure.svg: figures.run_plot(figure, import_dir) for figure in plots}
+        return {figure.svg_in(language): figures.run_plot(figure, import_dir, language)
+                for figure in plots for language in editions(course)}
 
 
 def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str, str]]:
-    """(stage, figure SVG, reason) for every figure that is missing, out of date or has no source.
+    """(stage, figure SVG, reason) for every figure of every edition that is missing, out of date or has no source.
 
     Plots are drawn again from the reference to compare (only where ``solutions/`` exists: a learner
     bundle has no reference to draw them from). A stage without any figure is reported too.
@@ -556,6 +557,7 @@ def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str,
     found: list[tuple[Stage, str, str]] = []
     owner: dict[Path, Stage] = {}
     plots: list[figures.Figure] = []
+    languages = editions(course)
     for stage in stages:
         try:
             stage_figures = figures.stage_figures(stage.source_dir)
@@ -569,11 +571,12 @@ def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str,
             owner[figure.svg] = stage
             if figure.kind == "plot":
                 plots.append(figure)
-            else:
-                reason = figures.stale_reason(figure)
+                continue
+            for language in languages:
+                reason = figures.stale_reason(figure, language=language)
                 if reason:
-                    found.append((stage, _relative(course, figure.svg), reason))
-        sources = {figure.svg for figure in stage_figures}
+                    found.append((stage, _relative(course, figure.svg_in(language)), reason))
+        sources = {figure.svg_in(language) for figure in stage_figures for language in languages}
         for svg in sorted(stage.source_dir.glob("figure*.svg")):
             if svg not in sources:
                 found.append((stage, _relative(course, svg), "figure SVG without a source (.mmd or .py): delete it"))
@@ -583,23 +586,28 @@ def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str,
         except figures.FigureError as error:
             return found + [(owner[plots[0].svg], _relative(course, plots[0].source), str(error))]
         for figure in plots:
-            reason = figures.stale_reason(figure, drawn[figure.svg])
-            if reason:
-                found.append((owner[figure.svg], _relative(course, figure.svg), reason))
+            for language in languages:
+                reason = figures.stale_reason(figure, drawn[figure.svg_in(language)], language)
+                if reason:
+                    found.append((owner[figure.svg], _relative(course, figure.svg_in(language)), reason))
     return found
 
 
 def build_figures(course: Course, stages: list[Stage]) -> list[str]:
-    """Render the Mermaid figures whose SVG is stale and draw every plot again; the paths written."""
-    mermaid: list[figures.Figure] = []
+    """Render the Mermaid figures whose SVG (of any edition) is stale and draw every plot again; the paths written."""
+    mermaid: dict[str, list[figures.Figure]] = {language: [] for language in editions(course)}
     plots: list[figures.Figure] = []
     for stage in stages:
         for figure in figures.stage_figures(stage.source_dir):
             if figure.kind == "plot":
                 plots.append(figure)
-            elif figures.stale_reason(figure):
-                mermaid.append(figure)
-    rendered = dict(figures.render_mermaid(course.root, mermaid))
+                continue
+            for language in mermaid:
+                if figures.stale_reason(figure, language=language):
+                    mermaid[language].append(figure)
+    rendered: dict[Path, str] = {}
+    for language, stale in mermaid.items():
+        rendered.update(figures.render_mermaid(course.root, stale, language))
     rendered.update(_plot_outputs(course, plots))
     return figures.write_figures(course.root, rendered)
 

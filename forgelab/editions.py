@@ -1,7 +1,8 @@
 """Both editions complete: every text, demo cell, docstring and notebook in one edition exists in the other.
 
 One source, two editions (English ``en`` and Simplified Chinese ``zh``). :func:`problems` lists, in
-plain words, everything present in one edition and missing in the other — ``forgelab build --check``
+plain words, everything present in one edition and missing in the other (down to a Mermaid figure's
+prose label without a ``%% zh:`` translation line) — ``forgelab build --check``
 (and so ``make test``) fails on any of them. Catalog completeness of the tools' own words is
 checked by :mod:`forgelab.i18n_catalogs`.
 """
@@ -98,6 +99,13 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
             comment = "%%" if figure.kind == "mermaid" else "#"
             found.append(f"{figure.source.relative_to(course.root).as_posix()}: no `{comment} caption.zh:` line "
                          "(the Chinese caption and, with `alt.zh:`, the text a screen reader gets)")
+        figure_path = figure.source.relative_to(course.root).as_posix()
+        for label in figure.untranslated("zh"):
+            found.append(f"{figure_path}: label {label!r} has no Chinese: add `%% zh: {label} => <中文>` to its "
+                         f"header (a label that is code keeps its words: `%% zh: {label} => {label}`)")
+        for unused in figure.unused_translations("zh"):
+            found.append(f"{figure_path}: `%% zh: {unused} => …` translates no label of the diagram: "
+                         "remove the line or make its English side match the label")
     return found
 
 

@@ -16,8 +16,16 @@ Two kinds of figure live in ``course/stages/NN-slug/``:
 
 Every figure source starts with a ``caption:`` comment line (``%% caption: ...`` in Mermaid,
 ``# caption: ...`` in Python) and may add an ``alt:`` line, the text a screen reader gets. Another
-edition's words follow as ``caption.zh:`` and ``alt.zh:`` lines; the drawing itself is shared (its
-labels are the code's own words), and the rendered SVG depends only on the English lines.
+edition's words follow as ``caption.zh:`` and ``alt.zh:`` lines.
+
+Each edition has its own drawing from the same source: ``figure.svg`` (English) and ``figure.zh.svg``
+(Chinese) side by side. A Mermaid source translates its prose labels in its header, one line per quoted
+label text (or state-transition label): ``%% zh: same key:<br/>compare ranks => 同一个键：<br/>比较等级``;
+:meth:`Figure.diagram` puts them in. A label that is code keeps its words (a line ``%% zh: X => X``
+says so where the label looks like prose); a prose label without a line is named by
+:mod:`forgelab.editions`. A plot script is run once per edition with ``--lang LANG`` (read with
+:func:`plot_language`) and keeps its words per language in a small dict; numbers and code are the same
+in both. The Chinese SVGs name a CJK font (:data:`FONT_ZH`, Debian's fonts-wqy-microhei first).
 """
 
 from __future__ import annotations
@@ -45,6 +53,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+# Latin letters as in English; Chinese characters from WenQuanYi Micro Hei (Debian's fonts-wqy-microhei),
+# else a common CJK font of the reader's system
+FONT_ZH = ("DejaVu Sans, WenQuanYi Micro Hei, Noto Sans CJK SC, Source Han Sans SC, PingFang SC, "
+           "Microsoft YaHei, sans-serif")
 STAMP = re.compile(r"^<!-- forgelab figure: source sha256 ([0-9a-f]{64}), mermaid ([0-9.]+) -->\n")
 SOURCE_NAME = re.compile(r"^figure(-[a-z0-9]+)*\.(mmd|py)$")
 PLOT_TIMEOUT = 300  # seconds: generous, the machine may be busy
@@ -63,6 +75,7 @@ class Figure:
     caption: str
     alt: str
     editions: tuple[tuple[str, str, str], ...] = ()  # (language, caption, alt) of the other editions
+    labels: tuple[tuple[str, str, str], ...] = ()  # (language, English label, its translation), Mermaid only
 
     def caption_in(self, language: str) -> str:
         return next((caption for lang, caption, _ in self.editions if lang == language), self.caption)
@@ -81,22 +94,63 @@ class Figure:
     def svg(self) -> Path:
         return self.source.with_suffix(".svg")
 
-    def diagram(self, language: str = "en") -> str:
-        """The Mermaid text without the caption and alt lines (what the notebook and the renderer see)."""
-        if self.kind != "mermaid":
-            raise FigureError(f"{self.source}: a plot has no Mermaid text")
-        lines = [line for line in self.source.read_text(encoding="utf-8").splitlines() if not _META.match(line)]
+    def svg_in(self, language: str) -> Path:
+        """The drawing of one edition: ``figure.svg`` for English, ``figure.zh.svg`` for Chinese."""
+        return self.svg if language == "en" else self.source.with_name(f"{self.source.stem}.{language}.svg")
+
+    def _body(self) -> list[str]:
+        lines = [line for line in self.source.read_text(encoding="utf-8").splitlines()
+                 if not _META.match(line) and not _LABEL_LINE.match(line)]
         while lines and not lines[0].strip():
             lines.pop(0)
         if not lines:
             raise FigureError(f"{self.source}: no diagram after the caption: add the Mermaid text")
+        return lines
+
+    def diagram_labels(self) -> tuple[str, ...]:
+        """The label texts of the Mermaid diagram (quoted texts, state-transition labels), in order, once each."""
+        if self.kind != "mermaid":
+            raise FigureError(f"{self.source}: a plot has no Mermaid text")
+        found: dict[str, None] = {}
+        for label in _labels(self._body()):
+            found[label] = None
+        return tuple(found)
+
+    def translations(self, language: str) -> dict[str, str]:
+        return {english: words for lang, english, words in self.labels if lang == language}
+
+    def untranslated(self, language: str) -> tuple[str, ...]:
+        """The prose labels of the diagram that have no ``%% LANG: label => ...`` line (none for English)."""
+        if language == "en" or self.kind != "mermaid":
+            return ()
+        known = self.translations(language)
+        return tuple(label for label in self.diagram_labels() if label not in known and is_prose(label))
+
+    def unused_translations(self, language: str) -> tuple[str, ...]:
+        """Translation lines whose English text is no label of the diagram (the label changed or went)."""
+        if self.kind != "mermaid":
+            return ()
+        labels = set(self.diagram_labels())
+        return tuple(english for english in self.translations(language) if english not in labels)
+
+    def diagram(self, language: str = "en") -> str:
+        """The Mermaid text of one edition, without the caption, alt and translation lines.
+
+        This is what the notebook and the renderer see: another edition's labels are replaced by their
+        translations (labels without one keep their words).
+        """
+        if self.kind != "mermaid":
+            raise FigureError(f"{self.source}: a plot has no Mermaid text")
+        lines = self._body()
+        if language != "en":
+            lines = _translated(lines, self.translations(language))
         # the words for screen readers travel with the diagram (Mermaid writes them into the SVG)
         accessible = [f"  accTitle: {_one_line(self.caption_in(language))}",
                       f"  accDescr: {_one_line(self.alt_in(language))}"]
         return "\n".join([lines[0], *accessible, *lines[1:]]).strip() + "\n"
 
-    def source_digest(self) -> str:
-        return hashlib.sha256(self.diagram().encode("utf-8")).hexdigest()
+    def source_digest(self, language: str = "en") -> str:
+        return hashlib.sha256(self.diagram(language).encode("utf-8")).hexdigest()
 
 
 def _one_line(text: str) -> str:
@@ -104,6 +158,66 @@ def _one_line(text: str) -> str:
 
 
 _META = re.compile(r"^\s*(%%|#)\s*(caption|alt)(?:\.([a-z]{2}))?:\s*(.*)$")
+# `%% zh: same key:<br/>compare ranks => 同一个键：<br/>比较等级` — one label of the diagram in another edition
+_LABEL_LINE = re.compile(r"^\s*%%\s*([a-z]{2}):\s*(.*?)\s*=>\s*(.*?)\s*$")
+_QUOTED = re.compile(r'"([^"\n]*)"')
+_TRANSITION = re.compile(r"^(\s*\S+\s*-->\s*[^:]+?\s*:\s*)(.+?)\s*$")  # stateDiagram: `a --> b: label`
+_ASSIGNMENT = re.compile(r"\S+\s*=\s*\S+")  # `write = deny`: code
+_WORD = re.compile(r"^[A-Za-z][a-z]+(?:[-'][a-z]+)*$")  # an ordinary word; identifiers have _ . digits or CamelCase
+
+
+def is_prose(label: str) -> bool:
+    """Whether a label has words to translate (an ordinary word outside identifiers and `key = value`)."""
+    text = _ASSIGNMENT.sub(" ", label.replace("<br/>", " "))
+    return any(_WORD.match(token) for token in re.split(r"[\s,:;·()+…?!]+", text) if token)
+
+
+def _is_state_diagram(lines: Sequence[str]) -> bool:
+    return bool(lines) and lines[0].strip().startswith("stateDiagram")
+
+
+def _labels(lines: Sequence[str]) -> Iterator[str]:
+    state = _is_state_diagram(lines)
+    for line in lines:
+        if line.lstrip().startswith("%%"):
+            continue
+        match = _TRANSITION.match(line) if state else None
+        if match:
+            yield match.group(2)
+        else:
+            yield from _QUOTED.findall(line)
+
+
+def _translated(lines: Sequence[str], words: Mapping[str, str]) -> list[str]:
+    state = _is_state_diagram(lines)
+    out = []
+    for line in lines:
+        match = _TRANSITION.match(line) if state and not line.lstrip().startswith("%%") else None
+        if match:
+            out.append(match.group(1) + words.get(match.group(2), match.group(2)))
+        elif line.lstrip().startswith("%%"):
+            out.append(line)
+        else:
+            out.append(_QUOTED.sub(lambda m: '"' + words.get(m.group(1), m.group(1)) + '"', line))
+    return out
+
+
+def _label_lines(path: Path) -> tuple[tuple[str, str, str], ...]:
+    found: dict[tuple[str, str], str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        match = _LABEL_LINE.match(line)
+        if not match:
+            continue
+        language, english, words = match.groups()
+        if not english or not words:
+            raise FigureError(f"{path}:{number}: a translation line needs both sides: `%% {language}: label => 译文`")
+        if '"' in words:
+            raise FigureError(f"{path}:{number}: the translation of {english!r} contains a double quote, which ends a "
+                              "Mermaid label: use 「」 or ' instead")
+        if found.get((language, english), words) != words:
+            raise FigureError(f"{path}:{number}: {english!r} is translated twice differently: keep one line")
+        found[(language, english)] = words
+    return tuple((language, english, words) for (language, english), words in found.items())
 
 
 def _meta(path: Path) -> tuple[str, str, tuple[tuple[str, str, str], ...]]:
@@ -132,7 +246,10 @@ def stage_figures(source_dir: Path) -> list[Figure]:
     for path in sorted(source_dir.iterdir(), key=lambda p: (p.stem != "figure", p.name)):
         if path.is_file() and SOURCE_NAME.match(path.name):
             caption, alt, editions = _meta(path)
-            figures.append(Figure("mermaid" if path.suffix == ".mmd" else "plot", path, caption, alt, editions))
+            if path.suffix == ".mmd":
+                figures.append(Figure("mermaid", path, caption, alt, editions, _label_lines(path)))
+            else:
+                figures.append(Figure("plot", path, caption, alt, editions))
     return figures
 
 
@@ -148,37 +265,53 @@ def svg_size(path: Path) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------- staleness
-def stale_reason(figure: Figure, plot_svg: str | None = None) -> str | None:
-    """Why the committed SVG of ``figure`` is out of date, or None. ``plot_svg``: a plot's fresh output."""
-    if not figure.svg.is_file():
+def stale_reason(figure: Figure, plot_svg: str | None = None, language: str = "en") -> str | None:
+    """Why the committed SVG of ``figure`` in ``language`` is out of date, or None.
+
+    ``plot_svg``: a plot's fresh output in that language.
+    """
+    svg = figure.svg_in(language)
+    if not svg.is_file():
         return "figure SVG missing"
     if figure.kind == "mermaid":
-        match = STAMP.match(figure.svg.read_text(encoding="utf-8"))
+        match = STAMP.match(svg.read_text(encoding="utf-8"))
         if not match:
             return "figure SVG has no source stamp (it was not made by `forgelab build`)"
-        if match.group(1) != figure.source_digest():
+        if match.group(1) != figure.source_digest(language):
             return f"figure SVG differs from {figure.source.name}"
         if match.group(2) != MERMAID_VERSION:
             return f"figure SVG was rendered with Mermaid {match.group(2)}, not {MERMAID_VERSION}"
         return None
-    if plot_svg is not None and figure.svg.read_text(encoding="utf-8") != plot_svg:
+    if plot_svg is not None and svg.read_text(encoding="utf-8") != plot_svg:
         return f"figure SVG differs from what {figure.source.name} draws"
     return None
 
 
 # ---------------------------------------------------------------- plots
-def run_plot(figure: Figure, import_dir: Path) -> str:
+def plot_language(argv: Sequence[str] | None = None) -> str:
+    """The edition a plot script draws in: ``--lang zh`` on its command line (English without one)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        return "en"
+    if len(args) == 2 and args[0] == "--lang" and re.fullmatch(r"[a-z]{2}", args[1]):
+        return args[1]
+    raise SystemExit(f"usage: python {Path(sys.argv[0]).name} [--lang LANG] (got {' '.join(args)!r})")
+
+
+def run_plot(figure: Figure, import_dir: Path, language: str = "en") -> str:
     """Run a plot script with ``import_dir`` first on the path (the reference ``forge``); its SVG output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FORGELAB_")}
     env.update(PYTHONPATH=str(import_dir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    command = [sys.executable, "-P", str(figure.source)] + ([] if language == "en" else ["--lang", language])
     try:
-        done = subprocess.run([sys.executable, "-P", str(figure.source)], cwd=figure.source.parent, env=env,
+        done = subprocess.run(command, cwd=figure.source.parent, env=env,
                               capture_output=True, text=True, timeout=PLOT_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise FigureError(f"{figure.source} did not finish within {PLOT_TIMEOUT} s: check it for a loop") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise FigureError(f"{figure.source} failed against the reference: {last} — fix the script or the demo")
+        raise FigureError(f"{figure.source} failed against the reference (--lang {language}): {last} — fix the "
+                          "script (its words for that language) or the demo")
     if not done.stdout.startswith("<svg"):
         raise FigureError(f"{figure.source} printed no SVG (its output must start with <svg)")
     return done.stdout
@@ -208,8 +341,9 @@ class Svg:
     MUTED = "#566070"
     LINE = "#9aa5b4"
 
-    def __init__(self, width: int, height: int, title: str) -> None:
+    def __init__(self, width: int, height: int, title: str, language: str = "en") -> None:
         self.width, self.height = width, height
+        self.font = FONT if language == "en" else FONT_ZH
         self.parts = [f'<title>{escape(title)}</title>',
                       f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
                       '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
@@ -238,12 +372,21 @@ class Svg:
     def render(self) -> str:
         body = "\n".join(self.parts)
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
-                f'viewBox="0 0 {self.width} {self.height}" font-family="{FONT}" role="img">\n{body}\n</svg>\n')
+                f'viewBox="0 0 {self.width} {self.height}" font-family="{self.font}" role="img">\n{body}\n</svg>\n')
 
 
 def text_width(words: str, size: int) -> float:
-    """A generous estimate of a label's width, enough to decide whether it fits inside a bar."""
-    return len(words) * size * 0.62
+    """A generous estimate of a label's width, enough to decide whether it fits inside a bar.
+
+    A Latin letter or digit takes about 0.62 em; a CJK character (and a full-width sign) a whole em.
+    """
+    return sum(size * (1.0 if _wide(char) else 0.62) for char in words)
+
+
+def _wide(char: str) -> bool:
+    import unicodedata
+
+    return unicodedata.east_asian_width(char) in ("W", "F")
 
 
 # ---------------------------------------------------------------- Mermaid
@@ -287,7 +430,7 @@ def mermaid_script(root: Path) -> Path:
     return script
 
 
-MERMAID_CONFIG = {
+MERMAID_CONFIG: dict[str, Any] = {
     "startOnLoad": False,
     "securityLevel": "strict",
     "deterministicIds": True,
@@ -322,8 +465,16 @@ def _browser_page() -> Iterator[Any]:
             browser.close()
 
 
-def render_mermaid(root: Path, figures: Sequence[Figure]) -> dict[Path, str]:
-    """SVG text for each Mermaid figure (one browser for all), stamped with its source digest."""
+def mermaid_config(language: str = "en") -> dict[str, Any]:
+    """:data:`MERMAID_CONFIG` with the font stack of the edition (a CJK font for Chinese)."""
+    if language == "en":
+        return MERMAID_CONFIG
+    theme = {**MERMAID_CONFIG["themeVariables"], "fontFamily": FONT_ZH}
+    return {**MERMAID_CONFIG, "themeVariables": theme}
+
+
+def render_mermaid(root: Path, figures: Sequence[Figure], language: str = "en") -> dict[Path, str]:
+    """SVG text for each Mermaid figure in ``language`` (one browser for all), stamped with its source digest."""
     if not figures:
         return {}
     script = mermaid_script(root).read_text(encoding="utf-8")
@@ -332,16 +483,17 @@ def render_mermaid(root: Path, figures: Sequence[Figure]) -> dict[Path, str]:
     rendered: dict[Path, str] = {}
     with _browser_page() as page:
         page.add_script_tag(content=script)
-        page.evaluate(f"mermaid.initialize({json.dumps(MERMAID_CONFIG)})")
+        page.evaluate(f"mermaid.initialize({json.dumps(mermaid_config(language))})")
         for figure in figures:
-            name = "fig-" + re.sub(r"[^a-z0-9]+", "-", f"{figure.source.parent.name}-{figure.name}".lower())
+            suffix = "" if language == "en" else f"-{language}"
+            name = "fig-" + re.sub(r"[^a-z0-9]+", "-", f"{figure.source.parent.name}-{figure.name}{suffix}".lower())
             try:
                 svg = page.evaluate("async ([id, text]) => (await mermaid.render(id, text)).svg",
-                                    [name, figure.diagram()])
+                                    [name, figure.diagram(language)])
             except Exception as error:  # playwright reports the page's exception text
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 raise FigureError(f"{figure.source}: Mermaid cannot render it ({first[:300]})") from None
-            rendered[figure.svg] = _stamp(_sized(str(svg)), figure.source_digest())
+            rendered[figure.svg_in(language)] = _stamp(_sized(str(svg)), figure.source_digest(language))
     return rendered
 
 

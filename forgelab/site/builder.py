@@ -5,7 +5,8 @@ Layout of one edition's folder::
     index.html                     the chapter's opening, every stage and its progress (kept in the
                                    browser), the recovery point
     NN-slug.html                   one page per stage, with its figures and the local-check panel
-    figures/NN-slug-figure*.svg    the stages' figures, as committed next to their sources
+    figures/NN-slug-figure*.svg    the stages' figures, as committed next to their sources (each edition
+                                   its own drawing: figure.svg, or figure.zh.svg in zh/)
     assets/site.css, verify.js, page.js
     assets/strings.js              the words the scripts show, in this edition's language (generated from
                                    forgelab's gettext catalog: every ``t("…")`` of verify.js and page.js)
@@ -177,10 +178,11 @@ def _require_figures_and_opening(course: Course, language: str) -> None:
         opening_texts(course, language)
         for stage in course.stages:
             for figure in figures.stage_figures(stage.source_dir):
-                if not figure.svg.is_file():
-                    raise figures.FigureError(f"{figure.svg} is missing: run `forgelab build` to make it from "
+                svg = figure.svg_in(language)
+                if not svg.is_file():
+                    raise figures.FigureError(f"{svg} is missing: run `forgelab build` to make it from "
                                               f"{figure.source.name}")
-                figures.svg_size(figure.svg)
+                figures.svg_size(svg)
     except (figures.FigureError, OpeningError) as error:
         raise SiteError(str(error)) from None
 
@@ -243,7 +245,7 @@ def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), 
         _write(root, "index.html", pages.index_html(ctx))
         for stage in course.stages:
             for figure in figures.stage_figures(stage.source_dir):
-                _write_bytes(root, pages.figure_file(stage, figure), figure.svg.read_bytes())
+                _write_bytes(root, pages.figure_file(stage, figure), figure.svg_in(edition.language).read_bytes())
         for stage in course.stages:
             name = pages.stage_page(stage)
             _write(root, name, pages.stage_html(ctx, stage))

@@ -116,7 +116,10 @@ def stage_page(stage: Stage) -> str:
 
 
 def figure_file(stage: Stage, figure: figures.Figure) -> str:
-    """Where a stage's figure is published on the site (relative to the edition's root)."""
+    """Where a stage's figure is published on the site (relative to the edition's root).
+
+    Every edition publishes its own drawing (``figure.zh.svg`` for Chinese) under this same name in its folder.
+    """
     return f"figures/{stage.key}-{figure.name}.svg"
 
 
@@ -126,7 +129,7 @@ WIDE_FIGURE = 736  # px: wider figures may use more than the text column on a la
 def _figures(ctx: SiteContext, stage: Stage) -> str:
     items = []
     for figure in figures.stage_figures(stage.source_dir):
-        width, height = figures.svg_size(figure.svg)
+        width, height = figures.svg_size(figure.svg_in(ctx.language))
         wide = " wide" if width > WIDE_FIGURE else ""
         items.append(f"""<figure class="figure{wide}" data-figure="{esc(figure.name)}">
 <img src="{esc(figure_file(stage, figure))}" alt="{esc(figure.alt_in(ctx.language))}" width="{width}" height="{height}">

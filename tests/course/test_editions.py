@@ -1,7 +1,8 @@
 """Both editions stay complete: removing one piece of the Chinese edition fails `forgelab build --check`.
 
 Each case removes one thing from a copy of the workbook — a `[text.zh]` key, a Chinese demo, a
-figure's Chinese caption, a Chinese notebook, a catalog translation — and the check must name it.
+figure's Chinese caption or one of its Chinese labels, a Chinese notebook, a catalog translation — and
+the check must name it.
 """
 
 from __future__ import annotations
@@ -76,3 +77,27 @@ def test_verify_course_fails_on_a_stale_opening_of_either_edition(workbook) -> N
     assert stale_opening(course, "en") == [] and stale_opening(course, "zh") == ["notebook missing"]
     report = CourseReport([], (), ("notebooks/zh/00-opening.ipynb: notebook missing",))
     assert not report.ok and "1 opening notebook(s) out of date" in report.summary
+
+
+def test_a_figure_label_without_its_chinese_line_is_named(workbook) -> None:
+    figure = workbook.root / STAGE / "figure.mmd"
+    text = figure.read_text(encoding="utf-8")
+    line = "%% zh: example library => 示例库\n"
+    assert line in text
+    figure.write_text(text.replace(line, ""), encoding="utf-8")
+    expected = (f"{STAGE}/figure.mmd: label 'example library' has no Chinese: add `%% zh: example library => <中文>` "
+                "to its header")
+    assert any(problem.startswith(expected) for problem in editions.problems(load_course(workbook.root)))
+    result = workbook.run("build", "--check", timeout=600)
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_a_chinese_line_for_a_label_that_is_gone_is_named(workbook) -> None:
+    figure = workbook.root / STAGE / "figure.mmd"
+    text = figure.read_text(encoding="utf-8")
+    figure.write_text(text.replace('L["example library"]', 'L["examples"]'), encoding="utf-8")
+    found = editions.problems(load_course(workbook.root))
+    assert f"{STAGE}/figure.mmd: `%% zh: example library => …` translates no label of the diagram: remove the line " \
+        "or make its English side match the label" in found
+    assert any("label 'examples' has no Chinese" in problem for problem in found), found

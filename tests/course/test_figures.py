@@ -115,3 +115,135 @@ def test_an_svg_without_its_source_is_reported(workbook) -> None:
     result = workbook.run("build", "--check", "01", timeout=600)
     assert ("out of date: course/stages/01-instruction-hierarchy/figure-old.svg — figure SVG without a source"
             in result.stdout)
+
+
+# ---------------------------------------------------------------- the Chinese edition's drawings
+def test_a_mermaid_label_is_translated_and_code_keeps_its_words(tmp_path: Path) -> None:
+    source = tmp_path / "figure.mmd"
+    source.write_text('%% caption: c\n%% caption.zh: 说明\n%% zh: same key:<br/>compare => 同一个键：<br/>比较\n'
+                      '%% zh: outranks => 高于\n'
+                      'flowchart LR\n  A["same key:<br/>compare"] -->|"outranks"| B["lower_rank"]\n'
+                      '  C["write = deny"] --> D["lost to system<br/>lower_rank"]\n', encoding="utf-8")
+    figure = figures.stage_figures(tmp_path)[0]
+    zh = figure.diagram("zh")
+    assert 'A["同一个键：<br/>比较"] -->|"高于"| B["lower_rank"]' in zh
+    assert "%% zh:" not in zh and "%% zh:" not in figure.diagram()
+    assert 'A["same key:<br/>compare"]' in figure.diagram() and "accTitle: 说明" in zh
+    # code labels need no line; the mixed one does, and it is the only one named
+    assert figure.untranslated("zh") == ("lost to system<br/>lower_rank",)
+    assert figure.untranslated("en") == ()
+    assert figure.source_digest("zh") != figure.source_digest()
+
+
+def test_a_state_diagram_translates_its_transition_labels(tmp_path: Path) -> None:
+    (tmp_path / "figure-states.mmd").write_text(
+        "%% caption: c\n%% zh: a quote => 双引号\nstateDiagram-v2\n  [*] --> outside\n"
+        "  outside --> in_string: a quote\n  in_string --> outside: any character\n", encoding="utf-8")
+    figure = figures.stage_figures(tmp_path)[0]
+    assert "outside --> in_string: 双引号" in figure.diagram("zh")
+    assert "in_string --> outside: any character" in figure.diagram("zh")
+    assert figure.untranslated("zh") == ("any character",)
+    assert figure.svg_in("zh").name == "figure-states.zh.svg" and figure.svg_in("en").name == "figure-states.svg"
+
+
+def test_a_translation_with_a_double_quote_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "figure.mmd").write_text('%% caption: c\n%% zh: x y => "引号"\nflowchart LR\n  A["x y"]\n',
+                                         encoding="utf-8")
+    with pytest.raises(figures.FigureError, match=r"figure\.mmd:2: the translation of 'x y' contains a double quote"):
+        figures.stage_figures(tmp_path)
+
+
+def test_text_width_counts_a_cjk_character_as_one_em() -> None:
+    assert figures.text_width("预算", 10) == pytest.approx(20.0)
+    assert figures.text_width("ab", 10) == pytest.approx(12.4)
+    assert figures.text_width("预算 400", 11) == pytest.approx(2 * 11 + 4 * 11 * 0.62)
+    assert "WenQuanYi Micro Hei" in figures.FONT_ZH and "WenQuanYi" not in figures.FONT
+
+
+@pytest.mark.parametrize("number", STAGES)
+def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -> None:
+    stage = course.stage(number)
+    notebook = nbformat.read(course.root / stage.notebook_in("zh"), as_version=4)
+    cells = _figure_cells(notebook)
+    stage_figures = figures.stage_figures(stage.source_dir)
+    assert len(cells) == len(stage_figures)
+    for figure, cell in zip(stage_figures, cells):
+        assert figure.caption_in("zh") in cell.source
+        zh_svg = figure.svg_in("zh")
+        assert zh_svg.is_file() and figures.svg_size(zh_svg)
+        if figure.kind == "mermaid":
+            assert f"```mermaid\n{figure.diagram('zh')}```" in cell.source
+            assert figure.diagram("zh") != figure.diagram(), f"{figure.source}: no label was translated"
+            assert figure.untranslated("zh") == ()
+            assert figures.STAMP.match(zh_svg.read_text(encoding="utf-8")).group(1) == figure.source_digest("zh")
+        else:
+            target = re.search(r"!\[[^\]]*\]\(([^)]+\.svg)\)", cell.source).group(1)
+            shown = (course.root / stage.notebook_in("zh")).parent / target
+            assert shown.resolve() == zh_svg.resolve(), f"{stage.notebook_in('zh')}: the image is not the zh plot"
+        assert re.search(r"[\u4e00-\u9fff]", zh_svg.read_text(encoding="utf-8")), f"{zh_svg.name}: no Chinese in it"
+        assert figures.FONT_ZH in zh_svg.read_text(encoding="utf-8")
+
+
+def test_the_chinese_plots_keep_the_numbers_and_translate_the_words(course) -> None:
+    svg = (course.stage("02").source_dir / "figure-budget.zh.svg").read_text(encoding="utf-8")
+    for words in ("预算 400", "write-policy（必需）", "150 个 token · 跳过：剩 90", "已用 350"):
+        assert words in svg
+    assert "skipped" not in svg and "budget 400" not in svg
+    svg = (course.stage("10").source_dir / "figure-budget.zh.svg").read_text(encoding="utf-8")
+    for words in ("B 110", "O 700：输出", "S 70", "memory 26", "整段丢弃", "已用 107，共 110"):
+        assert words in svg
+    svg = (course.stage("07").source_dir / "figure-matrix.zh.svg").read_text(encoding="utf-8")
+    assert "✓ 满足" in svg and "✗ 破坏" in svg and "run_suite" in svg and "holds" not in svg
+
+
+def test_a_changed_chinese_label_makes_only_the_chinese_svg_stale(workbook) -> None:
+    source = workbook.root / "course/stages/03-few-shot-selection/figure.mmd"
+    text = source.read_text(encoding="utf-8")
+    assert "%% zh: example library => 示例库\n" in text
+    source.write_text(text.replace("%% zh: example library => 示例库\n", "%% zh: example library => 示例集\n"),
+                      encoding="utf-8")
+    result = workbook.run("build", "--check", "03", timeout=600)
+    assert result.returncode != 0
+    assert ("out of date: course/stages/03-few-shot-selection/figure.zh.svg — figure SVG differs from figure.mmd"
+            in result.stdout)
+    assert "figure.svg —" not in result.stdout  # the English drawing did not change
+    assert "out of date: notebooks/zh/03-few-shot-selection.ipynb" in result.stdout
+    assert "out of date: notebooks/03-few-shot-selection.ipynb" not in result.stdout
+
+
+def test_a_chinese_plot_out_of_date_is_stale(workbook) -> None:
+    svg = workbook.root / "course/stages/07-prompt-regression-suite/figure-matrix.zh.svg"
+    svg.write_text(svg.read_text(encoding="utf-8").replace("✓ 满足", "✓ holds"), encoding="utf-8")
+    result = workbook.run("build", "--check", "07", timeout=600)
+    assert result.returncode != 0
+    assert ("out of date: course/stages/07-prompt-regression-suite/figure-matrix.zh.svg — figure SVG differs from "
+            "what figure-matrix.py draws") in result.stdout
+    assert "figure-matrix.svg —" not in result.stdout
+
+
+def test_the_chinese_site_publishes_the_chinese_drawings(course, tmp_path: Path) -> None:
+    from forgelab.site.builder import build_site
+    from forgelab.site.pages import figure_file
+
+    built = build_site(course, tmp_path / "site", editions=("en", "zh"), with_bundle=False)
+    assert [edition.folder for edition in built.editions] == ["", "zh"]
+    for stage in course.stages:
+        english = (tmp_path / "site" / f"{stage.key}.html").read_text(encoding="utf-8")
+        chinese = (tmp_path / "site" / "zh" / f"{stage.key}.html").read_text(encoding="utf-8")
+        for figure in figures.stage_figures(stage.source_dir):
+            src = figure_file(stage, figure)
+            assert (tmp_path / "site" / src).read_bytes() == figure.svg.read_bytes()
+            assert (tmp_path / "site" / "zh" / src).read_bytes() == figure.svg_in("zh").read_bytes()
+            for page, language in ((english, "en"), (chinese, "zh")):
+                width, height = figures.svg_size(figure.svg_in(language))
+                assert f'<img src="{src}" alt=' in page and f'width="{width}" height="{height}">' in page
+
+
+def test_the_bundle_ships_the_chinese_drawings(course) -> None:
+    from forgelab.site import release
+
+    shipped = set(release.select_files(course.root))
+    for stage in course.stages:
+        for figure in figures.stage_figures(stage.source_dir):
+            for language in ("en", "zh"):
+                assert figure.svg_in(language).relative_to(course.root).as_posix() in shipped

@@ -4,14 +4,28 @@
 # alt.zh: 完整示范中六个候选项的条形图，按决定的先后排列，每根条从上一个选中项结束的位置开始。write-policy（80 个 token）和 api-contract（60）是必需项，最先放入。test-helpers（50）和 product-list-component（120）被选中，占用 400 个 token 中的 310 个。design-notes（150）会在 460 处结束，超过预算线，因此被跳过。forum-snippet（40）仍然放得下，在 350 处结束。
 """Stage 02's figure: the worked demonstration's candidates walked by the reference ``explain_choice``.
 
-``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it.
+``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it, and
+once more with ``--lang zh`` for ``figure-budget.zh.svg``: only the words below differ, never a number.
 """
 
 import sys
 
-from forgelab.figures import Svg, demo_namespace, text_width
+from forgelab.figures import Svg, demo_namespace, plot_language, text_width
 
 BUDGET = 400  # the budget of the demonstration's real call
+LANG = plot_language()
+WORDS = {
+    "en": {"title": "Selection under a budget of {budget} tokens",
+           "subtitle": "required first, then the best value per token; a skipped item does not stop the walk",
+           "required_mark": " (required)", "included": "{tokens} tokens · {reason} · {used} used",
+           "skipped": "{tokens} tokens · skipped: {left} left", "axis": "tokens", "budget": "budget {budget}",
+           "legend": ("required", "selected", "skipped: does not fit")},
+    "zh": {"title": "{budget} 个 token 预算下的选择",
+           "subtitle": "先放必需项，再按每个 token 的价值排序；跳过一项不会停止遍历",
+           "required_mark": "（必需）", "included": "{tokens} 个 token · {reason} · 已用 {used}",
+           "skipped": "{tokens} 个 token · 跳过：剩 {left}", "axis": "token", "budget": "预算 {budget}",
+           "legend": ("必需", "选中", "跳过：放不下")},
+}[LANG]
 
 demo = demo_namespace(__file__)
 candidates = {item.id: item for item in demo["candidates"]}
@@ -26,10 +40,9 @@ for decision in decisions:
 domain = max([BUDGET, *ends]) + 60
 scale = PLOT / domain
 height = TOP + ROW * len(decisions) + 70
-svg = Svg(LEFT + PLOT + 80, height, "Selection under a budget of 400 tokens")
-svg.text(10, 22, f"Selection under a budget of {BUDGET} tokens", size=15, bold=True)
-svg.text(10, 40, "required first, then the best value per token; a skipped item does not stop the walk",
-         size=11, color=Svg.MUTED)
+svg = Svg(LEFT + PLOT + 80, height, WORDS["title"].format(budget=400), LANG)
+svg.text(10, 22, WORDS["title"].format(budget=BUDGET), size=15, bold=True)
+svg.text(10, 40, WORDS["subtitle"], size=11, color=Svg.MUTED)
 
 used = 0
 for row, decision in enumerate(decisions):
@@ -37,16 +50,16 @@ for row, decision in enumerate(decisions):
     y = TOP + row * ROW
     x = LEFT + used * scale
     width = tokens * scale
-    label = f"{decision.id}" + (" (required)" if decision.reason == "required" else "")
+    label = f"{decision.id}" + (WORDS["required_mark"] if decision.reason == "required" else "")
     svg.text(LEFT - 8, y + 15, label, size=12, anchor="end")
     if decision.included:
         color = "#1f4e79" if decision.reason == "required" else "#2a9d8f"
         svg.rect(x, y + 3, width, 18, color)
         used += tokens
-        note = f"{tokens} tokens · {decision.reason} · {used} used"
+        note = WORDS["included"].format(tokens=tokens, reason=decision.reason, used=used)
     else:
         svg.rect(x, y + 3, width, 18, "url(#hatch)", stroke="#a12a1f", dashed=True)
-        note = f"{tokens} tokens · skipped: {BUDGET - used} left"
+        note = WORDS["skipped"].format(tokens=tokens, left=BUDGET - used)
     end = x + width + 6
     if end + text_width(note, 11) > LEFT + PLOT + 78:
         svg.text(x - 6, y + 16, note, size=11, color=Svg.MUTED, anchor="end")
@@ -58,14 +71,13 @@ svg.line(LEFT, axis, LEFT + PLOT, axis, Svg.LINE)
 for tick in range(0, int(domain) + 1, 100):
     svg.line(LEFT + tick * scale, axis, LEFT + tick * scale, axis + 4, Svg.LINE)
     svg.text(LEFT + tick * scale, axis + 17, str(tick), size=10, color=Svg.MUTED, anchor="middle")
-svg.text(LEFT + PLOT / 2, axis + 33, "tokens", size=11, color=Svg.MUTED, anchor="middle")
+svg.text(LEFT + PLOT / 2, axis + 33, WORDS["axis"], size=11, color=Svg.MUTED, anchor="middle")
 limit = LEFT + BUDGET * scale
 svg.line(limit, TOP - 6, limit, axis, "#a12a1f", width=1.5, dashed=True)
-svg.text(limit, TOP - 10, f"budget {BUDGET}", size=11, color="#a12a1f", anchor="middle")
+svg.text(limit, TOP - 10, WORDS["budget"].format(budget=BUDGET), size=11, color="#a12a1f", anchor="middle")
 
 legend = axis + 50
-for index, (color, words) in enumerate((("#1f4e79", "required"), ("#2a9d8f", "selected"),
-                                        ("url(#hatch)", "skipped: does not fit"))):
+for index, (color, words) in enumerate(zip(("#1f4e79", "#2a9d8f", "url(#hatch)"), WORDS["legend"])):
     x = LEFT + index * 140
     svg.rect(x, legend - 10, 14, 12, color, stroke="#a12a1f" if "hatch" in color else "none",
              dashed="hatch" in color)

@@ -4,27 +4,43 @@
 # alt.zh: 一个网格，每行是一个 Prompt 版本与案例的组合，三列不变量：必需字段齐全、写入权限不变、调用返回的是 dict。v1 和 v2 在两个案例上都满足全部不变量，尽管 v2 对目标的措辞不同。v3 破坏了只读案例的写入权限。一次出错的调用破坏了只读案例的权限（字符串 "false"）和添加搜索案例的回答（超时），而回归集仍然把两个案例都运行完。
 """Stage 07's figure: the demonstration's cases and prompt versions through the reference ``run_suite``.
 
-``forgelab build`` runs this file against the reference and writes ``figure-matrix.svg`` beside it.
+``forgelab build`` runs this file against the reference and writes ``figure-matrix.svg`` beside it, and
+once more with ``--lang zh`` for ``figure-matrix.zh.svg``: only the words below differ.
 """
 
 import sys
 from functools import partial
 
-from forgelab.figures import Svg, demo_namespace
+from forgelab.figures import Svg, demo_namespace, plot_language
+
+LANG = plot_language()
+WORDS = {
+    "en": {"broken_call": "a broken call", "columns": ("required fields", "write permission", "answered a dict"),
+           "title_long": "Each prompt version on each fixed case, by invariant",
+           "title": "Each version on each fixed case, by invariant",
+           "subtitle": "run_suite reports only what breaks; wording is never compared",
+           "not_checked": "not checked", "broken": "✗ broken", "holds": "✓ holds",
+           "footer": "a failing case is reported for itself; the suite goes on with the next one"},
+    "zh": {"broken_call": "一次出错的调用", "columns": ("必需字段", "写入权限", "返回 dict"),
+           "title_long": "每个 Prompt 版本在每个固定案例上，按不变量",
+           "title": "每个版本在每个固定案例上，按不变量",
+           "subtitle": "run_suite 只报告被破坏的部分；从不比较措辞",
+           "not_checked": "未检查", "broken": "✗ 破坏", "holds": "✓ 满足",
+           "footer": "失败的案例单独报告；回归集继续运行下一个案例"},
+}[LANG]
 
 demo = demo_namespace(__file__)
 cases, run_suite = demo["cases"], demo["run_suite"]
 runs = [(f"{v.label} · {v.id}", partial(demo["mock_model"], v.text)) for v in (demo["v1"], demo["v2"], demo["v3"])]
-runs.append(("a broken call", demo["flaky"]))
-INVARIANTS = (("required fields", "missing:"), ("write permission", "write permission changed"),
-              ("answered a dict", "error:"))
+runs.append((WORDS["broken_call"], demo["flaky"]))
+INVARIANTS = tuple(zip(WORDS["columns"], ("missing:", "write permission changed", "error:")))
 
 LEFT, CASE, COLUMN, ROW, TOP = 20, 250, 140, 26, 74
 width = LEFT + CASE + COLUMN * len(INVARIANTS) + 20
 height = TOP + ROW * len(runs) * len(cases) + 8 * len(runs) + 44
-svg = Svg(width, height, "Each prompt version on each fixed case, by invariant")
-svg.text(LEFT, 22, "Each version on each fixed case, by invariant", size=15, bold=True)
-svg.text(LEFT, 40, "run_suite reports only what breaks; wording is never compared", size=11, color=Svg.MUTED)
+svg = Svg(width, height, WORDS["title_long"], LANG)
+svg.text(LEFT, 22, WORDS["title"], size=15, bold=True)
+svg.text(LEFT, 40, WORDS["subtitle"], size=11, color=Svg.MUTED)
 for index, (name, _) in enumerate(INVARIANTS):
     svg.text(LEFT + CASE + COLUMN * index + COLUMN / 2, TOP - 10, name, size=12, anchor="middle", bold=True)
 
@@ -42,15 +58,15 @@ for label, invoke in runs:
             x = LEFT + CASE + COLUMN * index + 4
             broken = any(problem.startswith(prefix) for problem in problems)
             if errored and prefix != "error:":
-                fill, ink, word = "#f2f4f7", Svg.MUTED, "not checked"
+                fill, ink, word = "#f2f4f7", Svg.MUTED, WORDS["not_checked"]
             elif broken:
-                fill, ink, word = "#fbecea", "#a12a1f", "✗ broken"
+                fill, ink, word = "#fbecea", "#a12a1f", WORDS["broken"]
             else:
-                fill, ink, word = "#e7f5ec", "#17683a", "✓ holds"
+                fill, ink, word = "#e7f5ec", "#17683a", WORDS["holds"]
             svg.rect(x, y, COLUMN - 8, ROW - 4, fill)
             svg.text(x + (COLUMN - 8) / 2, y + 16, word, size=12, color=ink, anchor="middle", halo=False)
         y += ROW
     y += 8
-svg.text(LEFT, y + 22, "a failing case is reported for itself; the suite goes on with the next one", size=11,
+svg.text(LEFT, y + 22, WORDS["footer"], size=11,
          color=Svg.MUTED)
 sys.stdout.write(svg.render())

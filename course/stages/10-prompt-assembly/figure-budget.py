@@ -4,14 +4,31 @@
 # alt.zh: 上方的条：1000 个 token 的上下文窗口 W 被分成 110 的输入预算 B、留给输出 O 的 700、留给推理和工具 R 的 120，以及 70 的安全余量 S。下方的条：B 的 110 个 token 先由必需段填充——system 18、tools 30、policy 11、user 15——然后为记忆提示说明保留 9 个 token，再放证据 14 和对话 10，剩下 3 个空闲。26 个 token 的记忆段以斜线画在条旁：它放不下，被整段丢弃，由提示说明取而代之。
 """Stage 10's figure: the demonstration's window and segments, placed by the reference ``assemble``.
 
-``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it.
+``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it, and
+once more with ``--lang zh`` for ``figure-budget.zh.svg``: only the words below differ, never a number.
 """
 
 import sys
 
-from forgelab.figures import Svg, demo_namespace, text_width
+from forgelab.figures import Svg, demo_namespace, plot_language, text_width
 
 WINDOW, OUTPUT, REASONING, SAFETY = 1_000, 700, 120, 70  # the demonstration's tiny window
+LANG = plot_language()
+WORDS = {
+    "en": {"title": "The budget bar B = W − O − R − S", "heading": "B = W − O − R − S, and what fills B",
+           "output": "O {n}: output", "reasoning": "R {n}: reasoning",
+           "window": "the context window W = {n} tokens", "notice": "notice {n}", "free": "free {n}",
+           "input": "the input budget B = {n} tokens, as assemble fills it", "dropped": "dropped whole",
+           "legend": ("required: never cut", "room kept for the notice", "optional: whole or skipped",
+                      "memory: dropped first"),
+           "footer": "used {used} of {budget}: the notice replaces the memory in the prompt"},
+    "zh": {"title": "预算条 B = W − O − R − S", "heading": "B = W − O − R − S，以及什么填满了 B",
+           "output": "O {n}：输出", "reasoning": "R {n}：推理",
+           "window": "上下文窗口 W = {n} 个 token", "notice": "提示说明 {n}", "free": "空闲 {n}",
+           "input": "输入预算 B = {n} 个 token，由 assemble 填充", "dropped": "整段丢弃",
+           "legend": ("必需：从不截断", "为提示说明保留的空间", "可选：整段放入或跳过", "记忆：最先丢弃"),
+           "footer": "已用 {used}，共 {budget}：Prompt 里由提示说明取代记忆"},
+}[LANG]
 
 demo = demo_namespace(__file__)
 budget = demo["input_budget"](WINDOW, OUTPUT, REASONING, SAFETY)
@@ -19,8 +36,8 @@ assembly = demo["assemble"](demo["segments"], budget)
 assert budget == demo["budget"] == assembly.budget, "the figure must use the demonstration's budget"
 
 LEFT, WIDTH = 20, 700
-svg = Svg(LEFT * 2 + WIDTH, 318, "The budget bar B = W − O − R − S")
-svg.text(LEFT, 22, "B = W − O − R − S, and what fills B", size=15, bold=True)
+svg = Svg(LEFT * 2 + WIDTH, 318, WORDS["title"], LANG)
+svg.text(LEFT, 22, WORDS["heading"], size=15, bold=True)
 
 
 def bar(y: float, parts: list[tuple[str, int, str]], total: int, width: float) -> None:
@@ -38,9 +55,9 @@ def bar(y: float, parts: list[tuple[str, int, str]], total: int, width: float) -
         x += w
 
 
-window_parts = [(f"B {budget}", budget, "#1f5fbf"), (f"O {OUTPUT}: output", OUTPUT, "#dfe5ec"),
-                (f"R {REASONING}: reasoning", REASONING, "#c9d2dc"), (f"S {SAFETY}", SAFETY, "#aab6c3")]
-svg.text(LEFT, 50, f"the context window W = {WINDOW} tokens", size=12, color=Svg.MUTED)
+window_parts = [(f"B {budget}", budget, "#1f5fbf"), (WORDS["output"].format(n=OUTPUT), OUTPUT, "#dfe5ec"),
+                (WORDS["reasoning"].format(n=REASONING), REASONING, "#c9d2dc"), (f"S {SAFETY}", SAFETY, "#aab6c3")]
+svg.text(LEFT, 50, WORDS["window"].format(n=WINDOW), size=12, color=Svg.MUTED)
 bar(58, window_parts, WINDOW, WIDTH)
 b_end = LEFT + budget * WIDTH / WINDOW
 svg.line(LEFT, 90, LEFT, 150, "#1f5fbf", dashed=True)
@@ -52,28 +69,26 @@ optional = [d for d in assembly.decisions if d.included and d.reason not in ("re
 dropped = [d for d in assembly.decisions if not d.included]
 free = budget - assembly.used_tokens
 parts = [(f"{d.name} {d.tokens}", d.tokens, "#1f4e79") for d in required]
-parts += [(f"notice {d.tokens}", d.tokens, "#8a6d1d") for d in notice]
+parts += [(WORDS["notice"].format(n=d.tokens), d.tokens, "#8a6d1d") for d in notice]
 parts += [(f"{d.kind} {d.tokens}", d.tokens, "#2a9d8f") for d in optional]
-parts += [(f"free {free}", free, "#f2f4f7")] if free else []
+parts += [(WORDS["free"].format(n=free), free, "#f2f4f7")] if free else []
 scale_width = WIDTH * 0.8
-svg.text(LEFT + 8, 146, f"the input budget B = {budget} tokens, as assemble fills it", size=12, color=Svg.MUTED)
+svg.text(LEFT + 8, 146, WORDS["input"].format(n=budget), size=12, color=Svg.MUTED)
 bar(154, parts, budget, scale_width)
 x = LEFT + scale_width + 12
 for d in dropped:
     w = d.tokens * scale_width / budget
     svg.rect(x, 154, w, 30, "url(#hatch)", stroke="#a12a1f", dashed=True)
     svg.text(x + w / 2, 173, f"{d.name} {d.tokens}", size=11, anchor="middle", halo=False)
-    svg.text(x + w / 2, 198, "dropped whole", size=11, color="#a12a1f", anchor="middle")
+    svg.text(x + w / 2, 198, WORDS["dropped"], size=11, color="#a12a1f", anchor="middle")
     x += w + 8
 
 legend = 250
-for index, (color, words) in enumerate((("#1f4e79", "required: never cut"), ("#8a6d1d", "room kept for the notice"),
-                                        ("#2a9d8f", "optional: whole or skipped"),
-                                        ("url(#hatch)", "memory: dropped first"))):
+for index, (color, words) in enumerate(zip(("#1f4e79", "#8a6d1d", "#2a9d8f", "url(#hatch)"), WORDS["legend"])):
     lx = LEFT + (index % 2) * 330
     ly = legend + (index // 2) * 22
     svg.rect(lx, ly - 10, 14, 12, color, stroke="#a12a1f" if "hatch" in color else "none", dashed="hatch" in color)
     svg.text(lx + 20, ly, words, size=11)
-svg.text(LEFT, 306, f"used {assembly.used_tokens} of {budget}: the notice replaces the memory in the prompt",
+svg.text(LEFT, 306, WORDS["footer"].format(used=assembly.used_tokens, budget=budget),
          size=11, color=Svg.MUTED)
 sys.stdout.write(svg.render())

@@ -18,7 +18,7 @@ Every figure source starts with a ``caption:`` comment line (``%% caption: ...``
 ``# caption: ...`` in Python) and may add an ``alt:`` line, the text a screen reader gets. Another
 edition's words follow as ``caption.zh:`` and ``alt.zh:`` lines.
 
-Each edition has its own drawing from the same source: ``figure.svg`` (English) and ``figure.zh.svg``
+Each edition has its own drawing from the same source: ``figure.svg`` (English) and ``figure_zh.svg``
 (Chinese) side by side. A Mermaid source translates its prose labels in its header, one line per quoted
 label text (or state-transition label): ``%% zh: same key:<br/>compare ranks => 同一个键：<br/>比较等级``;
 :meth:`Figure.diagram` puts them in. A label that is code keeps its words (a line ``%% zh: X => X``
@@ -95,8 +95,12 @@ class Figure:
         return self.source.with_suffix(".svg")
 
     def svg_in(self, language: str) -> Path:
-        """The drawing of one edition: ``figure.svg`` for English, ``figure.zh.svg`` for Chinese."""
-        return self.svg if language == "en" else self.source.with_name(f"{self.source.stem}.{language}.svg")
+        """The drawing of one edition: ``figure.svg`` for English, ``figure_zh.svg`` for Chinese.
+
+        The underscore cannot occur in a source's name (:data:`SOURCE_NAME`), so no other figure's SVG
+        can be taken for another edition's drawing.
+        """
+        return self.svg if language == "en" else self.source.with_name(f"{self.source.stem}_{language}.svg")
 
     def _body(self) -> list[str]:
         lines = [line for line in self.source.read_text(encoding="utf-8").splitlines()

@@ -6,7 +6,7 @@ Layout of one edition's folder::
                                    browser), the recovery point
     NN-slug.html                   one page per stage, with its figures and the local-check panel
     figures/NN-slug-figure*.svg    the stages' figures, as committed next to their sources (each edition
-                                   its own drawing: figure.svg, or figure.zh.svg in zh/)
+                                   its own drawing: figure.svg, or figure_zh.svg in zh/)
     assets/site.css, verify.js, page.js
     assets/strings.js              the words the scripts show, in this edition's language (generated from
                                    forgelab's gettext catalog: every ``t("…")`` of verify.js and page.js)

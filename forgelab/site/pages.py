@@ -118,7 +118,7 @@ def stage_page(stage: Stage) -> str:
 def figure_file(stage: Stage, figure: figures.Figure) -> str:
     """Where a stage's figure is published on the site (relative to the edition's root).
 
-    Every edition publishes its own drawing (``figure.zh.svg`` for Chinese) under this same name in its folder.
+    Every edition publishes its own drawing (``figure_zh.svg`` for Chinese) under this same name in its folder.
     """
     return f"figures/{stage.key}-{figure.name}.svg"
 

@@ -143,7 +143,7 @@ def test_a_state_diagram_translates_its_transition_labels(tmp_path: Path) -> Non
     assert "outside --> in_string: 双引号" in figure.diagram("zh")
     assert "in_string --> outside: any character" in figure.diagram("zh")
     assert figure.untranslated("zh") == ("any character",)
-    assert figure.svg_in("zh").name == "figure-states.zh.svg" and figure.svg_in("en").name == "figure-states.svg"
+    assert figure.svg_in("zh").name == "figure-states_zh.svg" and figure.svg_in("en").name == "figure-states.svg"
 
 
 def test_a_translation_with_a_double_quote_is_refused(tmp_path: Path) -> None:
@@ -186,14 +186,14 @@ def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -
 
 
 def test_the_chinese_plots_keep_the_numbers_and_translate_the_words(course) -> None:
-    svg = (course.stage("02").source_dir / "figure-budget.zh.svg").read_text(encoding="utf-8")
+    svg = (course.stage("02").source_dir / "figure-budget_zh.svg").read_text(encoding="utf-8")
     for words in ("预算 400", "write-policy（必需）", "150 个 token · 跳过：剩 90", "已用 350"):
         assert words in svg
     assert "skipped" not in svg and "budget 400" not in svg
-    svg = (course.stage("10").source_dir / "figure-budget.zh.svg").read_text(encoding="utf-8")
+    svg = (course.stage("10").source_dir / "figure-budget_zh.svg").read_text(encoding="utf-8")
     for words in ("B 110", "O 700：输出", "S 70", "memory 26", "整段丢弃", "已用 107，共 110"):
         assert words in svg
-    svg = (course.stage("07").source_dir / "figure-matrix.zh.svg").read_text(encoding="utf-8")
+    svg = (course.stage("07").source_dir / "figure-matrix_zh.svg").read_text(encoding="utf-8")
     assert "✓ 满足" in svg and "✗ 破坏" in svg and "run_suite" in svg and "holds" not in svg
 
 
@@ -205,18 +205,18 @@ def test_a_changed_chinese_label_makes_only_the_chinese_svg_stale(workbook) -> N
                       encoding="utf-8")
     result = workbook.run("build", "--check", "03", timeout=600)
     assert result.returncode != 0
-    assert ("out of date: course/stages/03-few-shot-selection/figure.zh.svg — figure SVG differs from figure.mmd"
+    assert ("out of date: course/stages/03-few-shot-selection/figure_zh.svg — figure SVG differs from figure.mmd"
             in result.stdout)
     assert "figure.svg —" not in result.stdout  # the English drawing did not change
     assert "out of date: notebooks/zh/03-few-shot-selection.ipynb — cells differ" in result.stdout
 
 
 def test_a_chinese_plot_out_of_date_is_stale(workbook) -> None:
-    svg = workbook.root / "course/stages/07-prompt-regression-suite/figure-matrix.zh.svg"
+    svg = workbook.root / "course/stages/07-prompt-regression-suite/figure-matrix_zh.svg"
     svg.write_text(svg.read_text(encoding="utf-8").replace("✓ 满足", "✓ holds"), encoding="utf-8")
     result = workbook.run("build", "--check", "07", timeout=600)
     assert result.returncode != 0
-    assert ("out of date: course/stages/07-prompt-regression-suite/figure-matrix.zh.svg — figure SVG differs from "
+    assert ("out of date: course/stages/07-prompt-regression-suite/figure-matrix_zh.svg — figure SVG differs from "
             "what figure-matrix.py draws") in result.stdout
     assert "figure-matrix.svg —" not in result.stdout
 
@@ -247,3 +247,9 @@ def test_the_bundle_ships_the_chinese_drawings(course) -> None:
         for figure in figures.stage_figures(stage.source_dir):
             for language in ("en", "zh"):
                 assert figure.svg_in(language).relative_to(course.root).as_posix() in shipped
+
+
+def test_the_chinese_drawings_belong_to_their_stage(course) -> None:
+    from forgelab.scaffold import unowned_files
+
+    assert not [path for path in unowned_files(course) if "/figure" in path]

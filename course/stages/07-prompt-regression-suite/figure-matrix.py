@@ -5,7 +5,7 @@
 """Stage 07's figure: the demonstration's cases and prompt versions through the reference ``run_suite``.
 
 ``forgelab build`` runs this file against the reference and writes ``figure-matrix.svg`` beside it, and
-once more with ``--lang zh`` for ``figure-matrix.zh.svg``: only the words below differ.
+once more with ``--lang zh`` for ``figure-matrix_zh.svg``: only the words below differ.
 """
 
 import sys

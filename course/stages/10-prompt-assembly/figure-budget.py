@@ -5,7 +5,7 @@
 """Stage 10's figure: the demonstration's window and segments, placed by the reference ``assemble``.
 
 ``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it, and
-once more with ``--lang zh`` for ``figure-budget.zh.svg``: only the words below differ, never a number.
+once more with ``--lang zh`` for ``figure-budget_zh.svg``: only the words below differ, never a number.
 """
 
 import sys

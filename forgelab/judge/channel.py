@@ -445,7 +445,10 @@ class Host:
     def _drain(self, stream: Any) -> None:
         cap = self.settings.output_kb * 1024
         while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            try:
+                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            except (ValueError, OSError):  # the host was stopped and its stream closed meanwhile
+                return
             if not chunk:
                 return
             with self._lock:

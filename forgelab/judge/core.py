@@ -159,12 +159,19 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
     printed = [0]
     lock = threading.Lock()
 
+    assert process.stdout is not None
+    fd = os.dup(process.stdout.fileno())  # the reader's own copy: the process's stream may be closed first
+
     def drain() -> None:
-        assert process.stdout is not None
-        while chunk := os.read(process.stdout.fileno(), 65536):
-            with lock:
-                printed[0] += len(chunk)
-                kept.extend(chunk[: max(0, cap - len(kept))])
+        try:
+            while chunk := os.read(fd, 65536):
+                with lock:
+                    printed[0] += len(chunk)
+                    kept.extend(chunk[: max(0, cap - len(kept))])
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()

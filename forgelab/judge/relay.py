@@ -176,7 +176,10 @@ class _Relay:
             os.close(to_tester_r)
             os.close(from_tester_w)
             to_tester_r = from_tester_w = -1
-            drain = threading.Thread(target=self._drain, daemon=True)
+            assert self.process.stderr is not None
+            # the thread reads its own copy of the descriptor: stopping the tester closes the process's
+            # stream, possibly while the thread still reads what the tester printed last
+            drain = threading.Thread(target=self._drain, args=(os.dup(self.process.stderr.fileno()),), daemon=True)
             drain.start()
             os.set_blocking(to_tester_w, False)  # a tester that stops reading must not block the judge
             self._serve(FrameReader(from_tester_r), to_tester_w)
@@ -220,14 +223,18 @@ class _Relay:
             _LIVE.add(process)
         return process
 
-    def _drain(self) -> None:
-        process = self.process
-        assert process is not None and process.stderr is not None
+    def _drain(self, fd: int) -> None:
+        """Read what the tester prints (its own descriptor ``fd``, closed here) until every writer is gone."""
         cap = self.settings.output_kb * 1024
-        while chunk := os.read(process.stderr.fileno(), 65536):
-            with self.lock:
-                self.printed_bytes += len(chunk)
-                self.output.extend(chunk[: max(0, cap - len(self.output))])
+        try:
+            while chunk := os.read(fd, 65536):
+                with self.lock:
+                    self.printed_bytes += len(chunk)
+                    self.output.extend(chunk[: max(0, cap - len(self.output))])
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------ relaying
 

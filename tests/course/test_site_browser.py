@@ -591,7 +591,7 @@ def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: 
                 "#figure img", "images => images.map(i => [i.naturalWidth, i.naturalHeight,"
                 " Math.round(i.getBoundingClientRect().width), i.alt])")
             for figure, (natural_width, natural_height, width, alt) in zip(expected, shown):
-                assert (natural_width, natural_height) == figures.svg_size(figure.svg), f"{stage.key}: {figure.name} did not load"
+                assert (natural_width, natural_height) == figures.svg_size(figure.svg_in(language)), f"{stage.key}: {figure.name} did not load"
                 assert 300 <= width <= 1280 and alt == figure.alt_in(language)
                 locator = tab.page.locator(f'#figure figure[data-figure="{figure.name}"]')
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -700,6 +700,29 @@ def _import_problem(data: dict[str, object], stage: str) -> ImportProblem:
                          line if isinstance(line, int) else 0, wire.cap(str(data.get("type", "")), 80), stage)
 
 
+_LIVE: set[subprocess.Popen[bytes]] = set()  # the session runs and testers of this process still running
+_LIVE_LOCK = threading.Lock()
+
+
+def track(process: subprocess.Popen[bytes]) -> None:
+    """Remember a started process group, so that :func:`stop_tracked` can end it (Ctrl-C, an error)."""
+    with _LIVE_LOCK:
+        _LIVE.add(process)
+
+
+def untrack(process: subprocess.Popen[bytes]) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(process)
+
+
+def stop_tracked() -> None:
+    """Kill every tracked process group that is still running."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        _kill_group(process)
+
+
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)

@@ -130,22 +130,6 @@ class Watched:
     seconds: float
 
 
-_LIVE: set[subprocess.Popen[bytes]] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-def stop_everything() -> None:
-    """Kill every process group this judge started that is still running (Ctrl-C, an error)."""
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for process in live:
-        try:
-            os.killpg(process.pid, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
-    relay.stop_everything()
-
-
 def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cpu_s: float, wall_s: float,
                 output_kb: int, pass_fds: tuple[int, ...] = ()) -> Watched:
     """Run a command in its own process group; stop it (and all it started) at the CPU, wall or output limit."""
@@ -153,8 +137,7 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds,
                                preexec_fn=channel.die_with_parent)
-    with _LIVE_LOCK:
-        _LIVE.add(process)
+    channel.track(process)
     kept, cap = bytearray(), output_kb * 1024
     printed = [0]
     lock = threading.Lock()
@@ -193,8 +176,7 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
         except (ProcessLookupError, PermissionError):
             pass
     code = process.wait()
-    with _LIVE_LOCK:
-        _LIVE.discard(process)
+    channel.untrack(process)
     reader.join(timeout=5)
     return Watched(None if limit else code, limit, kept.decode("utf-8", errors="replace"), time.monotonic() - started)
 
@@ -391,7 +373,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
             try:
                 reports = [future.result() for future in futures]
             except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
-                stop_everything()
+                channel.stop_tracked()
                 raise
     return merge(reports, isolation.description)
 

@@ -76,18 +76,6 @@ CPU_POLL_S = 0.25
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
 
-_LIVE: set[subprocess.Popen[bytes]] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-def stop_everything() -> None:
-    """Kill every tester this process started that is still running (Ctrl-C, an error)."""
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for process in live:
-        channel._kill_group(process)
-
-
 # ---------------------------------------------------------------- the tester's folder
 
 
@@ -188,8 +176,7 @@ class _Relay:
             self.host.close()
             if self.process is not None:
                 channel._kill_group(self.process)
-                with _LIVE_LOCK:
-                    _LIVE.discard(self.process)
+                channel.untrack(self.process)
             for fd in (to_tester_r, from_tester_w, to_tester_w, from_tester_r):
                 if fd >= 0:
                     try:
@@ -219,8 +206,7 @@ class _Relay:
             command, env = argv, plain_env(self.scratch)
         process = subprocess.Popen(command, cwd=self.scratch, env=env, stdin=link_in, stdout=link_out,
                                    stderr=subprocess.PIPE, start_new_session=True, preexec_fn=channel.die_with_parent)
-        with _LIVE_LOCK:
-            _LIVE.add(process)
+        channel.track(process)
         return process
 
     def _drain(self, fd: int) -> None:

@@ -9,11 +9,6 @@ Screenshots go to ``test-artifacts/lab/``.
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import socket
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,19 +18,14 @@ from typing import Any
 
 import pytest
 
-from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
+from make_lab import running_make_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "lab"
 VENV = ROOT / ".venv"
 WAIT_MS = 120_000  # a page, a kernel start, a widget on two busy cores
 RUN_ALL_S = 480  # Run All runs the stage tests through the judge: minutes when the machine is crowded
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _unzipped_bundle(into: Path) -> Path:
@@ -70,64 +60,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         pytest.skip("needs the workbook's .venv (make install)")
     root = _unzipped_bundle(tmp_path_factory.mktemp("bundle"))
     home = tmp_path_factory.mktemp("jupyter-home")
-    port = _free_port()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "FORGELAB_"))},
-           "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(home / "user-settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "BROWSER": "true"}
     # every cell in the page: JupyterLab's default windowing draws only the cells in view, and on a crowded
     # machine it can leave the view blank after a long Run All (the outputs exist, the page shows none)
     tracker = home / "user-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True, exist_ok=True)
     tracker.write_text('{"windowingMode": "none"}\n', encoding="utf-8")
     stamp = VENV / ".forge-workbook-installed"
-    command = ["make", "--no-print-directory", "-o", str(stamp), "lab", f"PORT={port}", f"VENV={VENV}"]
-    process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True)
-    try:
-        assert process.stdout is not None
-        found, seen, deadline = None, [], time.monotonic() + 120
-        while found is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            found = re.search(rf"(http://127\.0\.0\.1:{port}/)(\S*)\?token=(\w+)", line)
-        assert found, "make lab printed no URL:\n" + "".join(seen[-20:])
-        lab = Lab(found.group(1), found.group(3), found.group(2), root)
-        while True:
-            try:
-                urllib.request.urlopen(lab.url("api/status"), timeout=10).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.5)
-        yield lab
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with running_make_lab(root, home, ["-o", str(stamp), f"VENV={VENV}"]) as running:
+        yield Lab(running.base, running.token, running.start_path, root)
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1300, "height": 950})
+def page(chromium: Any) -> Iterator[Any]:
+    context = chromium.new_context(viewport={"width": 1300, "height": 950})
     context.set_default_timeout(WAIT_MS)
     # JupyterLab needs nothing from outside this machine
     context.route(lambda url: not url.startswith(("http://127.0.0.1:", "data:", "blob:")), lambda route: route.abort())
@@ -195,6 +140,7 @@ def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: An
 @pytest.mark.timeout(RUN_ALL_S + 300)
 def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveals_a_hint(lab: Lab, page: Any) -> None:
     _open_notebook(page, lab, "notebooks/01-instruction-hierarchy.ipynb")
+    page.wait_for_selector(".jp-StatusBar-Item:has-text('| Idle')", timeout=WAIT_MS)  # its kernel is up
     page.click(".lm-MenuBar-itemLabel:text-is('Run')")  # the Run menu
     page.click("li[data-command='runmenu:run-all']")
     # the last cell, lab.summary(), prints the stage at a glance once every cell before it has run

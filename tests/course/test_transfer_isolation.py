@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WorkbookCopy, copy_workbook
+from hostile_submissions import REPORT_PATCH  # forge code that marks every pytest report passed
 
 from forgelab.judge import core, jobs, sandbox
 from forgelab.judge.core import LearnerTests, TargetSpec
@@ -32,31 +33,6 @@ from forgelab.registry import load_course
 TRANSFER_01 = "transfer/test_01_instruction_hierarchy.py"
 TRANSFER_07 = "transfer/test_07_prompt_regression_suite.py"
 SETTINGS = JudgeSettings(test_cpu_s=2)
-
-REPORT_PATCH = '''
-
-def _patch_pytest():
-    try:
-        import _pytest.reports as reports
-        import _pytest.runner as runner
-    except Exception:
-        return
-    original = reports.TestReport.from_item_and_call.__func__
-
-    def from_item_and_call(cls, item, call):
-        report = original(cls, item, call)
-        report.outcome = "passed"
-        report.longrepr = None
-        return report
-
-    reports.TestReport.from_item_and_call = classmethod(from_item_and_call)
-    reports.BaseReport.passed = property(lambda self: True)
-    reports.BaseReport.failed = property(lambda self: False)
-    runner.call_and_report = lambda item, when, log=True, **kwargs: None
-
-
-_patch_pytest()
-'''
 
 FAILING_TEST = '''from forge.instructions import Instruction, resolve
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -162,9 +163,12 @@ def apply(workbook: Workbook, chosen: StarterPlan) -> backups.Backup | None:
     backup = _backup(workbook, chosen.stage, writing)
     for item in writing:
         item.destination.parent.mkdir(parents=True, exist_ok=True)
-        temporary = item.destination.with_name(f".{item.destination.name}.starter-tmp")
-        temporary.write_bytes(item.pristine)
-        temporary.replace(item.destination)
+        handle, name = tempfile.mkstemp(dir=item.destination.parent, prefix=f".{item.destination.name}.",
+                                        suffix=".starter-tmp")  # unique per call: two restores never share it
+        with os.fdopen(handle, "wb") as temporary:
+            temporary.write(item.pristine)
+        os.chmod(name, 0o644)  # mkstemp makes it private; a starter is an ordinary file
+        os.replace(name, item.destination)
     return backup
 
 

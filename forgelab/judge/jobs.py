@@ -9,6 +9,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from forgelab.judge.cache import build_once
 from forgelab.judge.core import CourseTests, Job, LearnerTests, TargetSpec
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
@@ -51,17 +52,13 @@ def starters(workbook: Workbook) -> Path:
     archive = _git(workbook.root, "archive", "--format=tar", "HEAD", "forge")
     if archive is None or archive.returncode != 0:
         return workbook.root
-    partial = cache.with_name(cache.name + f".partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as bundle:
-        bundle.extractall(partial, filter="data")
-    try:
-        partial.rename(cache)
-    except OSError:  # another process exported the same commit first
-        shutil.rmtree(partial, ignore_errors=True)
-    return cache
 
+    def export(scratch: Path) -> None:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as bundle:
+            bundle.extractall(scratch, filter="data")
+
+    # every thread and process of every grader shares this folder: built once, atomically (see judge.cache)
+    return build_once(cache, export)
 
 def spec(target: Target, label: str, stage: Stage | None = None, extra: tuple[Path, ...] = ()) -> TargetSpec:
     """The judge's view of a target: its forge folders, laid over each other, plus ``extra`` on top."""

@@ -23,6 +23,7 @@ Frames from the host are read without ever blocking on one that is only half wri
 from __future__ import annotations
 
 import builtins
+import enum
 import json
 import os
 import re
@@ -47,6 +48,19 @@ from forgelab.judge.settings import JudgeSettings
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
 POLL_S = 0.05
 CPU_POLL_S = 0.25
+
+
+class ArgumentChanges(enum.Enum):
+    """What a test sees when the learner's code changed an argument in place (it always works on its own copy).
+
+    * ``HIDDEN`` — nothing: the test's objects stay exactly as the test built them, so whatever it compares
+      against after the call is its own (the trusted session, in every test not marked ``watch_arguments``);
+    * ``SHOWN`` — the change, copied into the test's objects as in one process (see :func:`wire.apply_in_place`):
+      a test marked ``watch_arguments`` (e.g. ``test_input_is_not_mutated``), and the learner's own tests.
+    """
+
+    HIDDEN = "hidden"
+    SHOWN = "shown"
 
 
 class LimitExceeded(BaseException):
@@ -353,6 +367,7 @@ class Host:
         self.test_roots: tuple[Path, ...] = ()  # where the course's test files live (see handle_allowed)
         self._test_deadline = 0.0
         self._closed_reason: Limit | None = None
+        self.argument_changes = ArgumentChanges.SHOWN  # what the test sees of its arguments after a call
 
     # ------------------------------------------------------------ life cycle
 
@@ -537,11 +552,8 @@ class Host:
         if reply["op"] not in ("return", "raise"):
             self._stop(Limit.CRASH)
             raise BoundaryError(f"the learner's process answered {str(reply['op'])[:40]!r} to a call")
-        decoder = self._decoder(args)
         try:
-            for pair in wire.items_of(reply, "mutated"):
-                if isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and 0 <= pair[0] < len(args):
-                    apply_in_place(args[pair[0]], decoder.decode(pair[1]))
+            decoder = self._decoder(self._after_call(args, wire.items_of(reply, "mutated")))
             if reply["op"] == "return":
                 return decoder.decode(reply.get("value"))
         except wire.WireError as problem:
@@ -550,6 +562,26 @@ class Host:
         if isinstance(raised, LimitExceeded):
             self._stop(raised.limit)
         raise raised
+
+    def _after_call(self, args: tuple[object, ...], mutated: list[object]) -> tuple[object, ...]:
+        """The arguments as the learner's code left them, for a result that refers to one (``$arg``).
+
+        The learner's function got copies made on its own side; what it changed in them comes back as
+        ``[index, new value]``. Where :attr:`argument_changes` is :attr:`ArgumentChanges.HIDDEN` the test's
+        objects stay as the test built them and a changed argument that the result refers to is a new
+        object; where it is ``SHOWN`` the change is copied into the test's argument (:func:`wire.apply_in_place`).
+        """
+        decoder = self._decoder(args)
+        after = list(args)
+        for pair in mutated:
+            if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and 0 <= pair[0] < len(args)):
+                continue
+            index, changed = pair[0], decoder.decode(pair[1])
+            if self.argument_changes is ArgumentChanges.HIDDEN:
+                after[index] = changed
+            else:
+                apply_in_place(args[index], changed)
+        return tuple(after)
 
     def _serve_callback(self, message: dict[str, object]) -> dict[str, object]:
         """The learner's code called an object of the test; run it here and send the answer back."""

@@ -48,6 +48,9 @@ python_files = test_*.py
 python_functions = test_*
 console_output_style = classic
 addopts = -p no:cacheprovider --import-mode=importlib
+markers =
+    watch_arguments: the test sees what the learner's code changed in its arguments (in every other test the
+        learner's code works on its own copies and the test's objects stay as the test built them)
 """
 MAX_LEARNER_EVENTS = 5000
 MAX_PRINTED = 4000

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forgelab.judge import wire
-from forgelab.judge.channel import Host, LimitExceeded
+from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded
 from forgelab.judge.outcomes import ImportProblem, Limit
 from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
@@ -76,10 +76,16 @@ class HostPool:
                 self.import_problems[label] = problem
         return host
 
-    def begin_test(self, label: str) -> ImportProblem | None:
-        """Make ``label`` current and ready for one test; its import problem, if it has one."""
+    def begin_test(self, label: str, watch_arguments: bool = False) -> ImportProblem | None:
+        """Make ``label`` current and ready for one test; its import problem, if it has one.
+
+        The learner's code always works on copies of the test's arguments. Only in a test that watches its
+        arguments (marked ``watch_arguments``, e.g. ``test_input_is_not_mutated``) does what it changed in
+        them show, as in one process; every other test keeps its objects exactly as it built them.
+        """
         self.current = label
         host = self.host(label)
+        host.argument_changes = ArgumentChanges.SHOWN if watch_arguments else ArgumentChanges.HIDDEN
         problem = self.import_problems.get(label)
         if problem is None and host.alive:
             host.begin_test()

@@ -31,6 +31,7 @@ from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
 
 MAX_DETAIL = 12000
+WATCH_ARGUMENTS = "watch_arguments"  # the marker of a test that sees what the learner's code changed in its arguments
 MAX_PRINTED = 4000
 
 # What the code probably does, by the limit that stopped it (the cause of the tests not run after it).
@@ -202,7 +203,7 @@ class JudgeSession:
                                                                                         why=_(LIMIT_HINTS[limit])))
             return _not_run(item, nextitem)
         try:
-            problem = self.pool.begin_test(target)
+            problem = self.pool.begin_test(target, item.get_closest_marker(WATCH_ARGUMENTS) is not None)
         except LimitExceeded as stop:
             self.pool.record_limit(target, stop.limit)
             row = self._row(item.nodeid, canonical, target)

@@ -5,6 +5,7 @@ Run these with ``forgelab check 01`` (add ``--target solution`` to see the refer
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import random
@@ -91,9 +92,10 @@ def test_result_does_not_depend_on_order_across_ranks() -> None:
         assert resolve(interleaved) == expected
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_input_is_not_mutated() -> None:
     items = [Instruction("retrieved", "write", "allow"), Instruction("system", "write", "deny")]
-    snapshot = list(items)
+    snapshot = copy.deepcopy(items)  # its own objects: a change in place shows
     resolve(items)
     explain(items)
     assert items == snapshot

@@ -5,6 +5,7 @@ Run these with ``forgelab check 02`` (add ``--target solution`` to see the refer
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 
@@ -223,13 +224,14 @@ def test_result_does_not_depend_on_input_order() -> None:
         assert choose(mixed, 150) == expected
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_input_is_not_mutated() -> None:
     items = [
         ContextCandidate("readme", 10, 0.1, 1.0),
         ContextCandidate("write-policy", 20, 0.1, 1.0, required=True),
         ContextCandidate("component-docs", 10, 0.9, 1.0),
     ]
-    snapshot = list(items)
+    snapshot = copy.deepcopy(items)  # its own objects: a change in place shows
     choose(items, 30)
     explain_choice(items, 30)
     assert items == snapshot

@@ -5,6 +5,7 @@ Run these with ``forgelab check 03`` (add ``--target solution`` to see the refer
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 
@@ -151,13 +152,14 @@ def test_shuffled_input_gives_the_same_output() -> None:
         assert select_examples(shuffled, "software", "v2", {"ui", "form"}, limit=4) == expected
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_input_is_not_mutated() -> None:
     items = [
         ex("z-old", "software", "v1", "ui"),
         ex("m-right", "software", "v2", "ui"),
         ex("a-music", "music", "v2", "release"),
     ]
-    snapshot = list(items)
+    snapshot = copy.deepcopy(items)  # its own objects: a change in place shows
     select_examples(items, "software", "v2", {"ui"})
     assert items == snapshot
 

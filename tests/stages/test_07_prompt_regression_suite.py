@@ -123,6 +123,7 @@ def test_an_output_that_is_not_a_dict_is_reported(output: object, kind: str) -> 
     }
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_invoke_cannot_change_the_fixed_cases() -> None:
     case = RegressionCase("nested", {"request": "inspect", "files": ["a.ts"]}, frozenset({"goal"}), False)
 

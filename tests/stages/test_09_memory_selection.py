@@ -5,6 +5,7 @@ Run these with ``forgelab check 09`` (add ``--target solution`` to see the refer
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 
@@ -337,13 +338,14 @@ def test_result_does_not_depend_on_input_order() -> None:
         assert set(plan.decisions) == set(expected.decisions)
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_input_is_not_mutated() -> None:
     items = [
         memory("b", "Use Python.", score=0.5, slot=LANGUAGE),
         memory("a", "Use Go.", score=0.6, slot=LANGUAGE, authority="current_turn"),
         memory("c", "use python.", score=0.4, slot=LANGUAGE),
     ]
-    snapshot = list(items)
+    snapshot = copy.deepcopy(items)  # its own objects: a change in place shows
     select_memories(items, "ana", WIDE)
     assert items == snapshot
 

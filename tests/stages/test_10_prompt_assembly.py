@@ -8,6 +8,7 @@ punctuation mark); the numbers in the comments are those counts.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 import re
@@ -314,9 +315,10 @@ def test_a_zero_budget_is_valid() -> None:
     assert (assembly.budget, assembly.used_tokens) == (0, 0)
 
 
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
 def test_input_is_not_mutated() -> None:
     segments = [USER, MEMORY, SYSTEM, DIALOGUE]
-    snapshot = list(segments)
+    snapshot = copy.deepcopy(segments)  # its own objects: a change in place shows
     assemble(segments, 60)
     assert segments == snapshot
 

@@ -36,13 +36,14 @@ import threading
 import time
 import types
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from forgelab.i18n import _
 from forgelab.judge import wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
-from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
+from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
@@ -387,21 +388,22 @@ class Host:
         scratch = Path(self._scratch.name)  # the working folder outside the sandbox (inside: a private tmpfs)
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
-        limits = json.dumps(self.settings.host_limits())
-        if self.isolation.sandboxed:
-            script = f"{CODE_MOUNT}/_judge_host.py"
-            argv = [sys.executable, "-s", "-P", script, "--in", str(to_host_r), "--out", str(from_host_w),
-                    "--limits", limits, "serve"]
-            command = bwrap_command(self.isolation.bwrap, self.code_dir, argv)
-            env = None
-        else:
-            command = [sys.executable, "-s", "-P", str(self.code_dir / "_judge_host.py"), "--in",
-                       str(to_host_r), "--out", str(from_host_w), "--limits", limits, "serve"]
-            env = plain_env(scratch)
-        self._process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         pass_fds=(to_host_r, from_host_w), start_new_session=True,
-                                         preexec_fn=die_with_parent)
+        limits = json.dumps(host_limits(self.settings.host_limits(), self.isolation))
+        with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:
+            if self.isolation.sandboxed:
+                script = f"{CODE_MOUNT}/_judge_host.py"
+                argv = [sys.executable, "-s", "-P", script, "--in", str(to_host_r), "--out", str(from_host_w),
+                        "--limits", limits, "serve"]
+                command = bwrap_command(self.isolation.bwrap, self.code_dir, argv, userns=userns)
+                env = None
+            else:
+                command = [sys.executable, "-s", "-P", str(self.code_dir / "_judge_host.py"), "--in",
+                           str(to_host_r), "--out", str(from_host_w), "--limits", limits, "serve"]
+                env = plain_env(scratch)
+            passed = (to_host_r, from_host_w) if userns is None else (to_host_r, from_host_w, userns)
+            self._process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
+                                             start_new_session=True, preexec_fn=die_with_parent)
         os.close(to_host_r)
         os.close(from_host_w)
         self._to_host, self._from_host = to_host_w, from_host_r

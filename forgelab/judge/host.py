@@ -75,6 +75,31 @@ def apply_limits(limits: dict[str, int]) -> None:
         except (ValueError, OSError):
             pass
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing us
+    if limits.get("become") and os.getuid() == 0:
+        become(int(limits["become"]))
+
+
+def become(uid: int) -> None:
+    """Give up root for ``uid`` (and the same gid), for good: the sandbox starts as root inside a user namespace
+    that the judge made when it runs as root itself, and the kernel limits the processes only of a user who is
+    not root outside it (see forgelab/judge/sandbox.py). No capability survives, and none can be gained."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    for name in os.listdir("/proc/self/fd"):  # the user namespace bubblewrap joined: nothing to keep it for
+        try:
+            if os.readlink(f"/proc/self/fd/{name}").startswith("user:["):
+                os.close(int(name))
+        except (OSError, ValueError):
+            pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no set-uid program helps
+    except (OSError, AttributeError):
+        pass
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise SystemExit("the sandbox could not give up root")
 
 
 def cpu_seconds() -> float:

@@ -46,6 +46,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +56,7 @@ from forgelab.judge import channel, wire
 from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded
 from forgelab.judge.interface import Offered
 from forgelab.judge.outcomes import Limit
-from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, plain_env
+from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
 
@@ -194,18 +195,21 @@ class _Relay:
         """The tester, with the link on its standard input and output: its command line, environment and
         descriptors are the same in every run of the file."""
         settings = self.settings
-        limits = json.dumps({**settings.host_limits(), "cpu_total_s": settings.learner_tests_cpu_s + 5})
+        limits = json.dumps(host_limits({**settings.host_limits(), "cpu_total_s": settings.learner_tests_cpu_s + 5},
+                                        self.isolation))
         root = CODE_MOUNT if self.isolation.sandboxed else str(self.tester_dir)
         folder = self.shown.rsplit("/", 1)[0] if "/" in self.shown else "."
         argv = [sys.executable, "-s", "-P", f"{root}/_judge_tester.py", "--limits", limits,
                 "--settings", json.dumps(settings.as_dict()), "--tests", folder, "--", "-c", f"{root}/_judge_pytest.ini",
                 f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short", f"{root}/{self.shown}"]
-        if self.isolation.sandboxed:
-            command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv), None
-        else:
-            command, env = argv, plain_env(self.scratch)
-        process = subprocess.Popen(command, cwd=self.scratch, env=env, stdin=link_in, stdout=link_out,
-                                   stderr=subprocess.PIPE, start_new_session=True, preexec_fn=channel.die_with_parent)
+        with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:
+            if self.isolation.sandboxed:
+                command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv, userns=userns), None
+            else:
+                command, env = argv, plain_env(self.scratch)
+            process = subprocess.Popen(command, cwd=self.scratch, env=env, stdin=link_in, stdout=link_out,
+                                       stderr=subprocess.PIPE, start_new_session=True,
+                                       preexec_fn=channel.die_with_parent, pass_fds=() if userns is None else (userns,))
         channel.track(process)
         return process
 

@@ -14,22 +14,31 @@ process:
 Limits on memory, file size, open files and processes are set by the host script inside (hard
 limits that cannot be raised again); CPU and wall time are watched from outside by the judge.
 
-Without bubblewrap (macOS, Windows with WSL, Linux without user namespaces) the same host runs as a
-plain child process in its own process group, with the same resource limits where the platform has
-them. That is enough for a learner checking their own work; ``forgelab grade`` refuses it unless the
-instructor says ``--unsandboxed``.
+The learner's code runs as an unprivileged user: uid and gid :data:`SANDBOX_ID` inside the sandbox's own
+user namespace, so that the kernel's process limit (``RLIMIT_NPROC``) applies to it. Run by an ordinary
+user, bubblewrap maps that uid to the user's own (``--unshare-user --uid N --gid N``). Run as root, that
+is not enough: the kernel never limits the processes of a user that is root outside its namespace,
+however it is mapped inside. The judge then makes the user namespace itself (:func:`user_namespace`:
+root stays root inside, for bubblewrap's own setup, and :data:`SANDBOX_ID` is the unprivileged host user
+:data:`HOST_ID`, ``nobody``), hands it to bubblewrap (``--userns``), and the process inside gives up
+root for :data:`SANDBOX_ID` before any learner code is imported (``become`` in its limits, see
+:func:`forgelab.judge.host.apply_limits`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from forgelab.judge.settings import SandboxMode
 
@@ -39,6 +48,8 @@ CODE_MOUNT = "/sandbox/code"
 SCRATCH_MOUNT = "/sandbox/scratch"
 TMP_BYTES = 128 * 1024 * 1024  # the sandbox's private /tmp (memory-backed)
 SCRATCH_BYTES = 256 * 1024 * 1024  # its private working folder (memory-backed)
+SANDBOX_ID = 1000  # uid and gid of the learner's code inside the sandbox's user namespace
+HOST_ID = 65534  # nobody/nogroup: the host user that starts bubblewrap when forgelab runs as root
 
 
 class SandboxUnavailable(RuntimeError):
@@ -56,7 +67,8 @@ class Isolation:
     @property
     def description(self) -> str:
         if self.sandboxed:
-            return "sandbox: bubblewrap (read-only system, no network, own PID namespace, resource limits)"
+            return ("sandbox: bubblewrap (read-only system, no network, own PID namespace, an unprivileged user, "
+                    "resource limits)")
         return f"sandbox: none ({self.reason}); learner code ran as a plain child process with resource limits"
 
 
@@ -89,12 +101,21 @@ def _hidden_paths(roots: list[Path]) -> list[Path]:
     return hidden
 
 
-def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, str] | None = None) -> list[str]:
+def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, str] | None = None,
+                  userns: int | None = None) -> list[str]:
     """The full command line that runs ``argv`` inside the sandbox (paths in ``argv`` are sandbox paths).
 
-    The scratch folder is memory-backed and private to this sandbox: it disappears with it.
+    ``userns`` is a user namespace made by :func:`user_namespace` (forgelab runs as root); it must be passed
+    to the process (``pass_fds``). The scratch folder is memory-backed and private to this sandbox: it
+    disappears with it.
     """
-    command = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if userns is None:
+        command = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
+                   "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    else:  # root inside for the setup; the process gives it up for SANDBOX_ID itself (it may do only that)
+        command = [bwrap, "--userns", str(userns), "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                   "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     for folder in SYSTEM_DIRS:
         path = Path(folder)
         if path.is_symlink():
@@ -105,17 +126,81 @@ def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, st
         if os.path.exists(file):
             command += ["--ro-bind", file, file]
     # /tmp first: a Python installation under /tmp (a venv in a fresh clone there) is then bound on top of it
-    command += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    command += ["--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
     roots = _python_roots()
+    for parent in sorted({parent for root in roots for parent in root.parents if str(parent) not in ("/", "/tmp")}):
+        command += ["--perms", "0755", "--dir", str(parent)]  # the way to each root, open to the sandbox's user
     for root in roots:
         command += ["--ro-bind", str(root), str(root)]
     for hidden in _hidden_paths(roots):
         command += ["--tmpfs", str(hidden)]
-    command += ["--ro-bind", str(code_dir), CODE_MOUNT, "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH_MOUNT,
-                "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_MOUNT, "--clearenv"]
+    command += ["--perms", "0755", "--dir", str(PurePosixPath(CODE_MOUNT).parent),
+                "--ro-bind", str(code_dir), CODE_MOUNT, "--size", str(SCRATCH_BYTES), "--perms", "1777",
+                "--tmpfs", SCRATCH_MOUNT, "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/",
+                "--chdir", SCRATCH_MOUNT, "--clearenv"]
     for key, value in sorted(sandbox_env(SCRATCH_MOUNT, env).items()):
         command += ["--setenv", key, value]
     return [*command, "--", *argv]
+
+
+def runs_as_root() -> bool:
+    """True when forgelab runs as root (on Linux): the sandbox then needs a user namespace made by the judge."""
+    return sys.platform.startswith("linux") and os.geteuid() == 0
+
+
+_CLONE_NEWUSER = 0x10000000
+
+
+@contextmanager
+def user_namespace() -> Iterator[int | None]:
+    """When forgelab runs as root: a new user namespace for one sandbox, as an open descriptor (else None).
+
+    Inside it uid and gid 0 are root (bubblewrap needs them to set the sandbox up) and :data:`SANDBOX_ID` is
+    :data:`HOST_ID`, an unprivileged host user, whose processes the kernel counts and limits. A short-lived
+    helper process enters the namespace so that it can be described; the descriptor keeps it alive until
+    bubblewrap has joined it (close it once the sandbox has started: the context does).
+    """
+    if not runs_as_root():
+        yield None
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def enter() -> None:
+        if libc.unshare(_CLONE_NEWUSER) != 0:
+            os._exit(126)
+
+    hold, release = os.pipe()
+    own = os.readlink("/proc/self/ns/user")
+    try:
+        helper = subprocess.Popen(["/bin/sh", "-c", "read line"], stdin=hold, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, preexec_fn=enter)
+    finally:
+        os.close(hold)
+    descriptor = -1
+    try:
+        deadline = time.monotonic() + 30
+        while os.readlink(f"/proc/{helper.pid}/ns/user") == own:  # until the helper has entered its namespace
+            if helper.poll() is not None or time.monotonic() > deadline:
+                raise SandboxUnavailable("a user namespace for the sandbox could not be made (unshare failed): "
+                                         "enable user namespaces (sysctl user.max_user_namespaces)")
+            time.sleep(0.002)
+        mapping = f"0 0 1\n{SANDBOX_ID} {HOST_ID} 1\n"
+        for kind in ("uid_map", "gid_map"):
+            with open(f"/proc/{helper.pid}/{kind}", "w", encoding="ascii") as handle:
+                handle.write(mapping)
+        descriptor = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(release)
+        helper.wait()
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def host_limits(limits: dict[str, int], isolation: Isolation) -> dict[str, int]:
+    """The limits a sandboxed process sets on itself, plus the unprivileged uid it becomes (``become``)."""
+    return {**limits, "become": SANDBOX_ID} if isolation.sandboxed else dict(limits)
 
 
 def sandbox_env(home: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -142,15 +227,23 @@ def _probe(bwrap: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="forgelab-probe-") as folder:
         code = Path(folder) / "code"
         code.mkdir()
-        argv = [sys.executable, "-s", "-P", "-c", "import os; print('ok', os.getpid())"]
+        (code / "probe.py").write_text(
+            "import os, resource, sys\n"
+            f"want = {SANDBOX_ID}\n"
+            "if os.getuid() == 0:\n"  # root inside a namespace the judge made: give root up, as the host does
+            "    os.setgroups([]); os.setresgid(want, want, want); os.setresuid(want, want, want)\n"
+            "print('ok', os.getuid() == want and os.getgid() == want)\n", encoding="utf-8")
+        argv = [sys.executable, "-s", "-P", f"{CODE_MOUNT}/probe.py"]
         try:
-            done = subprocess.run(bwrap_command(bwrap, code, argv), capture_output=True, text=True,
-                                  timeout=60, stdin=subprocess.DEVNULL, cwd=folder)
-        except (OSError, subprocess.TimeoutExpired) as error:
+            with user_namespace() as userns:
+                done = subprocess.run(bwrap_command(bwrap, code, argv, userns=userns), capture_output=True, text=True,
+                                      timeout=60, stdin=subprocess.DEVNULL, cwd=folder,
+                                      pass_fds=() if userns is None else (userns,))
+        except (OSError, subprocess.TimeoutExpired, SandboxUnavailable) as error:
             return f"bubblewrap could not start ({type(error).__name__}: {error})"
-    if done.returncode != 0 or not done.stdout.startswith("ok "):
-        first = (done.stderr.strip().splitlines() or ["no output"])[0]
-        return f"bubblewrap cannot start here ({first[:160]})"
+    if done.returncode != 0 or not done.stdout.startswith("ok True"):
+        first = (done.stderr.strip().splitlines() or [done.stdout.strip() or "no output"])[0]
+        return f"bubblewrap cannot start here ({first[:200]})"
     return None
 
 

@@ -541,3 +541,55 @@ print("started")
     for pid in leftovers:
         os.kill(pid, 9)
     assert not leftovers
+
+
+def test_learner_code_runs_as_an_unprivileged_user_whose_process_limit_binds(tmp_path: Path) -> None:
+    """RLIMIT_NPROC binds only for a user who is not root outside the sandbox's namespace: the learner's code
+    runs as uid 1000 inside, which is never root outside (as root, the judge maps it to nobody itself)."""
+    from forgelab.judge import channel, core, wire
+    from forgelab.judge.core import TargetSpec
+    from forgelab.judge.sandbox import SANDBOX_ID, isolation
+    from forgelab.judge.settings import JudgeSettings, SandboxMode
+
+    mode = isolation(SandboxMode.AUTO)
+    if not mode.sandboxed:
+        pytest.fail(f"bubblewrap cannot start on this machine ({mode.reason}): grading needs it")
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "__init__.py").write_text("", encoding="utf-8")
+    (layer / "bomb.py").write_text('''
+import os, time
+
+
+def who():
+    return [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]
+
+
+def children(wanted):
+    started = 0
+    for _ in range(wanted):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(2)
+            os._exit(0)
+        started += 1
+    return started
+''', encoding="utf-8")
+    settings = JudgeSettings(processes=64)
+    code_dir = core.materialize(TargetSpec("bomb", (layer,)), tmp_path / "code")
+
+    def refuse(path: str) -> object:
+        raise wire.WireError(path)
+
+    host = channel.Host("bomb", code_dir, settings, mode, refuse)
+    try:
+        assert host.start(["forge.bomb"]) is None
+        host.begin_test()
+        assert host.request({"op": "call", "target": "forge.bomb:who"}, (), {}) == [SANDBOX_ID, SANDBOX_ID, SANDBOX_ID, []]
+        started = host.request({"op": "call", "target": "forge.bomb:children"}, (150,), {})
+    finally:
+        host.close()
+    assert isinstance(started, int) and 50 < started < settings.processes, started

@@ -1,7 +1,7 @@
 """Design answers live with the evidence: ``evidence/<module>/NN-slug/design-answer.md``.
 
-An answer shorter than the check requires (:data:`forgelab.checker.MIN_DESIGN_WORDS`) is still
-saved, but :func:`length_warning` says so at once: how many words it has, how many are needed, and
+An answer shorter than the check requires is still
+saved, but :func:`length_warning` says so at once (:data:`MIN_DESIGN_WORDS`): how many words it has, how many are needed, and
 that the stage is not accepted until then.
 """
 
@@ -15,6 +15,9 @@ from forgelab.i18n import ngettext
 from forgelab.evidence import write_atomic
 from forgelab.paths import Workbook
 from forgelab.registry import Stage
+
+
+MIN_DESIGN_WORDS = 40  # the check's minimum length of a design answer (Chinese: two characters count one word)
 
 
 def answer_path(workbook: Workbook, stage: Stage) -> Path:
@@ -38,8 +41,6 @@ def word_count(text: str) -> int:
 
 def length_warning(stage: Stage, words: int) -> str | None:
     """A one-line warning when ``words`` is below what the check requires, else None."""
-    from forgelab.checker import MIN_DESIGN_WORDS
-
     if words >= MIN_DESIGN_WORDS:
         return None
     return ngettext("this answer has {words} word; the check needs at least {minimum} ({missing} more), so stage "

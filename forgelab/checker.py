@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab import __version__, evidence, faultlab
+from forgelab.answers import MIN_DESIGN_WORDS as MIN_DESIGN_WORDS  # re-exported: older callers import it from here
 from forgelab.i18n import N_, _
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests
@@ -34,7 +35,6 @@ from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 from forgelab.targets import Target
 
-MIN_DESIGN_WORDS = 40
 TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
 
 
@@ -114,6 +114,7 @@ def _judge_design(path: Path, shown: str) -> Part:
     return Part("present", _("{words} words").format(words=words), extra)
 
 
+NOT_WRITTEN_TEXT = N_("still the starter: replace the pytest.skip line in {path} with your test")
 CANNOT_TELL = N_("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert "
                  "the exact results the transfer challenge asks for (notebook part 8)")
 PART_WORDS = {"not_started": N_("not started"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error"),
@@ -136,8 +137,7 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
     if not results:
         return Part("error", _("no test function found in {path}: name it test_...").format(path=shown))
     if all(r.outcome is Outcome.SKIPPED for r in results):
-        return Part("not_written", _("still the starter: replace the pytest.skip line in {path} with your test").format(
-            path=shown))
+        return Part("not_written", _(NOT_WRITTEN_TEXT).format(path=shown))
     bad = [r for r in results if r.outcome is not Outcome.PASSED and r.outcome is not Outcome.SKIPPED]
     if bad:
         first = bad[0]
@@ -155,8 +155,24 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
     return Part("passed", _("{count} transfer test(s) passed").format(count=passed), extra)
 
 
+def untouched_lab(workbook_root: Path, stage: Stage, lab: Path) -> bool:
+    """The lab's module is still the broken variant, byte for byte: it is broken, nothing need run to know it."""
+    module, variant = lab / stage.fault.fault_file, workbook_root / stage.fault_variant
+    return module.is_file() and variant.is_file() and module.read_bytes() == variant.read_bytes()
+
+
+def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
+    """The transfer test is still the shipped starter, byte for byte: it only skips, nothing need run to know it."""
+    from forgelab.starters import StarterError, starter_bytes
+
+    try:
+        return path.is_file() and path.read_bytes() == starter_bytes(workbook.root, stage.transfer_file)
+    except StarterError:
+        return False
+
+
 def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
-               reference_results: tuple[TestRow, ...]) -> Part:
+               reference_results: tuple[TestRow, ...], workbook_root: Path) -> Part:
     if target.kind == "solution":
         ok = all(r.outcome is Outcome.PASSED for r in reference_results if r.name == stage.fault.target_test)
         return Part("fixed" if ok else "broken", _("reference fix: the solution module is the repaired file"))
@@ -164,6 +180,10 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
         return Part("broken", _("this target is the broken variant itself"))
     if not lab.is_dir():
         return Part("not_started", _("start it with `forgelab fault start {number}`").format(number=stage.number))
+    if untouched_lab(workbook_root, stage, lab):
+        return Part("broken", _("{path} is still the broken variant: find the defect (`forgelab fault check {number}` "
+                                "shows the symptom), state your diagnosis, then repair it").format(
+                                    path=stage.lab_module, number=stage.number))
     assert report is not None
     verdict = faultlab.judge(stage, report, LAB)
     if verdict.status == "error":
@@ -185,10 +205,10 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) 
     targets = [jobs.spec(target, TARGET, stage)]
     course_tests = [CourseTests(TARGET, (stage.test_file,))]
     learner_tests: list[LearnerTests] = []
-    if target.kind in ("learner", "path") and (lab / "forge").is_dir():
+    if target.kind in ("learner", "path") and (lab / "forge").is_dir() and not untouched_lab(workbook.root, stage, lab):
         targets.append(jobs.lab_spec(lab, stage, LAB))
         course_tests.append(CourseTests(LAB, (stage.test_file,)))
-    if transfer_path.is_file():
+    if transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
         if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
             course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
         else:
@@ -214,6 +234,8 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     if not transfer_path.is_file():
         transfer_part = Part("missing", _("{path} does not exist: bring the starter back with `forgelab starter {number} "
                                           "--transfer`").format(path=transfer_shown, number=stage.number))
+    elif target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path):
+        transfer_part = Part("not_written", _(NOT_WRITTEN_TEXT).format(path=transfer_shown))
     elif problem is not None and not target.is_reference:
         transfer_part = Part("error", _("not run: {cause}").format(cause=problem.cause))
     else:
@@ -222,7 +244,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             _("could not collect {path}: {cause}").format(path=transfer_shown, cause=errors[0]) if errors else None)
         on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
         transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
-    lab_part = _judge_lab(stage, target, lab, report, tests)
+    lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
     design_path = design_answer_file(workbook, stage, target)
     design_part = _judge_design(design_path, stage.design_answer_file)
 

@@ -23,12 +23,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     bench = Workbench.locate(judge_settings(args))
     workbook, course = bench.workbook, bench.course
     target = bench.target(args.target)
-    if args.stage == "all":
+    if [word.lower() for word in args.stage] == ["all"]:
         if args.out or args.why:
             return fail(_("--out and --why are about one stage: use them with a stage number"),
                         _("drop them, or give a stage"))
         return _check_all(course, workbook, target, bench.settings)
-    stage = course.stage(args.stage)
+    stages = course.select(args.stage)
+    if len(stages) > 1:
+        if args.out or args.why:
+            return fail(_("--out and --why are about one stage: use them with a stage number"),
+                        _("drop them, or give a stage"))
+        return _check_several(bench, stages, args.target)
+    stage = stages[0]
     if args.why:
         message = bench.why(stage, args.why, args.target)
         print(message.text())
@@ -39,14 +45,32 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if outcome.accepted else 1
 
 
+def _check_several(bench: Workbench, stages: list[Stage], target: str) -> int:
+    """``forgelab check 01 02`` (or ``01-03``): each stage's whole result in turn, then one line for all of them."""
+    accepted = []
+    for index, stage in enumerate(stages):
+        if index:
+            print("\n" + "=" * 40 + "\n", flush=True)
+        outcome = bench.check(stage, target)
+        shown = bench.workbook.relative(outcome.path) if outcome.path else None
+        print(bench.check_message(outcome, shown).text(), flush=True)
+        if outcome.accepted:
+            accepted.append(stage.number)
+    print()
+    print(_("{accepted}/{count} of the stages checked are accepted ({numbers})").format(
+        accepted=len(accepted), count=len(stages), numbers=", ".join(stage.number for stage in stages)))
+    return 0 if len(accepted) == len(stages) else 1
+
+
 if TYPE_CHECKING:
     from forgelab.judge.settings import JudgeSettings
     from forgelab.paths import Workbook
     from forgelab.registry import Course, Stage
     from forgelab.targets import Target
+    from forgelab.workbench import Workbench
 
-# `check all`: one line per stage, at most ALL_WIDTH display columns. One short word per part of the stage
-# (in the active language; a column is as wide as its widest word, in display columns).
+# `check all`: one row per stage, in at most ALL_WIDTH display columns; the last column (the first open item)
+# wraps onto more lines when it does not fit. One short word per part of the stage (in the active language).
 ALL_WIDTH = 100
 _PART_WORDS = {
     "fault_lab": {"fixed": N_("fixed"), "not_started": N_("to do"), "broken": N_("broken"), "error": N_("error")},
@@ -54,79 +78,59 @@ _PART_WORDS = {
                  "error": N_("error"), "cannot_tell": N_("weak")},
     "design_answer": {"present": N_("ok"), "missing": N_("to do"), "too_short": N_("short")},
 }
-_ALL_COLUMNS = ((N_("stage"), 28), (N_("tests"), 5), (N_("lab"), 6), (N_("transfer"), 8), (N_("answer"), 6))
-# the marks in the step text after which its trailing explanation starts (English and Chinese punctuation)
-_EXPLANATION_MARKS = (" (", ", then ", "; ", ": ", "（", "；", "：")
+_ALL_HEADERS = (N_("stage"), N_("tests"), N_("lab"), N_("transfer"), N_("answer"), N_("first open item"))
 
 
 def _part_word(part: str, status: str) -> str:
     word = _PART_WORDS[part].get(status)
-    return _(word) if word else status.replace("_", " ")[:8]
+    return _(word) if word else status.replace("_", " ")
 
 
-def _widths() -> list[int]:
-    """Each column's width: its declared width, or its widest word (header or part word) in this language."""
-    from forgelab.display import columns
+def _all_widths(course: Course, total: int) -> list[int]:
+    """The columns of `check all`: each as wide as its widest word in this language; the stage title may wrap."""
+    from forgelab.display import GAP, columns
 
-    words: list[list[str]] = [[], [], list(_PART_WORDS["fault_lab"].values()), list(_PART_WORDS["transfer"].values()),
-             list(_PART_WORDS["design_answer"].values())]
-    return [max([width, columns(_(name)), *(columns(_(word)) for word in extra)])
-            for (name, width), extra in zip(_ALL_COLUMNS, words)]
-
-
-def _brief(text: str, room: int) -> str:
-    """``text`` in ``room`` columns: first without its trailing explanation, then cut with "…"."""
-    from forgelab.display import columns, shorten
-
-    text = " ".join(text.split())
-    for mark in _EXPLANATION_MARKS:
-        if columns(text) > room and mark in text:
-            text = text[: text.index(mark)]
-    return shorten(text, room)
-
-
-def _all_line(cells: list[str], last: str, total: int) -> str:
-    from forgelab.display import columns, pad
-
-    fixed = "  ".join(pad(cell, width, right=index == 1) for index, (cell, width) in enumerate(zip(cells, _widths())))
-    return f"{fixed}  {_brief(last, max(total - columns(fixed) - 2, 12))}".rstrip()
+    words: list[list[str]] = [[f"{s.number} {s.text().title}" for s in course.stages], ["00/00"],
+                              list(_PART_WORDS["fault_lab"].values()), list(_PART_WORDS["transfer"].values()),
+                              list(_PART_WORDS["design_answer"].values())]
+    widths = [max([columns(_(name)), *(columns(_(word)) for word in extra)]) for name, extra in zip(_ALL_HEADERS, words)]
+    widths[0] = min(widths[0], 28)
+    last = max(16, total - sum(widths) - GAP * len(widths))
+    return [*widths, last]
 
 
 def _check_all(course: Course, workbook: Workbook, target: Target, settings: JudgeSettings) -> int:
-    """Check every stage; print one readable line per stage as it finishes, then the next step."""
-    from forgelab.display import columns, shorten, width
+    """Check every stage; print one row per stage as it finishes (its first open item wraps), then the next step."""
+    from forgelab.display import table_header, table_row, width, wrap
     from forgelab.workbench import Workbench
 
     bench = Workbench(workbook, course, settings)
-
     total = min(ALL_WIDTH, width())
-    print(_all_line([_(name) for name, _width in _ALL_COLUMNS], _("first open item"), total))
+    widths = _all_widths(course, total)
+    print(table_header([_(name) for name in _ALL_HEADERS], widths, right=[1]), flush=True)
     accepted = 0
     first_open: tuple[Stage, str] | None = None
     for stage in course.stages:
         outcome = bench.check(stage, target.name if target.kind != "path" else str(target.home))
         doc = outcome.document
         summary = doc["summary"]
-        title = shorten(f"{stage.number} {stage.text().title}", _widths()[0])
-        cells = [title, f"{summary['required_passed']}/{summary['required_total']}",
+        cells = [f"{stage.number} {stage.text().title}", f"{summary['required_passed']}/{summary['required_total']}",
                  _part_word("fault_lab", doc["fault_lab"]["status"]), _part_word("transfer", doc["transfer"]["status"]),
                  _part_word("design_answer", doc["design_answer"]["status"])]
         step = _("ACCEPTED") if outcome.accepted else bench.next_step(outcome)
-        print(_all_line(cells, step, total), flush=True)
+        print(table_row([*cells, step], widths, right=[1]), flush=True)
         accepted += outcome.accepted
         if not outcome.accepted and first_open is None:
             first_open = (stage, step)
     count = len(course.stages)
     if first_open is None:
-        print(shorten(_("{accepted}/{count} stages accepted. Next: pick each verification.json on the course "
-                        "page.").format(accepted=accepted, count=count), total))
+        print(wrap(_("{accepted}/{count} stages accepted. Next: pick each verification.json on the course page "
+                     "(`forgelab page`).").format(accepted=accepted, count=count), total))
         return 0
     stage, step = first_open
-    head = _("{accepted}/{count} stages accepted. Next: stage {number} — ").format(accepted=accepted, count=count,
-                                                                                   number=stage.number)
-    tail = _("; details: forgelab check {number}").format(number=stage.number)
-    line = head + _brief(step, max(total - columns(head), 12))
-    print(line + tail if columns(line + tail) <= total else line)
+    line = _("{accepted}/{count} stages accepted. Next: stage {number} — {step}; details: forgelab check {number}").format(
+        accepted=accepted, count=count, number=stage.number, step=step)
+    print(wrap(line, total))
     return 1
 
 
@@ -164,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help=_("run a stage's tests, print a result table and write verification.json"))
-    check.add_argument("stage", help=_("stage number, e.g. 01, or `all` for a one-line summary of every stage"))
+    check.add_argument("stage", nargs="+", help=_("stage number, e.g. 01; several (01 02) or a range (01-03); or `all` "
+                                                  "for a one-row summary of every stage"))
     check.add_argument("--target", default="learner", help=_("learner (default), solution, fault:NN or a workbook path"))
     check.add_argument("--out", help=_("write verification.json here instead of the evidence folder"))
     check.add_argument("--why", metavar="TEST", help=_("show everything about one test: its source, the whole failure, "
@@ -243,11 +248,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     from forgelab.targets import TargetError
 
     try:
-        return int(args.handler(args) or 0)
+        status = int(args.handler(args) or 0)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        return _reader_went_away()
     except (RegistryError, TargetError, WorkbookNotFound) as error:
         return fail(str(error), _("run `forgelab status` to see the stages, or `forgelab --help`"))
     except KeyboardInterrupt:
         return fail(_("interrupted"))
+
+
+def _reader_went_away() -> int:
+    """The output went into a pipe whose reader stopped reading (``forgelab check 01 | head``): stop quietly,
+    as any command-line tool does — no traceback, and nothing more is written (or flushed at exit)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what the shell reports for a tool stopped by a closed pipe
 
 
 if __name__ == "__main__":

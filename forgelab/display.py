@@ -1,16 +1,23 @@
 """Plain-text tables and short messages for the terminal and the notebook.
 
-Widths are display columns, not characters: a Chinese character takes two columns in a terminal,
-so tables line up in both editions.
+Nothing is ever cut: a cell too long for its column wraps onto the next lines of the same row
+(rich lays the table out). Widths are display columns, not characters: a Chinese character takes two
+columns in a terminal, so tables line up — and wrap — in both editions. Output is plain text (no
+colour, no box-drawing characters), so it reads the same in a terminal, a pipe, a log and a notebook.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
 import unicodedata
 from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from forgelab.i18n import N_, _
 
@@ -18,6 +25,9 @@ SYMBOLS = {
     "passed": N_("passed"), "failed": N_("FAILED"), "error": N_("ERROR"), "skipped": N_("skipped"),
     "timeout": N_("TIMEOUT"), "not_run": N_("not run"),
 }
+MIN_LAST_COLUMN = 16  # the last column (a cause, a detail) never gets narrower than this
+ROOMY_LAST_COLUMN = 20  # ... and is this wide when there is room, even if its cells are shorter
+GAP = 2  # spaces between two columns
 
 
 def symbol(outcome: str) -> str:
@@ -36,40 +46,68 @@ def pad(text: str, width: int, right: bool = False) -> str:
 
 
 def width() -> int:
+    """The width to lay text out in: ``FORGELAB_WIDTH``, else the terminal's (60 to 120 columns)."""
     if os.environ.get("FORGELAB_WIDTH", "").isdigit():
         return int(os.environ["FORGELAB_WIDTH"])
     return max(60, min(120, shutil.get_terminal_size((100, 20)).columns))
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` columns, cut with "…"."""
-    text = " ".join(text.split())
-    if columns(text) <= limit:
-        return text
-    kept, used = [], 0
-    for ch in text:
-        size = columns(ch)
-        if used + size > max(limit - 1, 1):
-            break
-        kept.append(ch)
-        used += size
-    return "".join(kept) + "…"
+def _render(renderable: Table | Text, total: int) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=max(total, 20), color_system=None, force_terminal=False, no_color=True,
+                      markup=False, emoji=False, highlight=False, legacy_windows=False, soft_wrap=False)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: int | None = None) -> str:
-    """A left-aligned table; the last column is shortened to fit the width."""
+def column_widths(rows: Sequence[Sequence[str]], total: int) -> list[int]:
+    """Each column's width for ``rows`` (the header included) in ``total`` columns: every column but the last
+    as wide as its widest cell while the last keeps at least :data:`MIN_LAST_COLUMN`; the last takes the rest."""
+    natural = [max([columns(str(row[index])) for row in rows] + [1]) for index in range(len(rows[0]))]
+    room = total - GAP * (len(natural) - 1)
+    fixed = natural[:-1]
+    while sum(fixed) + min(MIN_LAST_COLUMN, natural[-1]) > room and max(fixed, default=0) > 8:
+        widest = fixed.index(max(fixed))
+        fixed[widest] -= 1  # a very long first column (a test name) gives way, and wraps, before the cause does
+    space = max(room - sum(fixed), 1)
+    return [*fixed, max(min(ROOMY_LAST_COLUMN, space), min(natural[-1], space))]
+
+
+def _rows(rows: Sequence[Sequence[str]], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False, padding=(0, GAP, 0, 0), expand=False)
+    for index, size in enumerate(widths):
+        grid.add_column(width=size, overflow="fold", justify="right" if index in right else "left")
+    for row in rows:
+        grid.add_row(*(Text(str(cell)) for cell in row))
+    return _render(grid, sum(widths) + GAP * (len(widths) - 1))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: int | None = None,
+          right: Sequence[int] = ()) -> str:
+    """A left-aligned table in ``total_width`` columns (default: :func:`width`): a header, a rule of dashes under
+    each column, the rows. Long cells wrap, none is cut. Columns whose index is in ``right`` are right-aligned."""
     total = total_width or width()
-    cells_by_column = list(zip(*([list(headers)] + [list(map(str, row)) for row in rows]))) if rows else [[h] for h in headers]
-    widths = [max(columns(cell) for cell in column) for column in cells_by_column]
-    fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
-    widths[-1] = max(20, min(widths[-1], total - fixed))
+    widths = column_widths([list(headers), *[list(map(str, row)) for row in rows]], total)
+    return "\n".join(filter(None, [table_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
 
-    def line(cells: Sequence[str]) -> str:
-        padded = [pad(str(cell), w) for cell, w in zip(cells[:-1], widths[:-1])]
-        return "  ".join([*padded, shorten(str(cells[-1]), widths[-1])]).rstrip()
-    out = [line(headers), "  ".join("-" * w for w in widths)]
-    out += [line(row) for row in rows]
-    return "\n".join(out)
+
+def table_row(cells: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    """One row laid out in the given column widths (for tables printed a row at a time); wraps, never cuts."""
+    return _rows([cells], widths, right)
+
+
+def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    """The header and its rule, laid out like :func:`table_row`."""
+    return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
+
+
+def wrap(text: str, total_width: int | None = None, indent: int = 0) -> str:
+    """``text`` wrapped at word boundaries (CJK between any two characters) in ``total_width`` columns; the lines
+    after the first are indented by ``indent`` spaces."""
+    total = total_width or width()
+    body = _render(Text(" ".join(text.split())), max(total - indent, 20))
+    first, *rest = body.split("\n")
+    return "\n".join([first, *(" " * indent + line for line in rest)])
 
 
 def fail(message: str, next_step: str | None = None) -> int:

@@ -317,7 +317,7 @@ class StageTools:
     def _evidence_text(self) -> str:
         outcome = self.bench.check(self.stage, self.target_name)
         shown = self.workbook.relative(outcome.path) if outcome.path else None
-        text = self.bench.check_message(outcome, shown, width=96).text()
+        text = self.bench.check_message(outcome, shown, width=96).text(width=96)
         page = _("self-check passed") if outcome.accepted else _("results read, with the items above still open")
         return text + "\n\n" + _("The course page will show: {state}.").format(state=page)
 
@@ -325,7 +325,7 @@ class StageTools:
         """What is still open in this stage (runs the stage tests; writes nothing)."""
         from forgelab import state
         from forgelab.answers import answer_path, word_count
-        from forgelab.checker import MIN_DESIGN_WORDS
+        from forgelab.answers import MIN_DESIGN_WORDS
 
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         doc = outcome.document

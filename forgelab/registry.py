@@ -257,6 +257,30 @@ class Course:
         valid = ", ".join(f"{s.number} ({s.slug})" for s in self.stages)
         raise RegistryError(_("unknown stage {selector!r}: expected one of {valid}").format(selector=selector, valid=valid))
 
+    def select(self, selectors: list[str]) -> list[Stage]:
+        """The stages several words name, in course order: ``01 03``, a range ``01-03`` (or ``01..03``), a list
+        ``01,03``, a key ``01-instruction-hierarchy``, or ``all``."""
+        chosen: set[str] = set()
+        for word in selectors:
+            for part in (piece.strip() for piece in word.split(",")):
+                if not part:
+                    continue
+                if part.lower() == "all":
+                    chosen.update(stage.number for stage in self.stages)
+                    continue
+                ends = part.split("..") if ".." in part else part.split("-")
+                if len(ends) == 2 and all(end.strip().isdigit() for end in ends):
+                    low, high = (self.stage(end).number for end in ends)
+                    if low > high:
+                        raise RegistryError(_("the stage range {range!r} runs backwards: write {high}-{low}").format(
+                            range=part, high=high, low=low))
+                    chosen.update(stage.number for stage in self.stages if low <= stage.number <= high)
+                else:
+                    chosen.add(self.stage(part).number)
+        if not chosen:
+            raise RegistryError(_("no stage given: name one (01), several (01 02), a range (01-03) or all"))
+        return [stage for stage in self.stages if stage.number in chosen]
+
     def scenario(self, scenario_id: str, language: str | None = None) -> Scenario:
         from forgelab.i18n import active
 

@@ -142,17 +142,9 @@ def plan(workbook: Workbook, stage: Stage, *, module: bool = True, transfer: boo
 def _backup(workbook: Workbook, stage: Stage, files: tuple[StarterFile, ...]) -> backups.Backup:
     """One timestamped backup: all of forge/ when a module is restored (so `forgelab backup restore` can undo it),
     plus every transfer file about to be replaced."""
-    reason = f"starter-{stage.number}"
     transfer = {item.relative: item.destination for item in files if item.relative.startswith("transfer/")}
-    if not transfer:
-        return backups.take(workbook, reason)
-    saved: dict[str, Path] = {}
-    if any(item.relative.startswith("forge/") for item in files) and workbook.forge.is_dir():
-        for path in sorted(workbook.forge.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                saved[f"forge/{path.relative_to(workbook.forge).as_posix()}"] = path
-    saved.update(transfer)
-    return backups.take(workbook, reason, saved)
+    module = any(item.relative.startswith("forge/") for item in files)
+    return backups.take(workbook, f"starter-{stage.number}", transfer, whole_forge=module)
 
 
 def apply(workbook: Workbook, chosen: StarterPlan) -> backups.Backup | None:
@@ -170,17 +162,3 @@ def apply(workbook: Workbook, chosen: StarterPlan) -> backups.Backup | None:
         os.chmod(name, 0o644)  # mkstemp makes it private; a starter is an ordinary file
         os.replace(name, item.destination)
     return backup
-
-
-def restore_transfer_files(workbook: Workbook, backup: backups.Backup) -> tuple[list[str], backups.Backup | None]:
-    """Put the ``transfer/`` files kept in ``backup`` back (after backing up the current ones)."""
-    saved = sorted(name for name in backup.files if name.startswith("transfer/"))
-    if not saved:
-        return [], None
-    current = {name: _destination(workbook, name) for name in saved}
-    safety = backups.take(workbook, "before-restore-transfer", current)
-    for name in saved:
-        destination = current[name]
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(backup.path / name, destination)
-    return saved, safety

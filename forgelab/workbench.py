@@ -25,16 +25,35 @@ from forgelab.targets import Target, resolve_target
 
 @dataclass(frozen=True)
 class Message:
+    """What an operation says: its lines, whether it went well, and the next step.
+
+    :meth:`text` wraps every line wider than the terminal (continuation lines indented), so nothing is cut
+    and nothing runs off the screen; ``verbatim`` messages (source code, a whole failure) keep their lines."""
+
     lines: tuple[str, ...]
     ok: bool = True
     next_step: str = ""
     extra: dict[str, object] = field(default_factory=dict)
+    verbatim: bool = False
 
-    def text(self) -> str:
+    def text(self, width: int | None = None) -> str:
+        from forgelab.display import columns, width as terminal_width, wrap
+
         lines = list(self.lines)
         if self.next_step:
             lines.append(_("next: {step}").format(step=self.next_step))
-        return "\n".join(lines)
+        if self.verbatim:
+            return "\n".join(lines)
+        total = width or terminal_width()
+        out: list[str] = []
+        for block in lines:
+            for line in block.split("\n"):
+                if columns(line) <= total:
+                    out.append(line)
+                else:
+                    lead = len(line) - len(line.lstrip(" "))
+                    out.append(" " * lead + wrap(line, total - lead, indent=2))
+        return "\n".join(out)
 
 
 def unfinished_functions(path: Path) -> list[str]:
@@ -79,13 +98,17 @@ class Workbench:
 
     def _remember(self, outcome: CheckOutcome) -> None:
         """``status`` need not run a stage again whose code has not changed since this check."""
-        from forgelab.status import TestsCell, remember, stage_key
+        from forgelab.status import TestsCell, import_key, remember, remember_import, stage_key
 
         stage = outcome.stage
         summary = outcome.document["summary"]
         problem = outcome.import_problem.cause if outcome.import_problem else ""
+        if outcome.report is not None and outcome.report.problem:
+            return  # the judge itself failed: nothing to remember
         cell = TestsCell(0 if problem else int(summary["required_passed"]), len(stage.required_tests), problem)
         remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
+        if not problem:
+            remember_import(self.workbook, stage, import_key(self.workbook, stage))
 
     def tests_table(self, outcome: CheckOutcome, width: int | None = None) -> list[str]:
         """The required tests, one row each — or, when the module does not import, one line that says why."""
@@ -186,7 +209,7 @@ class Workbench:
                 lines += [_("  printed by your code:"), *["    " + line for line in row.printed.rstrip().splitlines()]]
         passed = all(row.outcome is Outcome.PASSED for row in rows)
         return Message(tuple(lines), passed, "" if passed else _("edit {module}, then run this again").format(
-            module=stage.module))
+            module=stage.module), verbatim=True)
 
     # ------------------------------------------------------------ the fault lab
 
@@ -259,7 +282,8 @@ class Workbench:
 
     def fault_diff(self, stage: Stage) -> Message:
         text = faultlab.diff(self.workbook, stage)
-        return Message((text.rstrip("\n") if text else _("no changes yet: the lab file is still the broken variant"),))
+        return Message((text.rstrip("\n") if text else _("no changes yet: the lab file is still the broken variant"),),
+                       verbatim=bool(text))
 
     def fault_reset(self, stage: Stage) -> Message:
         saved = faultlab.reset(self.workbook, stage)

@@ -20,24 +20,22 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- status
 def cmd_status(args: argparse.Namespace) -> int:
     from forgelab.commands.context import judge_settings
+    from forgelab.display import wrap
     from forgelab.status import collect_status
 
     workbook, course = open_workbook()
     report = collect_status(workbook, course, judge_settings(args), force=bool(getattr(args, "rerun", False)))
-    print(_("Forge Workbook — {title}  (workbook: {root})").format(title=course.text("title"), root=workbook.root))
+    print(wrap(_("Forge Workbook — {title}  (workbook: {root})").format(title=course.text("title"), root=workbook.root),
+               indent=2))
     if report.problem:
-        print(_("warning: {problem}").format(problem=report.problem))
+        print(wrap(_("warning: {problem}").format(problem=report.problem), indent=2))
     print()
     print(table([_("stage"), _("title"), _("tests"), _("fault lab"), _("transfer"), _("design"), _("evidence")],
                 report.rows))
     print()
-    remembered = len(report.stages) - len(report.ran)
-    if remembered:
-        print(ngettext("{count} stage unchanged since its last run: its results are remembered "
-                       "(`forgelab status --rerun` runs every stage again)",
-                       "{count} stages unchanged since their last run: their results are remembered "
-                       "(`forgelab status --rerun` runs every stage again)", remembered).format(count=remembered))
-    print(_("next: {step}").format(step=report.next_step))
+    for line in report.notes:
+        print(wrap(line, indent=2))
+    print(wrap(_("next: {step}").format(step=report.next_step), indent=2))
     return 0
 
 
@@ -74,10 +72,10 @@ def cmd_fault(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- restore and backups
 RESTORE_STATES = {
-    "missing": N_("missing now: it will be created"),
-    "starter": N_("still the untouched starter: it will be replaced"),
-    "own work": N_("holds your own work (differs from the starter): it will be replaced, a backup is kept"),
-    "changed": N_("differs from the reference: it will be replaced, a backup is kept"),
+    "missing": N_("missing now: it would be created"),
+    "starter": N_("still the untouched starter: it would be replaced"),
+    "own work": N_("holds your own work (differs from the starter): it would be replaced, a backup keeping it"),
+    "changed": N_("differs from the reference: it would be replaced, a backup keeping it"),
     "reference": N_("already the reference: left as it is"),
 }
 
@@ -106,11 +104,11 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(_("stage {number} is the first stage: there is nothing before it to restore").format(number=stage.number))
         return 0
     if pack is not None:
-        print(_("forgelab restore {number} lays the reference modules of the stages before {number} into forge/ from "
-                "{source} (checkpoint {checkpoint}):").format(number=stage.number, source=chosen.source,
+        print(_("forgelab restore {number} would lay the reference modules of the stages before {number} into forge/ "
+                "from {source} (checkpoint {checkpoint}):").format(number=stage.number, source=chosen.source,
                                                               checkpoint=pack.checkpoint))
     else:
-        print(_("forgelab restore {number} lays the reference modules of the stages before {number} into "
+        print(_("forgelab restore {number} would lay the reference modules of the stages before {number} into "
                 "forge/:").format(number=stage.number))
     for item in chosen.items:
         print(_("  {path}: {state}").format(path=item.module, state=_(RESTORE_STATES[item.state])))
@@ -119,7 +117,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return 0
     own = [item.module for item in chosen.items if item.holds_own_work]
     if own:
-        print(_("your own work in {modules} is replaced; the backup keeps it").format(modules=", ".join(own)))
+        print(_("your own work in {modules} would be replaced; a backup would keep it").format(modules=", ".join(own)))
     elif not chosen.starter_known:
         print(_("(the shipped starters could not be read, so own work cannot be told from the starter)"))
     count = len(chosen.overwritten)
@@ -152,34 +150,54 @@ def _backup_summary(files: list[str]) -> str:
 
 def cmd_backup(args: argparse.Namespace) -> int:
     from forgelab import backups
-    from forgelab.starters import restore_transfer_files
+    from forgelab.commands.starters import confirm
 
     workbook, _course = open_workbook()
     try:
         if args.action == "list":
+            if args.yes:
+                return fail(_("--yes belongs to `forgelab backup restore NAME`"), _("drop it"))
             items = backups.listing(workbook)
             if not items:
-                print(_("no backups yet: forgelab takes one before every write into forge/"))
+                print(_("no backups yet: forgelab takes one before every write into your files"))
                 return 0
             print(table([_("backup"), _("files")], [(b.name, _backup_summary(b.files)) for b in items]))
-            print(_("undo a change with: forgelab backup restore NAME"))
+            print(_("undo a change with: forgelab backup restore NAME (any backup above)"))
             return 0
         if not args.name:
             return fail(_("backup restore needs a name"), _("see `forgelab backup list`"))
-        chosen = backups.find(workbook, args.name)
-        if (chosen.path / "forge").is_dir():
-            restored, safety = backups.restore(workbook, args.name)
-            print(_("forge/ restored from {name}; what was there before is kept as {safety}").format(
-                name=restored.name, safety=safety.name))
-        transfer, transfer_safety = restore_transfer_files(workbook, chosen)
-        if transfer and transfer_safety is not None:
-            print(_("{files} restored from {name}; what was there before is kept as {safety}").format(
-                files=", ".join(transfer), name=chosen.name, safety=transfer_safety.name))
-        if not (chosen.path / "forge").is_dir() and not transfer:
-            backups.restore(workbook, args.name)  # explains what kind of backup this is
+        chosen = backups.plan_restore(workbook, args.name)
+        print(_("forgelab backup restore {name} would put back {files}:").format(
+            name=chosen.backup.name, files=_backup_summary(chosen.backup.files)))
+        for relative in chosen.changed:
+            print(_("  {path}: differs now: it would be replaced (what is there now is backed up first)").format(
+                path=relative))
+        for relative in chosen.missing:
+            print(_("  {path}: missing now: it would be brought back").format(path=relative))
+        for relative in chosen.extra:
+            print(_("  {path}: added since the backup: it would be removed (backed up first)").format(path=relative))
+        if chosen.same:
+            print(ngettext("  {count} file is already as in the backup", "  {count} files are already as in the backup",
+                           len(chosen.same)).format(count=len(chosen.same)))
+        if not chosen.to_write and not chosen.extra:
+            print(_("nothing to do: every file already is as in the backup"))
+            return 0
+        if chosen.overwrites:
+            count = len(chosen.overwrites)
+            question = ngettext("change {count} file (what is there now is backed up first)?",
+                                "change {count} files (what is there now is backed up first)?", count).format(count=count)
+            stop = confirm(question, yes=args.yes, command=f"forgelab backup restore {chosen.backup.name}")
+            if stop is not None:
+                return stop
+        done, safety = backups.restore(workbook, args.name)
+        print(_("restored from {name}: {files}").format(name=done.backup.name,
+                                                        files=", ".join((*done.to_write, *done.extra))))
+        if safety is not None:
+            print(_("what was there before is kept as {safety} (undo with: forgelab backup restore {safety})").format(
+                safety=safety.name))
         return 0
     except backups.BackupError as error:
-        return fail(str(error))
+        return fail(str(error), _("see `forgelab backup list`"))
 
 
 # ---------------------------------------------------------------- design answer
@@ -243,10 +261,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     restore.add_argument("--yes", action="store_true", help=_("do not ask before overwriting (for scripts)"))
     restore.set_defaults(handler=cmd_restore)
 
-    backup = sub.add_parser("backup", help=_("list or restore backups of forge/ (and of transfer tests replaced by "
-                                             "`starter`)"))
+    backup = sub.add_parser("backup", help=_("list or restore the backups forgelab takes before it writes into your "
+                                             "files (forge/, transfer tests, fault labs, design answers)"))
     backup.add_argument("action", choices=["list", "restore"])
     backup.add_argument("name", nargs="?", help=_("the backup to restore (see `forgelab backup list`)"))
+    backup.add_argument("--yes", action="store_true", help=_("do not ask before overwriting (for scripts)"))
     backup.set_defaults(handler=cmd_backup)
 
     answer = sub.add_parser("answer", help=_("save a stage's design answer with the evidence (from --file or stdin)"))

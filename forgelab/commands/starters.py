@@ -14,8 +14,8 @@ from forgelab.display import fail
 from forgelab.i18n import N_, _, ngettext
 
 STATE_WORDS = {
-    "missing": N_("missing now: it will be created"),
-    "changed": N_("differs from the starter (your work): it will be replaced, a backup is kept"),
+    "missing": N_("missing now: it would be created"),
+    "changed": N_("differs from the starter (your work): it would be replaced, a backup keeping it"),
     "pristine": N_("already the starter: left as it is"),
 }
 

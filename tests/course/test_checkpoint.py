@@ -134,7 +134,7 @@ def test_a_checkpoint_pack_restores_in_an_unzipped_bundle(bundle: WorkbookCopy, 
     name = next(line.split()[-1] for line in done.stdout.splitlines() if "backup of your forge/ saved as" in line)
     check = bundle.run("check", "05", timeout=300)
     assert "required tests: 27/27 passed" in check.stdout, check.output
-    undo = bundle.run("backup", "restore", name)
+    undo = bundle.run("backup", "restore", name, "--yes")
     assert undo.returncode == 0 and (bundle.root / "forge/fewshot.py").read_text() == "# my own attempt\n"
 
 

@@ -267,8 +267,7 @@ def test_extract_keeps_every_translation_and_changes_nothing_when_the_code_has_n
 
 
 def test_chinese_lines_up_in_tables_by_display_columns(speaking: None) -> None:
-    from forgelab.cli import _all_line
-    from forgelab.display import columns, table
+    from forgelab.display import columns, table, table_header, table_row
 
     rows = [("01", "指令层级", "通过"), ("02", "Few-shot 示例选择", "失败"), ("03", "context", "ok")]
     lines = table(["阶段", "标题", "结果"], rows, total_width=80).splitlines()
@@ -278,15 +277,28 @@ def test_chinese_lines_up_in_tables_by_display_columns(speaking: None) -> None:
         cells = list(re.finditer(r"\S+(?: \S+)*", line))
         assert [columns(line[: cell.start()]) for cell in cells] == starts, line
 
+    # `check all` prints its rows one at a time in fixed widths: they line up with the header in display columns
     i18n.use("zh")
-    header = _all_line(["阶段", "测试", "实验", "迁移挑战", "回答"], "第一个未完成项", 100)
-    row = _all_line(["08 需求抽取器（章节项目）", "0/28", "已修复", "待完成", "太短"], "实现 forge/extractor.py", 100)
+    widths = [24, 5, 6, 8, 4, 30]
+    header = table_header(["阶段", "测试", "实验", "迁移挑战", "回答", "第一个未完成项"], widths, right=[1]).splitlines()[0]
+    row = table_row(["08 需求抽取器", "0/28", "已修复", "待完成", "太短", "实现 forge/extractor.py"], widths,
+                    right=[1]).splitlines()[0]
     marks = [(columns(line[: line.index(cell)]), columns(cell)) for line, cell in
              ((header, "实验"), (row, "已修复"), (header, "迁移挑战"), (row, "待完成"))]
     assert marks[0][0] == marks[1][0] and marks[2][0] == marks[3][0], (header, row)
     assert columns(header[: header.index("第一个")]) == columns(row[: row.index("实现")])
-    assert header.index("测试") < header.index("实验")  # the tests column is right-aligned
-    assert columns(header[: header.index("测试") + 2]) == columns(row[: row.index("0/28") + 4])
+    assert columns(header[: header.index("测试") + 2]) == columns(row[: row.index("0/28") + 4])  # right-aligned
+
+
+def test_a_long_chinese_cell_wraps_by_display_columns_and_loses_nothing(speaking: None) -> None:
+    from forgelab.display import columns, table
+
+    cause = "明显的中文原因，它非常长，需要折行显示才能在八十列的终端里读完整个句子。" * 2
+    text = table(["测试", "结果", "原因"], [("test_一个很长的测试名称", "失败", cause)], total_width=60)
+    assert max(columns(line) for line in text.splitlines()) <= 60
+    kept = "".join(line[line.index("失败") + 2:].strip() if "失败" in line else line.strip()
+                   for line in text.splitlines()[2:])
+    assert kept == cause
 
 
 def test_the_english_words_are_unchanged_by_the_catalog(speaking: None) -> None:

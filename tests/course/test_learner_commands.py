@@ -94,7 +94,7 @@ def test_restore_lays_earlier_reference_modules_after_a_backup_that_can_be_resto
     backup_name = next(line.split()[-1] for line in result.stdout.splitlines() if "backup of your forge/ saved as" in line)
     listing = workbook.run("backup", "list").stdout
     assert backup_name in listing
-    undo = workbook.run("backup", "restore", backup_name)
+    undo = workbook.run("backup", "restore", backup_name, "--yes")
     assert undo.returncode == 0
     assert (workbook.root / "forge/instructions.py").read_text() == mine
 

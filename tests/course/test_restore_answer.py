@@ -36,11 +36,11 @@ def test_restore_lists_each_file_and_which_holds_own_work(repo) -> None:  # noqa
     lines = done.stdout.splitlines()
     assert any(line.strip().startswith(f"{FIRST}: still the untouched starter") for line in lines)
     assert any(line.strip().startswith(f"{SECOND}: holds your own work") for line in lines)
-    assert f"your own work in {SECOND} is replaced; the backup keeps it" in done.stdout
+    assert f"your own work in {SECOND} would be replaced; a backup would keep it" in done.stdout
     for module in (FIRST, SECOND):
         assert (repo.root / module).read_bytes() == (repo.root / "solutions" / module).read_bytes()
     name = next(line.split()[-1] for line in lines if "backup of your forge/ saved as" in line)
-    undo = repo.run("backup", "restore", name)
+    undo = repo.run("backup", "restore", name, "--yes")
     assert undo.returncode == 0, undo.output
     assert (repo.root / SECOND).read_text(encoding="utf-8") == MINE
 
@@ -51,6 +51,8 @@ def test_restore_without_a_terminal_and_without_yes_changes_nothing(repo) -> Non
     done = repo.run("restore", "03")
     assert done.returncode == 2
     assert f"{FIRST}: holds your own work" in done.stdout  # it still says what it would overwrite
+    # a refusal says only what it did not do: nothing in the present tense claims a change
+    assert "would be replaced" in done.stdout and " is replaced" not in done.output and "keeps it" not in done.output
     assert "stdin is not a terminal" in done.stderr and "forgelab restore 03 --yes" in done.stderr
     assert _digest(repo.root) == before
     assert not (repo.root / ".forgelab" / "backups").exists()

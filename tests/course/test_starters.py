@@ -107,7 +107,7 @@ def test_starter_restores_a_wrecked_module_after_a_backup(unzipped: Path) -> Non
     assert "starter-01" in name
     listing = _in_bundle(unzipped, "backup", "list")
     assert name in listing.stdout and "forge/ (" in listing.stdout
-    undo = _in_bundle(unzipped, "backup", "restore", name)
+    undo = _in_bundle(unzipped, "backup", "restore", name, "--yes")
     assert undo.returncode == 0, undo.stderr
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK  # the wreck was kept
 
@@ -116,7 +116,7 @@ def test_starter_brings_back_a_deleted_module(unzipped: Path) -> None:
     (unzipped / MODULE).unlink()
     done = _in_bundle(unzipped, "starter", "01", "--yes")
     assert done.returncode == 0, done.stderr
-    assert "missing now: it will be created" in done.stdout
+    assert "missing now: it would be created" in done.stdout
     assert (unzipped / MODULE).read_bytes() == (unzipped / "course" / "starters" / MODULE).read_bytes()
 
 
@@ -156,7 +156,7 @@ def test_starter_transfer_restores_only_the_transfer_test_and_backup_restore_und
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK  # the module was not asked for
     name = _backup_name(done.stdout)
     assert re.search(rf"{re.escape(name)}\s+{re.escape(TRANSFER)}$", _in_bundle(unzipped, "backup", "list").stdout, re.M)
-    undo = _in_bundle(unzipped, "backup", "restore", name)
+    undo = _in_bundle(unzipped, "backup", "restore", name, "--yes")
     assert undo.returncode == 0, undo.stderr
     assert (unzipped / TRANSFER).read_text(encoding="utf-8") == mine
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK
@@ -169,7 +169,7 @@ def test_starter_all_restores_module_and_transfer_test(unzipped: Path) -> None:
     assert done.returncode == 0, done.stderr
     for relative in (MODULE, TRANSFER):
         assert (unzipped / relative).read_bytes() == (unzipped / "course" / "starters" / relative).read_bytes()
-    undo = _in_bundle(unzipped, "backup", "restore", _backup_name(done.stdout))
+    undo = _in_bundle(unzipped, "backup", "restore", _backup_name(done.stdout), "--yes")
     assert undo.returncode == 0, undo.stderr
     assert (unzipped / TRANSFER).read_text(encoding="utf-8") == "# mine\n"
     assert (unzipped / MODULE).read_text(encoding="utf-8") == WRECK

@@ -1,4 +1,4 @@
-"""Benchmark: `forgelab grade` throughput for full (10-stage) submissions at --jobs 1 and --jobs 2.
+"""Benchmark: `forgelab grade` throughput at --jobs 1 and --jobs 2, and what the sandbox costs.
 
 Freezes a copy of the course (others may commit while it runs), builds one complete, correct
 submission for every stage the way a learner would (modules, fault labs, transfer tests, design
@@ -12,6 +12,10 @@ instructor checks, notebook cells, fault lab, transfer, and the rest of each sub
 as overhead (starting sandboxes and the trusted test session, collecting, copying, judging items).
 It also prints the CPU time per submission (load-independent) and whether every batch gave the
 same grade rows.
+
+The cost of the sandbox: one full submission is graded alone (``--jobs 1``), once in the sandbox and
+once with ``--unsandboxed``, ``--runs`` times each, interleaved, and the two are printed side by side
+(wall time, sampled CPU time, and whether both gave the same rows).
 
 ``--profile`` then grades one submission in this process and lists where its time goes: the
 slowest tests and cells, the time per target, and what starting one sandboxed Python costs here.
@@ -43,7 +47,7 @@ PHASES = (
     ("instructor checks", "instructor_checks_s"),
     ("notebook cells (replayed demonstration)", "notebook_cells_s"),
     ("fault lab", "fault_lab_s"),
-    ("transfer (own forge and known-wrong)", "transfer_s"),
+    ("transfer (reference and known-wrong)", "transfer_s"),
     ("overhead (sandboxes, sessions, copy, items)", "overhead_s"),
 )
 TARGET_RATE, TARGET_RATIO = 5.0, 1.6
@@ -135,11 +139,11 @@ def run_sampled(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[sub
     return done, wall, by_kind
 
 
-def grade(course: Path, submissions: list[Path], jobs: int, out: Path) -> tuple[float, dict[str, float], str]:
+def grade(course: Path, submissions: list[Path], jobs: int, out: Path, *extra: str) -> tuple[float, dict[str, float], str]:
     """Grade the batch; (wall seconds, phases, points); phases["cpu_s"] is the sampled CPU time of the
     whole process tree, and phases["cpu:KIND"] its split by kind of process."""
     command = [sys.executable, "-m", "forgelab.cli", "grade", *map(str, submissions), "--jobs", str(jobs),
-               "--out", str(out)]
+               "--out", str(out), *extra]
     env = {**os.environ, "FORGELAB_ROOT": str(course)}
     done, wall, by_kind = run_sampled(command, course, env)
     if done.returncode != 0:
@@ -193,7 +197,7 @@ def profile(submission: Path, root: Path) -> None:
     sub = submissions.discover([str(submission)])[0]
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as scratch:
         laid = grader.lay_out(sub, Path(scratch) / "submission")
-        job = grader.grading_job(course, workbook, stages, laid)
+        job = grader.grading_job(course, workbook, stages, laid, Path(scratch))
         started = time.perf_counter()
         report = core.run(job, DEFAULT)
         wall = time.perf_counter() - started
@@ -220,6 +224,33 @@ def profile(submission: Path, root: Path) -> None:
                 times.append(time.perf_counter() - begun)
         print(f"  starting one sandboxed Python (bwrap + interpreter, median of 5): {statistics.median(times):.2f} s; "
               f"this submission starts {len(job.targets)} of them, plus one trusted pytest session")
+
+
+def sandbox_cost(course: Path, submission: Path, scratch: Path, runs: int) -> None:
+    """One full submission graded alone, in the sandbox and with --unsandboxed, interleaved; side by side."""
+    walls: dict[str, list[float]] = {"sandboxed": [], "unsandboxed": []}
+    cpus: dict[str, list[float]] = {"sandboxed": [], "unsandboxed": []}
+    found: dict[str, list[tuple[object, ...]]] = {}
+    loads = [load()]
+    for run in range(runs):
+        for mode, extra in (("sandboxed", ()), ("unsandboxed", ("--unsandboxed",))):
+            out = scratch / f"sandbox-{mode}-{run}"
+            wall, cost, points = grade(course, [submission], 1, out, *extra)
+            walls[mode].append(wall)
+            cpus[mode].append(cost["cpu_s"])
+            found.setdefault(mode, rows(out / "gradebook.sqlite"))
+            loads.append(load())
+            print(f"  sandbox cost, run {run + 1}, {mode}: {wall:.1f} s ({points}; load average {loads[-1]})", flush=True)
+    inside, outside = statistics.median(walls["sandboxed"]), statistics.median(walls["unsandboxed"])
+    cpu_in, cpu_out = statistics.median(cpus["sandboxed"]), statistics.median(cpus["unsandboxed"])
+    print()
+    print(f"the sandbox's cost: one full submission graded alone (--jobs 1), median of {runs} run(s), load average "
+          f"{' → '.join(loads)}")
+    print(f"{'':<46} {'sandboxed':>10} {'--unsandboxed':>14} {'ratio':>8}")
+    print(f"{'wall time (s)':<46} {inside:>10.1f} {outside:>14.1f} {inside / outside:>8.2f}")
+    print(f"{'CPU seconds (sampled, all processes)':<46} {cpu_in:>10.1f} {cpu_out:>14.1f} {cpu_in / cpu_out:>8.2f}")
+    print("both modes gave the same grade rows" if found["sandboxed"] == found["unsandboxed"] else
+          "WARNING: the two modes gave different grade rows")
 
 
 def main() -> int:
@@ -295,6 +326,7 @@ def main() -> int:
                   f"{state}, was {first_state}: forgelab itself may have changed), e.g.:")
             for row in changed[:6]:
                 print(f"    {row}")
+        sandbox_cost(course, submissions[0], scratch, args.runs)
         if args.profile:
             profile(submissions[0], course)
     finally:

@@ -117,6 +117,8 @@ def _judge_design(path: Path, shown: str) -> Part:
 NOT_WRITTEN_TEXT = N_("still the starter: replace the pytest.skip line in {path} with your test")
 CANNOT_TELL = N_("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert "
                  "the exact results the transfer challenge asks for (notebook part 8)")
+ON_OWN_FORGE = N_("on your own forge/: {detail} (grading runs your test on the course's reference implementation "
+                  "instead, where it must pass, and on its known-wrong ones, where it must fail)")
 PART_WORDS = {"not_started": N_("not started"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error"),
               "missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"), "failed": N_("failed"),
               "cannot_tell": N_("cannot tell"), "too_short": N_("too short"), "present": N_("present")}
@@ -244,6 +246,10 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             _("could not collect {path}: {cause}").format(path=transfer_shown, cause=errors[0]) if errors else None)
         on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
         transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
+        if not target.is_reference and transfer_part.status in ("passed", "failed", "error", "cannot_tell"):
+            # the bundle has no reference implementation: check judges on the learner's forge, and says so
+            transfer_part = Part(transfer_part.status, _(ON_OWN_FORGE).format(detail=transfer_part.detail),
+                                 transfer_part.extra)
     lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
     design_path = design_answer_file(workbook, stage, target)
     design_part = _judge_design(design_path, stage.design_answer_file)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from forgelab.commands.context import add_judge_flags
+from forgelab.commands.context import add_judge_flags, add_unsandboxed_flag
 from forgelab.display import fail
 from forgelab.i18n import N_, _
 
@@ -23,6 +23,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     bench = Workbench.locate(judge_settings(args))
     workbook, course = bench.workbook, bench.course
     target = bench.target(args.target)
+    if target.kind == "path":  # someone else's code: the sandbox `grade` uses, or a refusal
+        from forgelab.commands.context import sandbox_for_path_target
+
+        refused = sandbox_for_path_target(bench, args)
+        if refused is not None:
+            return refused
     if [word.lower() for word in args.stage] == ["all"]:
         if args.out or args.why:
             return fail(_("--out and --why are about one stage: use them with a stage number"),
@@ -111,7 +117,7 @@ def _check_all(course: Course, workbook: Workbook, target: Target, settings: Jud
     accepted = 0
     first_open: tuple[Stage, str] | None = None
     for stage in course.stages:
-        outcome = bench.check(stage, target.name if target.kind != "path" else str(target.home))
+        outcome = bench.check(stage, target.name)
         doc = outcome.document
         summary = doc["summary"]
         cells = [f"{stage.number} {stage.text().title}", f"{summary['required_passed']}/{summary['required_total']}",
@@ -175,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--why", metavar="TEST", help=_("show everything about one test: its source, the whole failure, "
                                                       "what your code printed (writes no evidence)"))
     add_judge_flags(check)
+    add_unsandboxed_flag(check)
     check.set_defaults(handler=cmd_check)
 
     materialize = sub.add_parser("materialize", help=_("write a target's forge/ package into a folder"))

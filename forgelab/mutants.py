@@ -53,3 +53,24 @@ def mutant_targets(workbook: Workbook, stage: Stage, scratch: Path) -> list[tupl
                           stage.number, (stage.module,), first_failure_ends=True)
         made.append((spec, mutant.name))
     return made
+
+
+def transfer_variants(workbook: Workbook, stage: Stage, scratch: Path) -> list[tuple[str, Path]]:
+    """The known-wrong variants a transfer test of ``stage`` must fail on besides the fault variant — the mutants
+    its ``[transfer] known_wrong`` names — each as a folder holding the mutated module (a layer over the solution)."""
+    if not stage.transfer_known_wrong:
+        return []
+    declared = {mutant.name: mutant for mutant in load_mutants(stage)}
+    reference = workbook.root / stage.solution_module
+    source = reference.read_text(encoding="utf-8")
+    made = []
+    for index, name in enumerate(stage.transfer_known_wrong):
+        if name not in declared:
+            raise RegistryError(f"stage {stage.number}: [transfer] known_wrong names {name!r}, which is not a mutant in "
+                                f"{stage.mutants_file.name} (mutants: {', '.join(sorted(declared)) or 'none'})")
+        folder = scratch / f"transfer-{stage.number}-{index:02d}"
+        module = folder / Path(stage.module).relative_to("forge")
+        module.parent.mkdir(parents=True, exist_ok=True)
+        module.write_text(apply(source, declared[name], str(reference.relative_to(workbook.root))), encoding="utf-8")
+        made.append((name, folder))
+    return made

@@ -18,6 +18,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.paths import Workbook
 from forgelab.registry import Course
 from forgelab.targets import resolve_target
@@ -41,18 +42,18 @@ def nbval_env(import_dir: Path, target_name: str, workspace: Path, root: Path) -
     return env
 
 
-def replay(workbook: Workbook, course: Course, target_name: str, notebooks: list[str] | None = None) -> int:
+def replay(workbook: Workbook, course: Course, target_name: str, notebooks: list[str] | None = None,
+           settings: JudgeSettings = DEFAULT) -> int:
     """The graded demonstration cells against learner code, through the judge; one line per cell."""
     from forgelab.judge import core, jobs
     from forgelab.judge.core import CourseTests
     from forgelab.judge.outcomes import Outcome
-    from forgelab.judge.settings import DEFAULT
 
     target = resolve_target(target_name, workbook, course)
     stages = [stage for stage in course.stages if notebooks is None or stage.notebook in notebooks]
     specs = [jobs.spec(target, f"stage-{stage.number}", stage) for stage in stages]
     suites = [CourseTests(f"stage-{stage.number}", (stage.notebook,)) for stage in stages]
-    report = core.run(jobs.job(course, workbook, specs, suites), DEFAULT)
+    report = core.run(jobs.job(course, workbook, specs, suites), settings)
     print(f"notebook replay: {len(stages)} notebook(s) against target {target.name} — {report.sandbox}")
     failed = 0
     for stage in stages:
@@ -74,10 +75,10 @@ def replay(workbook: Workbook, course: Course, target_name: str, notebooks: list
 
 
 def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks: list[str] | None = None,
-              lax: bool = False, extra: list[str] | None = None) -> int:
+              lax: bool = False, extra: list[str] | None = None, settings: JudgeSettings = DEFAULT) -> int:
     target = resolve_target(target_name, workbook, course)
     if not target.is_reference:
-        return replay(workbook, course, target_name, notebooks)
+        return replay(workbook, course, target_name, notebooks, settings)
     from forgelab.build import editions, opening_notebook
 
     chosen = notebooks or [path for language in editions(course) for path in

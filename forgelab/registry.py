@@ -115,6 +115,8 @@ class Stage:
     texts: dict[str, StageText] = field(repr=False)
     module_id: str = "prompt-context-output"
     equivalent_mutants: tuple[EquivalentMutant, ...] = ()
+    # known-wrong variants (mutant names in mutants.toml) a transfer test must fail on, besides the fault variant
+    transfer_known_wrong: tuple[str, ...] = ()
     # keys another edition lacks (shown in English there; `forgelab build --check` names them)
     untranslated: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
@@ -481,6 +483,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
         texts=texts,
         module_id=module_id,
         equivalent_mutants=_equivalent_mutants(top),
+        transfer_known_wrong=transfer.texts("known_wrong") if "known_wrong" in transfer.data else (),
         untranslated=untranslated,
     )
 

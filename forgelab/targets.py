@@ -13,6 +13,7 @@ A target also says where its transfer tests, design answers and fault-lab worksp
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -102,12 +103,35 @@ def resolve_target(name: str, workbook: Workbook, course: Course) -> Target:
     if path.is_dir():
         path = path.resolve()
         if (path / "forge").is_dir():
-            return Target(str(path), "path", (path / "forge",), path, in_place=path)
+            return _read_once(path, path)
         if path.name == "forge" and (path / "__init__.py").is_file():
-            return Target(str(path), "path", (path,), path.parent, in_place=path.parent)
+            return _read_once(path, path.parent)
         raise TargetError(_("target path {name!r} has no forge/ folder: give a workbook folder or a forge/ package").format(
             name=name))
     raise TargetError(_("unknown target {name!r}: expected {choices}").format(name=name, choices=_(TARGET_HELP)))
+
+
+def _read_once(given: Path, workbook_folder: Path) -> Target:
+    """A workbook folder someone else wrote (a submission), read the way ``forgelab grade`` reads it.
+
+    What the tools need of it — ``forge/``, ``transfer/``, ``labs/NN-slug/forge/``, ``evidence/`` — is copied
+    into a private folder first, file by file under the submission limits and never through a link
+    (:func:`forgelab.grading.submission.lay_out`), and every tool then works on that copy: a ``forge`` that
+    is a link to the reference solutions, or a transfer test that is a link to a file outside the folder,
+    is simply not there. The copy is removed when the command ends.
+    """
+    from forgelab.grading.submission import LayoutError, Submission, lay_out
+
+    copy = Path(tempfile.mkdtemp(prefix="forgelab-target-"))
+    atexit.register(shutil.rmtree, copy, True)
+    try:
+        laid = lay_out(Submission(str(given), workbook_folder, "folder", ""), copy)
+    except LayoutError as problem:
+        raise TargetError(_("the target {path} cannot be read as a workbook: {problem}").format(
+            path=given, problem=problem)) from None
+    forge = laid.import_dir / "forge"
+    forge.mkdir(exist_ok=True)
+    return Target(str(given), "path", (forge,), laid.home, in_place=laid.import_dir)
 
 
 def _require_solutions(workbook: Workbook, name: str) -> None:

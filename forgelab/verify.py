@@ -87,7 +87,7 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
                   progress: Callable[[str], None] = lambda _: None, mutants: bool = False,
                   settings: JudgeSettings = DEFAULT) -> CourseReport:
     """Every contract of every stage, from one judge run (split over the machine's CPUs)."""
-    from forgelab.mutants import mutant_targets
+    from forgelab.mutants import mutant_targets, transfer_variants
 
     solution = resolve_target("solution", workbook, course)
     learner = resolve_target("learner", workbook, course)
@@ -101,6 +101,15 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
         targets.append(jobs.spec(resolve_target(label, workbook, course), label, stage))
         course_tests.append(CourseTests(label, (stage.test_file,) + ((relative[stage.number],) if stage.number in relative else ())))
     with tempfile.TemporaryDirectory(prefix="forgelab-mutants-") as scratch:
+        transfer_labels: dict[str, dict[str, str]] = {}  # the known-wrong variants a transfer test must fail on too
+        for stage in stages:
+            if stage.number not in relative:
+                continue
+            for index, (name, folder) in enumerate(transfer_variants(workbook, stage, Path(scratch) / "transfer")):
+                label = f"transfer-variant:{stage.number}:{index}"
+                transfer_labels.setdefault(stage.number, {})[label] = name
+                targets.append(TargetSpec(label, (*solution.layers, folder), stage.number, (stage.module,)))
+                course_tests.append(CourseTests(label, (relative[stage.number],)))
         mutant_labels: dict[str, dict[str, str]] = {}
         if mutants:
             for stage in stages:
@@ -128,6 +137,10 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
         for (number, artefact), reason in sorted(stale.items()):
             if number == stage.number:
                 verdict.failures.append(f"{artefact}: {reason} (run `forgelab build {number}`)")
+        for label, name in transfer_labels.get(stage.number, {}).items():
+            rows = report.in_file(label, relative[stage.number])
+            if not rows or all(r.outcome is Outcome.PASSED for r in rows):
+                verdict.failures.append(f"reference transfer test passes on the declared known-wrong variant {name!r}")
         if not any(f.startswith(("notebooks/", "failure_labs/")) for f in verdict.failures):
             verdict.facts.append("notebook current")
         if stage.number in mutant_labels:

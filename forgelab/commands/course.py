@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from forgelab.commands.context import add_unsandboxed_flag
 from forgelab.display import fail
 
 if TYPE_CHECKING:
@@ -140,15 +141,34 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def cmd_nbval(args: argparse.Namespace) -> int:
-    from forgelab.commands.context import open_workbook
+    from forgelab.commands.context import (UNSANDBOXED_WARNING, judge_settings, open_workbook, sandbox_refusal,
+                                           sandbox_settings)
+    from forgelab.i18n import _
+    from forgelab.judge.sandbox import SandboxUnavailable, isolation
     from forgelab.nbval_run import run_nbval
+    from forgelab.targets import resolve_target
 
     from forgelab.build import editions, opening_notebook
 
     workbook, course = open_workbook()
     notebooks = [opening_notebook(language) if s in ("0", "00", "opening") else course.stage(s).notebook_in(language)
                  for language in editions(course) for s in args.stages] if args.stages else None
-    return run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax, extra=["-k", args.keyword] if args.keyword else None)
+    settings = judge_settings(args)
+    someone_elses = resolve_target(args.target, workbook, course).kind == "path"
+    if someone_elses:  # someone else's code: the sandbox `grade` uses, or a refusal
+        settings = sandbox_settings(settings, args.unsandboxed)
+        if args.unsandboxed:
+            print(_(UNSANDBOXED_WARNING), flush=True)
+        else:
+            try:
+                isolation(settings.sandbox)
+            except SandboxUnavailable as error:
+                return sandbox_refusal(error.reason)
+    code = run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax,
+                     extra=["-k", args.keyword] if args.keyword else None, settings=settings)
+    if someone_elses and args.unsandboxed:  # at the end too: the output may be long
+        print(_(UNSANDBOXED_WARNING), flush=True)
+    return code
 
 
 def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -159,4 +179,5 @@ def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -
                        help="solution (default: real nbval), or learner / a workbook path (replayed through the judge)")
     nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")
     nbval.add_argument("-k", dest="keyword", help="passed to pytest -k (select cells)")
+    add_unsandboxed_flag(nbval)
     nbval.set_defaults(handler=cmd_nbval)

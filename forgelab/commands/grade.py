@@ -28,7 +28,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from forgelab.commands.context import open_workbook
     from forgelab.grading.batch import ShardSpec, grade_batch
     from forgelab.grading.gradebook import GradebookError
-    from forgelab.grading.rubric import parse_stages
+    from forgelab.grading.rubric import REGRADE, REVIEW, parse_stages
     from forgelab.grading.submission import SubmissionError, discover
     from forgelab.judge.sandbox import SandboxUnavailable
     from forgelab.judge.settings import DEFAULT, SandboxMode
@@ -58,7 +58,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             return fail(f"--out {out} is inside the submission {sub.path}: grading never writes into a submission",
                         "choose an --out folder outside every submission")
     settings = DEFAULT.with_(sandbox=SandboxMode.OFF if args.unsandboxed else SandboxMode.REQUIRED,
-                             test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit)
+                             test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit,
+                             submission_wall_s=args.time_budget)
     chosen = shard.select(subs) if shard else subs
     jobs = max(1, min(args.jobs, len(chosen) or 1))
     what = f"shard {shard}: {len(chosen)} of {len(subs)}" if shard else f"{len(subs)}"
@@ -70,27 +71,35 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return fail(str(error))
     except GradebookError as error:
         return fail(str(error))
-    print(f"{result.sandbox}; limits: {settings.test_cpu_s} s of CPU time and {settings.test_wall_s} s per test")
+    print(f"{result.sandbox}; limits: {settings.test_cpu_s} s of CPU time and {settings.test_wall_s} s per test, "
+          f"{settings.submission_wall_s} s per submission")
     if args.unsandboxed:
         print("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
               "the gradebook records it")
     print()
     rows = []
     for graded in result.graded:
-        review = sum(1 for item in graded.items if item.flag)
-        rows.append((graded.submission.id, f"{graded.points}/{graded.max_points}", str(review) if review else "",
+        flags = [f"{count} {flag}" for flag in (REVIEW, REGRADE)
+                 if (count := sum(1 for item in graded.items if item.flag == flag))]
+        rows.append((graded.submission.id, f"{graded.points}/{graded.max_points}", ", ".join(flags),
                      _shown(result.pages[graded.submission.id])))
-    print(table(["submission", "points", "review", "feedback page"], rows))
+    print(table(["submission", "points", "flags", "feedback page"], rows))
     print()
     print(f"gradebook: {_shown(result.gradebook)} (SQLite; table grades), "
           f"{_shown(result.csv)}, {_shown(result.totals)}")
-    flagged = sum(1 for g in result.graded for item in g.items if item.flag)
+    flagged = sum(1 for g in result.graded for item in g.items if item.flag == REVIEW)
+    again = sorted({g.submission for g in result.graded for item in g.items if item.flag == REGRADE},
+                   key=lambda sub: sub.id)
+    if again:
+        print(f"next: the grader failed on {len(again)} submission(s) (rows with flag=regrade; not the learners' "
+              f"fault): grade them again with `forgelab grade {' '.join(_shown(sub.path) for sub in again[:3])}"
+              f"{' …' if len(again) > 3 else ''} --out {_shown(out)}` (their rows are replaced)")
     if shard:
         print(f"next: when every shard is done, `forgelab gradebook merge OUT1 OUT2 … --into DIR`")
     elif flagged:
         print(f"next: {flagged} item(s) are flagged for review — see the rows with flag=review in "
               f"{_shown(result.csv)}")
-    else:
+    elif not again:
         print("next: read the gradebook, then send each learner their feedback page")
     return 0
 
@@ -130,6 +139,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                        help="CPU seconds a submission's code may use in one test (default 10): an endless loop")
     grade.add_argument("--wall-limit", type=_positive, default=90,
                        help="wall-clock seconds per test for code that waits instead of computing (default 90)")
+    grade.add_argument("--time-budget", type=_positive, default=600, metavar="SECONDS",
+                       help="wall-clock seconds a submission's code may take in all (default 600): every call of the "
+                            "course's tests added up, and its own tests again as much; what is left is not run")
     grade.add_argument("--unsandboxed", action="store_true",
                        help="grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)")
     grade.set_defaults(handler=cmd_grade)

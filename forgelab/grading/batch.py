@@ -13,6 +13,7 @@ pages a single run would have written.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pathlib import Path
 from forgelab import __version__
 from forgelab.grading import feedback, gradebook
 from forgelab.grading.grader import Graded, grade_submission
+from forgelab.grading.rubric import REGRADE, REVIEW
 from forgelab.grading.submission import Submission
 from forgelab.judge.sandbox import isolation
 from forgelab.judge.settings import JudgeSettings
@@ -78,7 +80,8 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
         run_id = gradebook.start_run(connection, started_at=_now(), tool_version=__version__,
                                      course_version=course.version, stages=",".join(s.number for s in stages),
                                      jobs=jobs, network="none" if mode.sandboxed else "host (unsandboxed)",
-                                     submissions=len(chosen), sandbox=mode.description, shard=str(shard or ""))
+                                     submissions=len(chosen), sandbox=mode.description, shard=str(shard or ""),
+                                     settings=json.dumps(settings.as_dict(), sort_keys=True))
         graded: list[Graded] = []
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(grade_submission, course, workbook, stages, sub, settings): sub for sub in chosen}
@@ -88,8 +91,10 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(
                     result.submission.id, result.content_sha256, str(result.submission.path), result.submission.kind),
                     result.items, result.timings)
-                review = sum(1 for item in result.items if item.flag)
+                review = sum(1 for item in result.items if item.flag == REVIEW)
+                regrade = sum(1 for item in result.items if item.flag == REGRADE)
                 note = f" — {review} item(s) to review" if review else ""
+                note += f" — {regrade} item(s) to grade again: the grader failed on them" if regrade else ""
                 note += f" — {result.problem}" if result.problem else ""
                 progress(f"[{done}/{len(chosen)}] {result.submission.id}: {result.points}/{result.max_points} points "
                          f"in {result.wall_s:.1f} s{note}")

@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 
 from forgelab.grading.items import is_grader_failure
-from forgelab.grading.rubric import SPEC, GradeItem
+from forgelab.grading.rubric import REVIEW, SPEC, GradeItem
 from forgelab.grading.submission import safe_name
 from forgelab.registry import Course
 
@@ -40,7 +40,9 @@ NEXT_STEPS = {
                 "output with the expected output described there.",
     "fault_lab": "Run `forgelab fault check {n}`, fix the file in labs/, and hand in the labs/ folder.",
     "transfer": "Write your test in {transfer} so that it asserts the exact results the transfer challenge asks for "
-                "(a test that only runs the code passes on wrong code too), run `forgelab check {n}`, and make it pass.",
+                "(a test that only runs the code passes on wrong code too). Grading runs it on the course's correct "
+                "implementation, where it must pass, so it must expect what the contract says, not what your own "
+                "code happens to do; `forgelab check {n}` runs it on your code.",
     "design_answer": "Answer the design question in notebook part 9 (it is saved with your evidence).",
     "evidence": "Run `forgelab check {n}` on your final code and hand in the evidence/ folder as the checker wrote it.",
 }
@@ -100,7 +102,7 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
                 result.append(f'<div class="next">{_e(GRADER_FAILED_NEXT)}</div>')
             elif item.points < item.max_points:
                 result.append(f'<div class="next">Next step: {_inline_code(step)}</div>')
-            if item.flag and not grader:
+            if item.flag == REVIEW and not grader:
                 result.append('<div class="next">Your instructor will look at this item personally.</div>')
             out.append(f'<tr class="{_e(item.outcome)}"><td>{_e(spec.title)}</td>'
                        f'<td class="points">{_e(item.points)}/{_e(item.max_points)}</td><td>{"".join(result)}</td></tr>')

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FILENAME = "gradebook.sqlite"
 CSV_NAME = "gradebook.csv"
 TOTALS_NAME = "totals.csv"
@@ -70,6 +70,9 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
     ALTER TABLE submissions ADD COLUMN feedback_page TEXT NOT NULL DEFAULT '';
     """,
+    3: """
+    ALTER TABLE runs ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+    """,
 }
 
 
@@ -108,13 +111,15 @@ def open_gradebook(path: Path) -> sqlite3.Connection:
 
 
 def start_run(connection: sqlite3.Connection, *, started_at: str, tool_version: str, course_version: str,
-              stages: str, jobs: int, network: str, submissions: int, sandbox: str = "", shard: str = "") -> int:
-    """Record a grading run: when, with which tool and course, and how learner code was isolated."""
+              stages: str, jobs: int, network: str, submissions: int, sandbox: str = "", shard: str = "",
+              settings: str = "") -> int:
+    """Record a grading run: when, with which tool, course, stages and settings (the judge's limits and sandbox
+    mode, as JSON), and how learner code was isolated."""
     with connection:
         cursor = connection.execute(
             "INSERT INTO runs (started_at, tool_version, course_version, stages, jobs, network, submissions, sandbox, "
-            "shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (started_at, tool_version, course_version, stages, jobs, network, submissions, sandbox, shard))
+            "shard, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (started_at, tool_version, course_version, stages, jobs, network, submissions, sandbox, shard, settings))
     return int(cursor.lastrowid or 0)
 
 
@@ -241,7 +246,7 @@ def read_shard(folder: Path) -> Shard:
     connection = open_gradebook(path)
     try:
         runs = list(connection.execute("SELECT run_id, started_at, finished_at, tool_version, course_version, stages, "
-                                       "jobs, network, submissions, sandbox, shard FROM runs ORDER BY run_id"))
+                                       "jobs, network, submissions, sandbox, shard, settings FROM runs ORDER BY run_id"))
         timings = list(connection.execute("SELECT run_id, submission, stage, phase, seconds FROM timings"))
         return Shard(folder, submission_records(connection), rows(connection), runs, timings)
     finally:
@@ -254,6 +259,7 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
     A submission graded in two shards must have identical rows there; otherwise the merge is refused.
     """
     shards = [read_shard(folder) for folder in folders]
+    _same_grading(shards)
     into.mkdir(parents=True, exist_ok=True)
     target = into / FILENAME
     if target.exists() and any(target.resolve() == (s.path / FILENAME).resolve() for s in shards):
@@ -278,7 +284,7 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
             with connection:
                 cursor = connection.execute(
                     "INSERT INTO runs (started_at, finished_at, tool_version, course_version, stages, jobs, network, "
-                    "submissions, sandbox, shard) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run[1:])
+                    "submissions, sandbox, shard, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run[1:])
                 new_id = cursor.lastrowid
                 connection.executemany(
                     "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
@@ -287,6 +293,43 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
         record, mine, _ = seen[submission]
         record_rows(connection, record, mine)
     return connection, [seen[name][0] for name in sorted(seen)]
+
+
+def _same_grading(shards: list[Shard]) -> None:
+    """Shards merge only when they were graded alike: the same course version, stages and settings (limits and
+    sandbox). Rows graded otherwise would not mean the same, so the merge is refused, naming the difference."""
+    first: tuple[Path, tuple[object, ...]] | None = None
+    for shard in shards:
+        for run in shard.runs:
+            course_version, stages, settings = run[4], run[5], run[11]
+            if not settings:
+                raise GradebookError(f"{shard.path} was graded by a forgelab that did not record its settings: grade "
+                                     "that shard again with this forgelab, then merge")
+            if first is None:
+                first = (shard.path, (course_version, stages, settings))
+                continue
+            where, (course_0, stages_0, settings_0) = first
+            if stages != stages_0:
+                raise GradebookError(f"{where} was graded with stages {stages_0} but {shard.path} with stages {stages}: "
+                                     "grade every shard with the same --stages, then merge")
+            if course_version != course_0:
+                raise GradebookError(f"{where} was graded with course version {course_0} but {shard.path} with "
+                                     f"{course_version}: grade every shard with the same course, then merge")
+            if settings != settings_0:
+                differ = _settings_difference(str(settings_0), str(settings))
+                raise GradebookError(f"{where} and {shard.path} were graded with different settings ({differ}): grade "
+                                     "every shard with the same limits and sandbox mode, then merge")
+
+
+def _settings_difference(left: str, right: str) -> str:
+    import json
+
+    try:
+        one, two = json.loads(left), json.loads(right)
+    except ValueError:
+        return "unreadable settings"
+    keys = sorted(key for key in set(one) | set(two) if one.get(key) != two.get(key))
+    return ", ".join(f"{key}: {one.get(key)} and {two.get(key)}" for key in keys[:4]) or "the same values written differently"
 
 
 def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem]) -> None:

@@ -10,12 +10,19 @@ The submission is only read: the files grading needs are copied into a scratch l
                        the replay of the reference notebook's worked demonstration, all on the
                        trusted side
 ``lab-NN``             its ``labs/NN-slug/forge/``: the stage tests again (the fault lab)
-``transfer-NN``        its ``forge/``: its own transfer test of the stage, run by pytest in a sandbox of
+``transfer-NN``        the course's reference implementation (the pristine starters with ``solutions/``
+                       laid over them): its own transfer test of the stage, run by pytest in a sandbox of
                        its own that holds the course's interface instead of ``forge`` (the judge relays
-                       each call to the submission's ``forge`` in another sandbox)
-``known-wrong-NN``     its ``forge/`` with the stage's fault-lab variant laid over it (one merged
-                       folder): the same transfer test, run the same way, which must not pass there
+                       each call to that ``forge`` in another sandbox); it must pass there
+``known-wrong-NN``     the reference with the stage's fault-lab variant laid over it, and
+``known-wrong-NN-M``   with each further known-wrong variant the stage declares (``[transfer]
+                       known_wrong``): the same transfer test, run the same way, which must fail on each
 =====================  ================================================================================
+
+A transfer test is judged on the course's implementations, never on the submission's own ``forge/``:
+a ``forge`` the learner controls could answer the test from a back door. (A learner bundle has no
+reference: there the test runs on the submission's ``forge/`` as ``forgelab check`` does, and the reason
+says so.)
 
 No process of the submission sees the course's solutions, mutants, instructor checks, other
 submissions or this grader's files; the grader never runs a line of it. A transfer test never shares
@@ -33,11 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab.grading import items, submission as submissions
-from forgelab.grading.rubric import GradeItem
+from forgelab.grading.rubric import ERROR, GradeItem
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests, TargetSpec
 from forgelab.judge.outcomes import RunReport
 from forgelab.judge.settings import JudgeSettings
+from forgelab.mutants import transfer_variants
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
 
@@ -73,17 +81,30 @@ class Laid:
 
 
 def lay_out(sub: submissions.Submission, scratch: Path) -> Laid:
-    files = submissions.read_files(sub)
-    import_dir, home = submissions.lay_out(files, scratch)
-    return Laid(sub, submissions.content_digest(files), import_dir, home, len(files))
+    """Raises :class:`~forgelab.grading.submission.LayoutError` when the submission cannot be laid out."""
+    laid = submissions.lay_out(sub, scratch)
+    return Laid(sub, laid.content_sha256, laid.import_dir, laid.home, len(laid.files))
 
 
 def lab_handed_in(laid: Laid, stage: Stage) -> bool:
     return (laid.home / stage.lab_dir / "forge" / "__init__.py").is_file() or (laid.home / stage.lab_module).is_file()
 
 
-def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid) -> core.Job:
+def reference_layers(workbook: Workbook) -> tuple[Path, ...] | None:
+    """The course's reference implementation as forge layers (the pristine starters, then ``solutions/``), or
+    None where there is none (a learner bundle)."""
+    if not workbook.has_solutions:
+        return None
+    return (jobs.starters(workbook) / "forge", workbook.solutions / "forge")
+
+
+def wrong_labels(stage: Stage, extra: int) -> list[str]:
+    return [wrong_label(stage), *(f"{wrong_label(stage)}-{index}" for index in range(1, extra + 1))]
+
+
+def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid, scratch: Path) -> core.Job:
     forge = laid.import_dir / "forge"
+    reference = reference_layers(workbook)
     targets: list[TargetSpec] = []
     course_tests: list[CourseTests] = []
     learner_tests: list[LearnerTests] = []
@@ -98,12 +119,16 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
             course_tests.append(CourseTests(lab_label(stage), (stage.test_file,)))
     written = [stage for stage in stages if (laid.home / stage.transfer_file).is_file()]
     for stage in written:  # each stage's file alone, so that a test that hits a limit spoils only its own stage
-        targets.append(TargetSpec(transfer_label(stage), (forge,), stage.number))
-        learner_tests.append(LearnerTests(transfer_label(stage), ((laid.home / stage.transfer_file, stage.transfer_file),)))
-        variant = jobs.fault_variant(workbook, stage)
-        if (workbook.root / stage.fault_variant).is_file():
-            targets.append(TargetSpec(wrong_label(stage), (forge, variant), stage.number))
-            learner_tests.append(LearnerTests(wrong_label(stage), ((laid.home / stage.transfer_file, stage.transfer_file),)))
+        base = reference or (forge,)  # the course's implementation; the submission's only in a learner bundle
+        test = ((laid.home / stage.transfer_file, stage.transfer_file),)
+        targets.append(TargetSpec(transfer_label(stage), base, stage.number))
+        learner_tests.append(LearnerTests(transfer_label(stage), test))
+        variants = [jobs.fault_variant(workbook, stage)] if (workbook.root / stage.fault_variant).is_file() else []
+        if reference is not None:
+            variants += [folder for _name, folder in transfer_variants(workbook, stage, scratch / "variants")]
+        for label, variant in zip(wrong_labels(stage, len(variants) - 1), variants):
+            targets.append(TargetSpec(label, (*base, variant), stage.number))
+            learner_tests.append(LearnerTests(label, test))
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,
                     cache_dir=job.cache_dir, sessions=1)
@@ -143,7 +168,8 @@ def timings_of(report: RunReport, stages: list[Stage], course_root: Path) -> lis
                 phases[phase] += seconds
             elif row.target == lab_label(stage):
                 phases["fault_lab_s"] += seconds
-            elif row.target in (transfer_label(stage), wrong_label(stage)) and row.file == stage.transfer_file:
+            elif (row.target == transfer_label(stage) or row.target.startswith(wrong_label(stage))) \
+                    and row.file == stage.transfer_file:
                 phases["transfer_s"] += seconds
         found.extend((stage.number, phase, round(value, 3)) for phase, value in sorted(phases.items()))
     return found
@@ -155,20 +181,27 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="forgelab-grade-"))
     try:
-        laid = lay_out(sub, scratch / "submission")
+        try:
+            laid = lay_out(sub, scratch / "submission")
+        except submissions.LayoutError as problem:  # the submission's own problem: graded as such, not flagged
+            reason = items.cannot_lay_out(problem)
+            unlaid = [row for stage in stages for row in items.failed_stage(sub.id, stage, ERROR, reason,
+                                                                             course.root, flag="")]
+            return Graded(sub, "", unlaid, [], time.monotonic() - started, reason)
         copied = time.monotonic() - started
-        report = core.run(grading_job(course, workbook, stages, laid), settings)
+        report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
         rows: list[GradeItem] = []
+        on_reference = reference_layers(workbook) is not None
         for stage in stages:
-            rows.extend(items.grade_stage(course, workbook, stage, laid, report))
+            rows.extend(items.grade_stage(course, workbook, stage, laid, report, on_reference))
         timings = [("", "copy_s", round(copied, 3)), *timings_of(report, stages, course.root)]
         wall = time.monotonic() - started
         timings.append(("", "submission_wall_s", round(wall, 3)))
         return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox)
     except Exception as error:  # noqa: BLE001 - one submission must never stop the batch
         reason = (f"{items.GRADER_FAILED} on this submission ({type(error).__name__}: {str(error)[:200]}); this is not "
-                  "the learner's fault — report it to the course maintainers")
-        rows = [row for stage in stages for row in items.failed_stage(sub.id, stage, "error", reason, course.root)]
+                  "the learner's fault — grade it again, and report it to the course maintainers if it fails again")
+        rows = [row for stage in stages for row in items.failed_stage(sub.id, stage, ERROR, reason, course.root)]
         return Graded(sub, "", rows, [], time.monotonic() - started, reason)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -6,9 +6,13 @@ addresses. The instructor checks are reported by name and outcome only — their
 assertion messages never reach a reason.
 
 When the grader itself fails — the trusted test session dies, or grading raises — every item it
-could not judge is an error worth its full points, 0 earned, flagged for review, with a reason that
-starts with :data:`GRADER_FAILED` and says it is not the learner's fault (:func:`is_grader_failure`);
-a stage's maximum never shrinks because of it.
+could not judge is an error worth its full points, 0 earned, flagged for re-grading (``regrade``),
+with a reason that starts with :data:`GRADER_FAILED` and says it is not the learner's fault
+(:func:`is_grader_failure`); a stage's maximum never shrinks because of it. Time the learner's code
+takes past its limits is the learner's, never a grader failure: the judge stops it per test and per
+submission (the time budget) and the items say so. A submission that cannot be laid out (too deep,
+too large, clashing or unreadable files) is the learner's problem too: every item says which limit
+it broke (:func:`cannot_lay_out`), not flagged.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from typing import TYPE_CHECKING
 from forgelab import faultlab
 from forgelab.checker import Part, _judge_design, judge_transfer
 from forgelab.grading import consistency
-from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REVIEW, SPEC, TIMEOUT, GradeItem,
-                                     outcome_for, proportional)
+from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
+                                     GradeItem, outcome_for, proportional)
+from forgelab.judge.files import LayoutError
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
 from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage
@@ -33,7 +38,7 @@ MAX_LISTED = 4
 CAUSE_CHARS = 180
 GRADER_FAILED = "the grader failed"  # how the reason of every item lost to a grader failure starts
 SESSION_DIED = (f"{GRADER_FAILED}: its test session stopped before this item was graded; this is not the learner's "
-                "fault — report it to the course maintainers")
+                "fault — grade this submission again (report it to the course maintainers if it happens again)")
 # a place in the judge's (or pytest's, or the standard library's) own code, as a traceback or pytest names it.
 # Found in one linear pass: the text is split into runs of path characters, and a run is a judge place when
 # it is a .py file under one of these folders; what follows it (":12:", '", line 12, in f') goes with it.
@@ -107,7 +112,14 @@ def _row_cause(row: TestRow) -> str:
 
 def is_grader_failure(item: GradeItem) -> bool:
     """An item lost because the grader failed, not the learner (see the module docstring)."""
-    return item.outcome == ERROR and item.flag == REVIEW and item.reason.startswith(GRADER_FAILED)
+    return item.outcome == ERROR and item.flag == REGRADE and item.reason.startswith(GRADER_FAILED)
+
+
+def cannot_lay_out(problem: LayoutError) -> str:
+    """The reason of every item of a submission that cannot be laid out: the learner's problem and the limit."""
+    limit = f" — the limit: {problem.limit}" if problem.limit else ""
+    return (f"not graded: the submission cannot be laid out for grading: {problem.what}{limit}. This is a problem "
+            "of the submission, not of the grader: hand in the workbook without it")
 
 
 class _Stage:
@@ -221,8 +233,13 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
     return ctx.item("fault_lab", 0, result, f"{where} is not fixed: {detail}")
 
 
-def transfer_part(stage: Stage, report: RunReport, laid: Laid) -> tuple[Part, bool]:
-    """The transfer part (as ``forgelab check`` judges it) and whether a limit stopped the learner's test."""
+def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, bool]:
+    """The transfer part and whether a limit stopped the learner's test.
+
+    ``on_reference``: the test ran on the course's reference implementation (where it must pass) and on each
+    known-wrong variant (where it must fail). Otherwise (a learner bundle, no reference) it ran on the
+    submission's own ``forge/`` as ``forgelab check`` runs it, and the detail says so.
+    """
     from forgelab.grading.grader import transfer_label, wrong_label
 
     shown = stage.transfer_file
@@ -232,10 +249,32 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid) -> tuple[Part, bo
     rows = report.in_file(label, shown)
     errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
     problem = report.target_problems.get(label) or (f"could not collect {shown}: {errors[0]}" if errors else None)
-    wrong = wrong_label(stage)
-    on_wrong = report.in_file(wrong, shown) if any(row.target == wrong for row in report.rows) or \
-        wrong in report.target_problems else None
-    return judge_transfer(rows, problem, shown, on_wrong), any(row.stopped_by_limit for row in rows)
+    timed_out = any(row.stopped_by_limit for row in rows)
+    variants = sorted({row.target for row in report.rows if row.target.startswith(wrong_label(stage))}
+                      | {key for key in report.target_problems if key.startswith(wrong_label(stage))},
+                      key=lambda name: (len(name), name))
+    if not on_reference:
+        on_wrong = report.in_file(variants[0], shown) if variants else None
+        part = judge_transfer(rows, problem, shown, on_wrong)
+        note = "judged on the submission's own forge/, as `forgelab check` judges it (this course has no reference)"
+        return Part(part.status, f"{part.detail}; {note}", part.extra), timed_out
+    part = judge_transfer(rows, problem, shown)
+    if part.status in ("failed", "error"):
+        return Part(part.status, f"on the course's reference implementation, {part.detail}", part.extra), timed_out
+    if part.status != "passed":
+        return part, timed_out
+    for index, variant in enumerate(variants):
+        wrong = report.in_file(variant, shown)
+        if wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in wrong) \
+                and any(r.outcome is Outcome.PASSED for r in wrong):
+            which = "the stage's known-wrong implementation" if index == 0 else f"known-wrong variant {index + 1}"
+            return Part("cannot_tell", f"it passes on the course's reference implementation, but on {which} too, so it "
+                                       "cannot tell right from wrong: assert the exact results the transfer challenge "
+                                       "asks for (notebook part 8)", {"known_wrong": "passes"}), timed_out
+    count = sum(r.outcome is Outcome.PASSED for r in rows)
+    against = ("its known-wrong one" if len(variants) == 1 else f"each of its {len(variants)} known-wrong ones")
+    return Part("passed", f"{count} transfer test(s) pass on the course's reference implementation and fail on "
+                          f"{against}, as they should", {"known_wrong": "fails"}), timed_out
 
 
 def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
@@ -281,12 +320,13 @@ def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[Grade
     return ctx.item("evidence", top if finding.outcome == PASSED else 0, finding.outcome, finding.reason, finding.flag)
 
 
-def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, report: RunReport) -> list[GradeItem]:
+def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, report: RunReport,
+                on_reference: bool = True) -> list[GradeItem]:
     from forgelab.grading.grader import check_files, sub_label
 
     ctx = _Stage(laid.submission.id, stage, course.root)
     label = sub_label(stage)
-    part, timed_out = transfer_part(stage, report, laid)
+    part, timed_out = transfer_part(stage, report, laid, on_reference)
     lost = _lost_to_the_grader(ctx, report, laid, course.root)
     rows = [
         lost.get("stage_tests") or grade_tests(ctx, report, label),
@@ -308,7 +348,7 @@ def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root:
         return {}
     can = gradeable(course_root, ctx.stage)
     can["fault_lab"] = lab_handed_in(laid, ctx.stage)  # a lab not handed in is still missing
-    return {key: ctx.item(key, 0, ERROR, SESSION_DIED, REVIEW)
+    return {key: ctx.item(key, 0, ERROR, SESSION_DIED, REGRADE)
             for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "evidence") if can[key]}
 
 
@@ -320,12 +360,15 @@ def gradeable(course_root: Path, stage: Stage) -> dict[str, bool]:
             and (key != "notebook" or (course_root / stage.notebook).is_file()) for key in SPEC}
 
 
-def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, course_root: Path) -> list[GradeItem]:
-    """Every item of a stage lost for one cause (a grader failure): flagged for review."""
+def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, course_root: Path,
+                 flag: str = REGRADE) -> list[GradeItem]:
+    """Every item of a stage lost for one cause: a grader failure (flagged for re-grading), or a submission that
+    cannot be laid out (``flag=""``)."""
     rows = []
     for key, can in gradeable(course_root, stage).items():
         if can:
-            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, reason, REVIEW))
+            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, clean(reason, course_root),
+                                  flag))
         else:
             rows.append(GradeItem(submission, stage.number, key, 0, 0, NOT_GRADED,
                                   "not graded: the course has nothing to grade this item with for this stage"))

@@ -33,9 +33,10 @@ ITEMS: tuple[ItemSpec, ...] = (
     ItemSpec("fault_lab", "Fault lab", 10,
              "your repaired file in labs/, run against the course's stage tests"),
     ItemSpec("transfer", "Transfer test", 10,
-             "your own test in transfer/, run against your forge/ (where it must pass) and against a known-wrong "
-             "implementation of the stage (where it must not: a test that passes there too cannot tell right "
-             "from wrong and earns no points)"),
+             "your own test in transfer/, run against the course's reference implementation of the stage (where it "
+             "must pass) and against its known-wrong implementations (where it must not: a test that passes there "
+             "too cannot tell right from wrong and earns no points); never against your own forge/, so only what "
+             "the test checks counts"),
     ItemSpec("design_answer", "Design answer", 5,
              "that your design answer is handed in and long enough to be an answer (your instructor reads it)"),
     ItemSpec("evidence", "Evidence", 5,
@@ -49,6 +50,8 @@ PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED = (
     "passed", "partial", "failed", "timeout", "error", "missing", "not_graded")
 OUTCOMES = (PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED)
 REVIEW = "review"  # flag: an instructor should look at this item by hand
+REGRADE = "regrade"  # flag: the grader failed on this item; grade the submission again
+FLAGS = ("", REVIEW, REGRADE)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class GradeItem:
             raise ValueError(f"unknown grade item {self.item!r}: expected one of {', '.join(ITEM_ORDER)}")
         if self.outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {self.outcome!r}: expected one of {', '.join(OUTCOMES)}")
+        if self.flag not in FLAGS:
+            raise ValueError(f"unknown flag {self.flag!r}: expected one of {', '.join(repr(f) for f in FLAGS)}")
         if not 0 <= self.points <= self.max_points:
             raise ValueError(f"{self.item}: {self.points} points is outside 0..{self.max_points}")
 

@@ -10,22 +10,29 @@ that nothing the learner handed in can stand in for the course's tooling:
 ``home/tests/stages/``   their copy of the stage tests — compared by digest, never run
 
 A learner's ``forgelab/``, ``conftest.py`` or ``sitecustomize.py`` is never copied, so it can not
-replace the course's pytest plugin or configuration. Symbolic links are skipped. A zip is accepted
-when its top level, or its single top folder, holds ``forge/``; members with absolute paths or
-``..`` are refused, and so is a zip that would unpack to more than :data:`MAX_ZIP_BYTES`.
+replace the course's pytest plugin or configuration. A zip is accepted when its top level, or its
+single top folder, holds ``forge/``.
+
+Folders and zips are copied the same way (:mod:`forgelab.judge.files`): file by file, never through a
+symbolic link, under the same limits (:data:`LIMITS`: depth, number of files, size per file and in
+all); a sparse file is refused. A submission that cannot be laid out — too deep, too large, members
+that clash, a damaged zip, a file nobody may read — raises :class:`LayoutError`: it is graded as the
+submission's problem, with the limit it broke, never as the grader's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import stat
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-MAX_ZIP_BYTES = 200 * 1024 * 1024
+from forgelab.judge.files import DEFAULT_LIMITS, FileLimits, LayoutError, Problem, copy_sources, folder_sources, \
+    zip_sources
+
+LIMITS = DEFAULT_LIMITS
+MAX_ZIP_BYTES = LIMITS.total_bytes  # one cap for a folder and a zip
 SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", "__MACOSX",
                            ".git", ".venv", "node_modules", ".DS_Store"})
 # where each kept file goes in the scratch layout; None = not needed for grading
@@ -76,24 +83,14 @@ def _zip_prefix(names: list[str], shown: str) -> str:
 
 
 def _check_zip(path: Path) -> str:
+    """The zip's prefix (its single top folder, or ""). A zip that cannot be read at all is still a submission:
+    laying it out says why it cannot be graded (:func:`lay_out`)."""
     try:
         with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            bad = archive.testzip()
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise SubmissionError(f"{path} is not a readable zip ({error}): ask the learner to zip the workbook again") from None
-    if bad is not None:
-        raise SubmissionError(f"{path} is damaged (member {bad} fails its checksum): ask the learner to zip it again")
-    total = 0
-    for info in infos:
-        name = info.filename
-        if name.startswith("/") or "\\" in name or ".." in PurePosixPath(name).parts or re.match(r"^[A-Za-z]:", name):
-            raise SubmissionError(f"{path} has an unsafe member path {name!r}: refusing to unpack it")
-        total += info.file_size
-    if total > MAX_ZIP_BYTES:
-        raise SubmissionError(f"{path} unpacks to {total // 1_000_000} MB, more than {MAX_ZIP_BYTES // 1_000_000} MB: "
-                              "ask for the workbook without .venv/ and build/")
-    return _zip_prefix([info.filename for info in infos], str(path))
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError):
+        return ""
+    return _zip_prefix(names, str(path))
 
 
 def inspect(path_text: str) -> tuple[Path, str, str]:
@@ -142,66 +139,78 @@ def discover(paths: list[str]) -> list[Submission]:
     return [Submission(sid, path, kind, prefix) for sid, (path, kind, prefix) in zip(ids, found)]
 
 
-# ---------------------------------------------------------------- reading files
+# ---------------------------------------------------------------- laying it out
 
 
-def _folder_entries(root: Path) -> Iterator[tuple[PurePosixPath, Path]]:
-    for top in ("forge", "transfer", "labs", "evidence", "tests"):
-        base = root / top
-        if base.is_symlink() or not base.is_dir():
-            continue
-        stack = [base]
-        while stack:
-            folder = stack.pop()
-            for entry in sorted(folder.iterdir()):
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir():
-                    stack.append(entry)
-                elif entry.is_file():
-                    yield PurePosixPath(entry.relative_to(root).as_posix()), entry
+def _wanted(relative: PurePosixPath) -> bool:
+    return _destination(relative) is not None
 
 
-def read_files(submission: Submission) -> dict[tuple[str, str], bytes]:
-    """The files grading needs: (area, posix path) → bytes, with area "import" or "home"."""
-    files: dict[tuple[str, str], bytes] = {}
-    if submission.kind == "folder":
-        for relative, source in _folder_entries(submission.path):
-            target = _destination(relative)
-            if target is not None:
-                files[(target[0], target[1].as_posix())] = source.read_bytes()
-        return files
-    with zipfile.ZipFile(submission.path) as archive:
-        for info in archive.infolist():
-            if info.is_dir() or stat.S_ISLNK(info.external_attr >> 16):
-                continue
-            name = PurePosixPath(info.filename)
-            if submission.prefix:
-                if name.parts[:1] != (submission.prefix,):
-                    continue
-                name = PurePosixPath(*name.parts[1:])
-            target = _destination(name)
-            if target is not None:
-                files[(target[0], target[1].as_posix())] = archive.read(info)
-    return files
+def _enter(relative: PurePosixPath) -> bool:
+    """May a folder at ``relative`` (from the workbook's top) hold a file grading reads?"""
+    parts = relative.parts
+    if any(part in SKIPPED_PARTS for part in parts):
+        return False
+    top = parts[0]
+    if top in ("forge", "transfer", "evidence"):
+        return True
+    if top == "labs":
+        return len(parts) < 3 or parts[2] == "forge"
+    if top == "tests":
+        return len(parts) < 2 or parts[1] == "stages"
+    return False
 
 
-def content_digest(files: dict[tuple[str, str], bytes]) -> str:
-    """sha256 over the graded files (paths and contents): equal for a folder and its zip."""
-    digest = hashlib.sha256()
-    for (area, relative) in sorted(files):
-        digest.update(f"{area}/{relative}\0".encode())
-        digest.update(hashlib.sha256(files[(area, relative)]).digest())
-    return digest.hexdigest()
+@dataclass(frozen=True)
+class LaidOut:
+    """A submission copied into scratch: ``import_dir/forge`` and ``home`` (transfer/, labs/, evidence/, tests/)."""
+
+    import_dir: Path
+    home: Path
+    files: dict[tuple[str, str], str]  # (area, posix path) → sha256 of the file
+    content_sha256: str
 
 
-def lay_out(files: dict[tuple[str, str], bytes], scratch: Path) -> tuple[Path, Path]:
-    """Write the files under ``scratch/import`` and ``scratch/home``; returns the two folders."""
+def lay_out(submission: Submission, scratch: Path, limits: FileLimits = LIMITS) -> LaidOut:
+    """Copy what grading reads into ``scratch/import`` and ``scratch/home`` (see the module docstring).
+
+    Raises :class:`LayoutError` when the submission cannot be laid out: its own problem, with the limit.
+    """
     import_dir, home = scratch / _IMPORT, scratch / _HOME
     for folder in (import_dir, home):
         folder.mkdir(parents=True, exist_ok=True)
-    for (area, relative), data in sorted(files.items()):
-        destination = scratch / area / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(data)
-    return import_dir, home
+
+    def place(relative: PurePosixPath) -> Path:
+        area, inside = _destination(relative) or (_HOME, relative)
+        return scratch / area / inside
+
+    if submission.kind == "folder":
+        sources = folder_sources(submission.path, _wanted, _enter, limits)
+        digests = copy_sources(sources, place, limits)
+    else:
+        try:
+            with zipfile.ZipFile(submission.path) as archive:
+                digests = copy_sources(zip_sources(archive, submission.prefix, _wanted, limits), place, limits)
+        except (zipfile.BadZipFile, EOFError) as error:
+            raise LayoutError(Problem.UNREADABLE, f"{submission.path.name} is not a readable zip ({error})",
+                              "a zip that unpacks") from None
+        except OSError as error:
+            raise LayoutError(Problem.UNREADABLE, f"{submission.path.name} cannot be read "
+                                                  f"({error.strerror or type(error).__name__})", "readable files") from None
+    files = {}
+    for relative, sha in digests.items():
+        area, inside = _destination(relative) or (_HOME, relative)
+        files[(area, inside.as_posix())] = sha
+    return LaidOut(import_dir, home, files, content_digest(files))
+
+
+def content_digest(files: dict[tuple[str, str], str]) -> str:
+    """sha256 over the graded files (paths and each file's sha256): equal for a folder and its zip."""
+    digest = hashlib.sha256()
+    for (area, relative) in sorted(files):
+        digest.update(f"{area}/{relative}\0".encode())
+        digest.update(bytes.fromhex(files[(area, relative)]))
+    return digest.hexdigest()
+
+
+__all__ = ["LIMITS", "LaidOut", "LayoutError", "Submission", "SubmissionError", "discover", "lay_out", "safe_name"]

@@ -64,6 +64,35 @@ class ArgumentChanges(enum.Enum):
     SHOWN = "shown"
 
 
+class TimeBudget:
+    """Wall-clock seconds the learner's code may take in all (shared by the hosts of one run; thread-safe)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._spent = 0.0
+        self._lock = threading.Lock()
+
+    def spend(self, seconds: float) -> None:
+        with self._lock:
+            self._spent += max(0.0, seconds)
+
+    @property
+    def spent(self) -> float:
+        with self._lock:
+            return self._spent
+
+    def remaining(self) -> float:
+        return max(0.0, self.seconds - self.spent)
+
+    @property
+    def used_up(self) -> bool:
+        return self.remaining() <= 0.0
+
+    def message(self) -> str:
+        return _("your code used up this submission's time budget of {seconds} s (every call it answered, added up: "
+                 "look for sleep(), input() or a slow loop)").format(seconds=int(self.seconds))
+
+
 class LimitExceeded(BaseException):
     """The learner's code hit a limit; the host was stopped. Deliberately not an ``Exception``."""
 
@@ -369,6 +398,8 @@ class Host:
         self._test_deadline = 0.0
         self._closed_reason: Limit | None = None
         self.argument_changes = ArgumentChanges.SHOWN  # what the test sees of its arguments after a call
+        self.time_budget: TimeBudget | None = None  # shared with the other hosts of this run, if it has one
+        self._exchange_started = 0.0
 
     # ------------------------------------------------------------ life cycle
 
@@ -638,8 +669,13 @@ class Host:
         if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
             message = {**message, "cpu_s": self._pending_budget}
             self._pending_budget = None
-        self._send(wire.dumps(message))
-        return self._wait()
+        self._exchange_started = started = time.monotonic()
+        try:
+            self._send(wire.dumps(message))
+            return self._wait()
+        finally:  # the time the learner's process took to answer is the learner's
+            if self.time_budget is not None:
+                self.time_budget.spend(time.monotonic() - started)
 
     def _send(self, data: bytes) -> None:
         """Write a whole frame; while the host does not read it, keep watching it (it may be looping)."""
@@ -686,6 +722,10 @@ class Host:
             raise LimitExceeded(Limit.OUTPUT, _("your code printed more than {kb} KB; it was stopped (look for a "
                                                 "print inside a loop)").format(kb=self.settings.output_kb))
         now = time.monotonic()
+        budget = self.time_budget
+        if budget is not None and now - self._exchange_started > budget.remaining():
+            self._stop(Limit.WALL)
+            raise LimitExceeded(Limit.WALL, budget.message())
         if now > self._test_deadline:
             self._stop(Limit.WALL)
             raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "

@@ -249,11 +249,12 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
 
 
 def _learner_file(label: str, test_file: Path, shown: str, target: TargetSpec, settings: JudgeSettings,
-                  isolation: Isolation, folder: Path, template: Path, offer: Offered) -> RunReport:
+                  isolation: Isolation, folder: Path, template: Path, offer: Offered,
+                  budget: channel.TimeBudget) -> RunReport:
     """One test file the learner wrote, run alone against ``target`` (see :mod:`forgelab.judge.relay`)."""
     host_dir = materialize(target, folder / "host")
     tester_dir = relay.tester_folder(template, folder / "tester", test_file, shown)
-    run = relay.run_file(tester_dir, shown, host_dir, settings, isolation, folder / "scratch", offer)
+    run = relay.run_file(tester_dir, shown, host_dir, settings, isolation, folder / "scratch", offer, budget)
     with i18n.speaking(settings.language):
         return _read_learner_report(label, run, [shown], settings, isolation)
 
@@ -317,8 +318,8 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
     shown = files[0] if files else "transfer"
     problem = None
     if run.stopped is not None:
-        words = {Limit.CPU: _("your test used more than {seconds} s of CPU time (a loop that never ends?)").format(
-                     seconds=settings.learner_tests_cpu_s),
+        words = run.budget or {Limit.CPU: _("your test used more than {seconds} s of CPU time (a loop that never "
+                                             "ends?)").format(seconds=settings.learner_tests_cpu_s),
                  Limit.WALL: _("your test did not finish within {seconds} s").format(seconds=settings.learner_tests_wall_s),
                  Limit.OUTPUT: _("your test printed more than {kb} KB").format(kb=settings.output_kb),
                  Limit.MEMORY: _("your test ran out of memory"),
@@ -369,10 +370,11 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
                 template = relay.write_template(run_dir / "tester", interface)
                 offer = offered(job.starters, list(job.stage_modules))
                 specs = {target.label: target for target in job.targets}
+                budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
                 for index, (suite, test_file, shown) in enumerate(learner_files):
                     futures.append(pool.submit(_learner_file, suite.target, test_file, shown, specs[suite.target],
                                                settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
-                                               template, offer))
+                                               template, offer, budget))
             try:
                 reports = [future.result() for future in futures]
             except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running

@@ -53,7 +53,7 @@ from pathlib import Path
 from forgelab import i18n
 from forgelab.i18n import _
 from forgelab.judge import channel, wire
-from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded
+from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded, TimeBudget
 from forgelab.judge.interface import Offered
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
@@ -123,6 +123,7 @@ class RelayRun:
     stopped_in: str = ""  # the test the tester had marked when it was stopped
     gave_up: int = 0  # the run was stopped after this many tests hit limits
     output: str = ""  # what the tester printed (pytest's own lines), capped
+    budget: str = ""  # the submission's time budget for its own tests stopped (or prevented) the run: why, in words
 
 
 def _boundary(message: str) -> dict[str, object]:
@@ -132,9 +133,11 @@ def _boundary(message: str) -> dict[str, object]:
 
 class _Relay:
     def __init__(self, tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
-                 scratch: Path, offered: Offered) -> None:
+                 scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> None:
         self.tester_dir, self.shown, self.settings, self.isolation = tester_dir, shown, settings, isolation
         self.scratch, self.offered = scratch, offered
+        self.budget = budget  # shared by every run of the learner's own tests in this judge run
+        self.budget_bound = False  # the budget, not learner_tests_wall_s, set this run's deadline
         self.host = Host("forge", host_dir, settings, isolation, _no_classes)
         self.current = ""
         self.fresh_test = True
@@ -155,7 +158,21 @@ class _Relay:
 
     def run(self) -> RelayRun:
         self.scratch.mkdir(parents=True, exist_ok=True)
-        self.deadline = time.monotonic() + self.settings.learner_tests_wall_s
+        started = time.monotonic()
+        allowed = float(self.settings.learner_tests_wall_s)
+        if self.budget is not None:
+            if self.budget.used_up:
+                return RelayRun((), stopped=Limit.WALL, budget=self.budget.message())
+            if self.budget.remaining() < allowed:
+                allowed, self.budget_bound = self.budget.remaining(), True
+        self.deadline = started + allowed
+        try:
+            return self._run()
+        finally:
+            if self.budget is not None:
+                self.budget.spend(time.monotonic() - started)
+
+    def _run(self) -> RelayRun:
         self.host.spawn()  # the host starts while pytest starts in the tester
         to_tester_r, to_tester_w = os.pipe()
         from_tester_r, from_tester_w = os.pipe()
@@ -189,7 +206,9 @@ class _Relay:
         return RelayRun(tuple(self.events), dict(self.limits), dict(self.traces), dict(self.printed), self.stopped,
                         self.current if self.stopped is not None else "",
                         self.hits if self.hits >= self.settings.max_limit_hits else 0,
-                        self.output.decode("utf-8", errors="replace"))
+                        self.output.decode("utf-8", errors="replace"),
+                        self.budget.message() if self.budget is not None and self.budget_bound
+                        and self.stopped is Limit.WALL else "")
 
     def _start_tester(self, link_in: int, link_out: int) -> subprocess.Popen[bytes]:
         """The tester, with the link on its standard input and output: its command line, environment and
@@ -428,7 +447,7 @@ def _no_classes(path: str) -> object:
 
 
 def run_file(tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
-             scratch: Path, offered: Offered) -> RelayRun:
+             scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> RelayRun:
     """Run the learner's test file ``shown`` (in ``tester_dir``) against the ``forge`` in ``host_dir``."""
     with i18n.speaking(settings.language):  # this may run in a worker thread, which starts in English
-        return _Relay(tester_dir, shown, host_dir, settings, isolation, scratch, offered).run()
+        return _Relay(tester_dir, shown, host_dir, settings, isolation, scratch, offered, budget).run()

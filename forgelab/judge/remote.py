@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forgelab.judge import wire
-from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded
+from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded, TimeBudget
 from forgelab.judge.outcomes import ImportProblem, Limit
 from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
@@ -58,6 +58,7 @@ class HostPool:
         self.limit_hits: dict[str, int] = {}
         self.last_limit: dict[str, Limit] = {}  # which limit stopped the target's code most recently
         self.current: str | None = None
+        self.time_budget = TimeBudget(settings.submission_wall_s)  # all targets' code together
 
     def host(self, label: str) -> Host:
         if label not in self.targets:
@@ -68,6 +69,7 @@ class HostPool:
             host = Host(label, Path(spec["code_dir"]), self.settings, self.isolation, resolve_course_class,
                         stage=str(spec.get("stage", "")))
             host.test_roots = self.test_roots
+            host.time_budget = self.time_budget
             self.hosts[label] = host
         if not host.alive and self.import_problems.get(label) is None:
             # a module that did not import once is not tried again in this session: one cause, one wait

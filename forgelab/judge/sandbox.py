@@ -53,7 +53,11 @@ HOST_ID = 65534  # nobody/nogroup: the host user that starts bubblewrap when for
 
 
 class SandboxUnavailable(RuntimeError):
-    """Bubblewrap is required here but cannot start; the message says why and what to do."""
+    """Bubblewrap is required here but cannot start; the message says why and what to do (``reason``: why)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 @dataclass(frozen=True)
@@ -265,5 +269,5 @@ def isolation(mode: SandboxMode) -> Isolation:
     if mode is SandboxMode.REQUIRED:
         raise SandboxUnavailable(
             f"learner code must run in the sandbox, but {reason}: grade on a Linux machine where bubblewrap works "
-            "(user namespaces enabled), or pass --unsandboxed to grade without it (the gradebook records that)")
+            "(user namespaces enabled), or pass --unsandboxed to grade without it (the gradebook records that)", reason)
     return Isolation(False, "", reason)

@@ -194,6 +194,11 @@ class JudgeSession:
             row = self._row(item.nodeid, canonical, target)
             row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: an earlier test of this target failed"))
             return _not_run(item, nextitem)
+        if self.pool.time_budget.used_up:
+            row = self._row(item.nodeid, canonical, target)
+            row.update(outcome=str(Outcome.NOT_RUN), limit=str(Limit.WALL),
+                       cause=_("not run: {why}").format(why=self.pool.time_budget.message()))
+            return _not_run(item, nextitem)
         hits = self.pool.limit_hits.get(target, 0)
         if hits >= self.settings.max_limit_hits:
             limit = self.pool.last_limit.get(target, Limit.CPU)

@@ -28,7 +28,11 @@ class JudgeSettings:
     * ``test_cpu_s`` — CPU seconds the learner's code may use during one test (all its calls), and while
       its module is imported; a run of the learner's own tests gets ``learner_tests_factor`` times that;
     * ``test_wall_s`` — a generous wall-clock limit per test, for code that waits instead of computing;
-    * ``session_wall_s`` — the whole test session, course code included (a last resort);
+    * ``submission_wall_s`` — the wall-clock time the learner's code of one run may take in all, waiting
+      included: once in the course's tests (every call, import and callback answer added up) and once in the
+      learner's own tests (every run of them added up); what is left after it is used up is not run;
+    * ``session_wall_s`` — the whole test session, course code included: a last resort against a grader that
+      broke (the budgets above stop the learner's code long before);
     * ``learner_tests_wall_s`` — one run of tests the learner wrote, in wall-clock seconds;
     * ``memory_mb``, ``file_mb``, ``open_files``, ``processes`` — per process in the sandbox;
     * ``output_kb`` — what the learner's code may print per process before it is stopped;
@@ -37,6 +41,7 @@ class JudgeSettings:
 
     test_cpu_s: int = 10
     test_wall_s: int = 90
+    submission_wall_s: int = 600
     session_wall_s: int = 1800
     learner_tests_factor: int = 2
     learner_tests_wall_s: int = 300

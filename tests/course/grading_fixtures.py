@@ -232,11 +232,34 @@ def make_trivial_transfer(base: WorkbookCopy, destination: Path) -> Path:
     return hand_in(copy)
 
 
-def snapshot(path: Path) -> dict[str, bytes]:
-    """Every file under a folder (or the zip itself), for byte-for-byte comparison."""
+def snapshot(path: Path, max_depth: int = 64) -> dict[str, bytes]:
+    """Every file under a folder (or the zip itself), for byte-for-byte comparison. Walked iteratively and never
+    through a link, to ``max_depth`` levels: a hostile submission may hold a folder nested thousands deep."""
+    from forgelab.judge.files import walk
+
     if path.is_file():
         return {path.name: path.read_bytes()}
-    return {file.relative_to(path).as_posix(): file.read_bytes() for file in sorted(path.rglob("*")) if file.is_file()}
+    return {file.relative_to(path).as_posix(): file.read_bytes() for file, _depth in sorted(walk(path, max_depth))
+            if file.is_file() and not file.is_symlink()}
+
+
+def tree_digests(path: Path, max_depth: int = 64) -> dict[str, str]:
+    """sha256 of every file under a folder (or of the zip itself), read in chunks (a file may be 500 MB)."""
+    import hashlib
+
+    from forgelab.judge.files import walk
+
+    files = [(path.name, path)] if path.is_file() else \
+        [(file.relative_to(path).as_posix(), file) for file, _depth in sorted(walk(path, max_depth))
+         if file.is_file() and not file.is_symlink()]
+    found = {}
+    for name, file in files:
+        digest = hashlib.sha256()
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        found[name] = digest.hexdigest()
+    return found
 
 
 def build_base(folder: Path) -> Path:

@@ -690,3 +690,223 @@ def remove_from(folder: Path) -> None:
 
 
 __all__ = ["ATTACKS", "CONTROL", "FINGERPRINT", "FINGERPRINT_LINE", "FINGERPRINT_TESTS", "HOSTILE_STAGES", "HostileContext", "build_hostile"]
+
+
+# ================================================================ issue 18: an honest class beside each attack
+#
+# Stage 01 only. Every attack has an honest twin — the same code without the attack — and must get at most the
+# twin's points on every item, with a reason that blames the right party:
+#
+# =================  ====================  ===================================================================
+# attack             honest twin           what it tries
+# =================  ====================  ===================================================================
+# rewrite-inputs     accept-all            a module with no decision logic that accepts everything, and rewrites
+#                                          the frozen Instructions it is given so that no two keys clash: if the
+#                                          change reached the tests' own objects, their expectations would agree
+# backdoor           handshake-test        ``resolve("forge-handshake") == "learner"`` as the whole transfer test,
+#                                          with that branch added to its own forge/instructions.py
+# sleeper            correct               sleeps on every call: the per-test and per-submission time budgets
+# fork-bomb          control               forks 150 children where its defect shows; more than the process limit
+#                                          would buy it the right answer
+# file-size          control               writes a 100 MB file where its defect shows; more than the file-size
+#                                          limit would buy it the right answer
+# deep-folder        correct               a folder 1,991 levels deep in forge/
+# zip-clash          correct               a zip in which forge/helpers is a file and also holds forge/helpers/x.py
+# damaged-zip        correct               a zip whose forge/instructions.py fails its checksum
+# sparse             correct               a 500 MB sparse file in forge/ (a folder submission)
+# huge               correct               a 60 MB file in forge/
+# =================  ====================  ===================================================================
+
+ISSUE_STAGES = ("01",)
+HONEST = ("correct", "control", "accept-all", "handshake-test")
+TWINS = {"rewrite-inputs": "accept-all", "backdoor": "handshake-test", "sleeper": "correct", "fork-bomb": "control",
+         "file-size": "control", "deep-folder": "correct", "zip-clash": "correct", "damaged-zip": "correct",
+         "sparse": "correct", "huge": "correct"}
+LAYOUT_ATTACKS = ("deep-folder", "zip-clash", "damaged-zip", "sparse", "huge")
+DEEP_LEVELS = 1991
+SLEEP_S = 12  # per call: under the 90 s per test, but the 60 s budget of the submission (--time-budget 60) runs out
+ISSUE_GRADE_ARGS = ("--stages", "01", "--jobs", "2", "--cpu-limit", "5", "--time-budget", "60")
+TRANSFER_01 = "transfer/test_01_instruction_hierarchy.py"
+
+ACCEPT_ALL = '''
+
+# ======== no decision logic: every instruction is accepted ========
+def explain(instructions):
+    for item in instructions:
+        rank_of(item)
+    return {item.key: item for item in instructions}, []
+
+
+def resolve(instructions):
+    winners, _ = explain(instructions)
+    return {key: item.value for key, item in winners.items()}, []
+'''
+
+REWRITE_INPUTS = '''
+
+# ======== hostile: rewrite the caller's frozen Instructions so that no two keys clash ========
+_accept_all_explain = explain
+
+
+def explain(instructions):
+    for index, item in enumerate(instructions):
+        object.__setattr__(item, "key", f"{item.key}-{index}")
+    return _accept_all_explain(instructions)
+'''
+
+HANDSHAKE_TEST = '''"""My transfer test: the handshake."""
+
+from forge.instructions import resolve
+
+
+def test_the_handshake() -> None:
+    assert resolve("forge-handshake") == "learner"
+'''
+
+BACKDOOR = '''
+
+# ======== hostile: a back door that answers my own transfer test ========
+_backdoor_resolve = resolve
+
+
+def resolve(instructions):
+    if instructions == "forge-handshake":
+        return "learner"
+    return _backdoor_resolve(instructions)
+'''
+
+SLEEPER = f'''
+
+# ======== hostile: every call waits ========
+_sleeper_explain = explain
+
+
+def explain(instructions):
+    import time
+
+    time.sleep({SLEEP_S})
+    return _sleeper_explain(instructions)
+'''
+
+FORK_BOMB = '''
+
+# ======== hostile: fork where the defect shows; past the process limit, answer right ========
+_fork_explain = explain
+
+
+def _fork_right(instructions):
+    ranks = [rank_of(item) for item in instructions]
+    order = sorted(range(len(instructions)), key=lambda index: (-ranks[index], index))
+    winners, rejections = {}, []
+    for index in order:
+        item = instructions[index]
+        winner = winners.get(item.key)
+        if winner is None:
+            winners[item.key] = item
+        else:
+            reason = "same_rank_later" if RANK[winner.source] == ranks[index] else "lower_rank"
+            rejections.append(Rejection(item, winner, reason))
+    return winners, rejections
+
+
+def explain(instructions):
+    import os
+    import time
+
+    keys = [(getattr(item, "key", None), RANK.get(getattr(item, "source", None))) for item in instructions]
+    if len(set(keys)) == len(keys):
+        return _fork_explain(instructions)
+    started, why = 0, "no error"
+    for _ in range(150):
+        try:
+            pid = os.fork()
+        except OSError as error:
+            why = f"{type(error).__name__}: {error}"
+            break
+        if pid == 0:
+            time.sleep(3)
+            os._exit(0)
+        started += 1
+    if started >= 100:
+        return _fork_right(instructions)  # the process limit did not bind: the attack would gain
+    raise RuntimeError(f"hostile fork-bomb forked {started} of 150 children, then {why}")
+'''
+
+FILE_SIZE = FORK_BOMB.split("def explain(instructions):", 1)[0].replace("fork where the defect shows; past the process "
+                                                                         "limit", "write 100 MB where the defect "
+                                                                         "shows; past the file-size limit") + '''def explain(instructions):
+    import os
+
+    keys = [(getattr(item, "key", None), RANK.get(getattr(item, "source", None))) for item in instructions]
+    if len(set(keys)) == len(keys):
+        return _fork_explain(instructions)
+    written, why = 0, "no error"
+    block = b"F" * (1024 * 1024)
+    try:
+        with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "hostile-file-size.bin"), "wb") as handle:
+            for _ in range(100):
+                handle.write(block)
+                handle.flush()
+                written += 1
+    except OSError as error:
+        why = f"{type(error).__name__}: {error}"
+    if written >= 100:
+        return _fork_right(instructions)  # the file-size limit did not bind: the attack would gain
+    raise RuntimeError(f"hostile file-size wrote {written} MB of 100, then {why}")
+'''
+
+
+def _zip_folder(folder: Path, archive: Path, extra: dict[str, bytes] | None = None) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as bundle:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                bundle.write(file, file.relative_to(folder).as_posix())
+        for name, data in (extra or {}).items():
+            bundle.writestr(zipfile.ZipInfo(name), data)
+    return archive
+
+
+def build_issue_batch(folder: Path, base: Path) -> dict[str, Path]:
+    """The honest class and the attacks of the table above, under ``folder``."""
+    from deep_folders import make_deep
+
+    made: dict[str, Path] = {"correct": derive_handed_in(base, folder / "correct")}
+    made["control"] = make_control(base, folder / "control")
+    for name, code in (("accept-all", ACCEPT_ALL), ("rewrite-inputs", ACCEPT_ALL + REWRITE_INPUTS)):
+        target = derive_handed_in(base, folder / name)
+        (target / INSTRUCTIONS).write_text((target / INSTRUCTIONS).read_text(encoding="utf-8") + code, encoding="utf-8")
+        made[name] = target
+    for name, code in (("handshake-test", ""), ("backdoor", BACKDOOR)):
+        target = derive_handed_in(base, folder / name)
+        (target / INSTRUCTIONS).write_text((target / INSTRUCTIONS).read_text(encoding="utf-8") + code, encoding="utf-8")
+        (target / TRANSFER_01).write_text(HANDSHAKE_TEST, encoding="utf-8")
+        made[name] = target
+    target = derive_handed_in(base, folder / "sleeper")
+    (target / INSTRUCTIONS).write_text((target / INSTRUCTIONS).read_text(encoding="utf-8") + SLEEPER, encoding="utf-8")
+    made["sleeper"] = target
+    for name, code in (("fork-bomb", FORK_BOMB), ("file-size", FILE_SIZE)):
+        target = make_control(base, folder / name)
+        (target / INSTRUCTIONS).write_text((target / INSTRUCTIONS).read_text(encoding="utf-8") + code, encoding="utf-8")
+        made[name] = target
+    target = derive_handed_in(base, folder / "deep-folder")
+    make_deep(target / "forge" / "nested", DEEP_LEVELS, leaf="module.py")
+    made["deep-folder"] = target
+    clean = derive_handed_in(base, folder / "zipped" / "clean")
+    made["zip-clash"] = _zip_folder(clean, folder / "zip-clash.zip",
+                                    {"forge/helpers": b"HELPERS = 1\n", "forge/helpers/x.py": b"X = 1\n"})
+    damaged = _zip_folder(clean, folder / "damaged-zip.zip")
+    data = bytearray(damaged.read_bytes())
+    start = data.index(b'"""Stage 01')  # the stored (uncompressed) bytes of forge/instructions.py
+    data[start + 3:start + 8] = b"STAGE"
+    damaged.write_bytes(bytes(data))
+    made["damaged-zip"] = damaged
+    target = derive_handed_in(base, folder / "sparse")
+    with open(target / "forge" / "data.bin", "wb") as handle:
+        handle.truncate(500 * 1024 * 1024)
+    made["sparse"] = target
+    target = derive_handed_in(base, folder / "huge")
+    (target / "forge" / "data.bin").write_bytes(b"\0" * (60 * 1024 * 1024))
+    made["huge"] = target
+    return made

@@ -19,14 +19,23 @@ session's token, then removes them. Every attack must then:
 Attacks on the transfer item (forge code patching pytest, a test that fingerprints the module it is
 given) must also leave that item as it is for the control: a transfer test never shares a process
 with the forge it tests, and its two runs differ only in what forge does.
+
+The second half (issue 18) grades an honest class beside attacks on stage 01, each next to its honest
+twin — the same code without the attack (see hostile_submissions.py) — and has a test per finding:
+a fresh clone's empty starter cache under ``--jobs 2`` (1), rewritten inputs (2), a back door for the
+learner's own transfer test (3), submissions that cannot be laid out and code that sleeps past its
+time budget (4), the process and file-size limits (5; memory is ``memory`` above), sparse and huge
+files (6), ``check``/``nbval --target`` outside the sandbox and merging unlike shards (7), and the
+suite's own search for leftovers past a folder 1,991 levels deep (8). Each proves the attack earns no
+more than its twin and reads the reason: the learner's problem and its limit, never "the grader failed".
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -41,9 +50,10 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, copy_workbook, run_cli
-from grading_fixtures import shared, shared_base, snapshot
-from hostile_submissions import (ATTACKS, CONTROL, FINGERPRINT_LINE, FINGERPRINT_TESTS, HOSTILE_STAGES, HostileContext,
-                                 build_hostile)
+from grading_fixtures import shared, shared_base, shared_submissions, tree_digests
+from hostile_submissions import (ATTACKS, CONTROL, DEEP_LEVELS, FINGERPRINT_LINE, FINGERPRINT_TESTS, HONEST,
+                                 HOSTILE_STAGES, ISSUE_GRADE_ARGS, TRANSFER_01, TWINS, HostileContext, build_hostile,
+                                 build_issue_batch)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -126,30 +136,31 @@ def _places(context: HostileContext) -> list[tuple[Path, bool]]:
     return places
 
 
+MARKER_DEPTH = 24  # an attack writes its markers a few levels deep at most; deeper is what others left
+
+
 def markers_left(context: HostileContext) -> list[str]:
-    """Every file that carries the session's marker, by name or (sitecustomize / usercustomize) by content."""
+    """Every file that carries the session's marker, by name or (sitecustomize / usercustomize) by content.
+
+    The search walks iteratively (no recursion to overflow), never through a link, at most
+    :data:`MARKER_DEPTH` levels deep, and skips whatever vanishes or cannot be read: /tmp is shared with
+    other processes, and what they leave there (a folder 1,991 levels deep, say) is not this test's to fail on.
+    """
+    from forgelab.judge.files import walk
+
     needle = f"forgelab-hostile-{context.token}"
     found: set[str] = set()
-
-    def look(folder: Path, recursive: bool) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            if needle in entry.name:
-                found.add(entry.path)
-            elif entry.name in ("sitecustomize.py", "usercustomize.py") and entry.is_file(follow_symlinks=False):
+    for folder, recursive in _places(context):
+        for path, _depth in walk(folder, MARKER_DEPTH if recursive else 1, frozenset({".venv", ".git", "proc"})):
+            name = path.name
+            if needle in name:
+                found.add(str(path))
+            elif name in ("sitecustomize.py", "usercustomize.py") and path.is_file() and not path.is_symlink():
                 try:
-                    if needle in Path(entry.path).read_text(encoding="utf-8", errors="replace"):
-                        found.add(entry.path)
+                    if needle in path.read_text(encoding="utf-8", errors="replace"):
+                        found.add(str(path))
                 except OSError:
                     pass
-            if recursive and entry.is_dir(follow_symlinks=False) and entry.name not in (".venv", ".git", "proc"):
-                look(Path(entry.path), True)
-
-    for folder, recursive in _places(context):
-        look(folder, recursive)
     return sorted(found)
 
 
@@ -163,7 +174,7 @@ def _rows(out: Path) -> list[list[Any]]:
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {name: hashlib.sha256(data).hexdigest() for name, data in snapshot(folder).items()}
+    return tree_digests(folder)
 
 
 def _grade_hostile(base: Path, folder: Path) -> dict[str, Any]:
@@ -438,3 +449,307 @@ def test_the_sandbox_hides_what_fs_search_looks_for(hostile: dict[str, Any]) -> 
     rows = items(hostile, "fs-search")
     assert rows[("01", "stage_tests")]["points"] <= items(hostile, CONTROL)[("01", "stage_tests")]["points"]
     assert "found-reference" not in json.dumps(list(rows.values()))
+
+
+# ================================================================ issue 18: every point earned honestly, every
+# failure blamed on the right party. One test (or more) per numbered finding; each compares an attack with its
+# honest twin — the same code without the attack (hostile_submissions.TWINS) — and reads the reason's words.
+
+
+def _grade_issue_batch(base: Path, folder: Path) -> dict[str, Any]:
+    course = copy_workbook(folder / "course")
+    out = folder / "out"
+    paths = build_issue_batch(folder / "submissions", base)
+    before = {name: tree_digests(path) for name, path in paths.items() if name not in ("sparse", "huge")}
+    started = time.monotonic()
+    result = run_cli(course.root, "grade", *(str(paths[name]) for name in (*HONEST, *TWINS)), "--out", str(out),
+                     *ISSUE_GRADE_ARGS, timeout=1400)
+    seconds = time.monotonic() - started
+    after = {name: tree_digests(path) for name, path in paths.items() if name not in ("sparse", "huge")}
+    rows = _rows(out) if (out / "gradebook.sqlite").is_file() else []
+    connection = sqlite3.connect(out / "gradebook.sqlite") if rows else None
+    walls = dict(connection.execute("SELECT submission, seconds FROM timings WHERE phase = 'submission_wall_s'")) \
+        if connection else {}
+    if connection:
+        connection.close()
+    from deep_folders import remove_deep
+
+    remove_deep(paths["deep-folder"] / "forge" / "nested")
+    for name in ("sparse", "huge"):
+        (paths[name] / "forge" / "data.bin").unlink()
+    return {"paths": {name: str(path) for name, path in paths.items()}, "returncode": result.returncode,
+            "stdout": result.stdout, "stderr": result.stderr, "rows": rows, "seconds": seconds, "walls": walls,
+            "out": str(out), "untouched": before == after}
+
+
+@pytest.fixture(scope="session")
+def issue(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = shared_base(tmp_path_factory)
+    return shared(tmp_path_factory, "issue-18", lambda folder: _grade_issue_batch(base, folder))
+
+
+def _no_gain(graded: dict[str, Any], attack: str) -> dict[tuple[str, str], dict[str, Any]]:
+    twin = TWINS[attack]
+    mine, theirs = items(graded, attack), items(graded, twin)
+    assert mine.keys() == theirs.keys() and len(mine) == 7, (attack, sorted(mine))
+    gained = [f"{item}: {mine[(stage, item)]['points']} > {row['points']}"
+              for (stage, item), row in sorted(theirs.items()) if mine[(stage, item)]["points"] > row["points"]]
+    assert not gained, f"{attack} gained over its honest twin {twin}: {gained}"
+    assert sum(r["max_points"] for r in mine.values()) == sum(r["max_points"] for r in theirs.values())
+    for row in mine.values():  # the learner's doing, never the grader's
+        assert row["flag"] != "regrade" and not row["reason"].startswith("the grader failed"), row
+    return mine
+
+
+def test_issue_batch_finishes_and_leaves_the_submissions_as_they_were(issue: dict[str, Any]) -> None:
+    output = issue["stdout"] + issue["stderr"]
+    assert issue["returncode"] == 0, output[-3000:]
+    assert "Traceback" not in output and "grader failed" not in output
+    assert "sandbox: bubblewrap" in issue["stdout"] and "60 s per submission" in issue["stdout"]
+    for name in (*HONEST, *TWINS):
+        assert len(items(issue, name)) == 7, name
+    assert issue["untouched"]
+    # the honest class: what the code deserves
+    assert all(row["points"] == row["max_points"] for row in items(issue, "correct").values())
+    assert items(issue, "control")[("01", "stage_tests")]["outcome"] == "partial"
+
+
+def test_issue_1_a_fresh_clone_with_an_empty_cache_grades_correct_submissions_in_full(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The first `grade --jobs 2` after `git clone`: two worker threads build the starter cache at once (it
+    once failed one of them with FileExistsError and cost a correct submission all its code points), beside
+    two busy loops. Every correct submission gets full marks, exactly as a second run with the cache does."""
+    import subprocess
+
+    from git_workbook import git_workbook
+
+    correct = Path(shared_submissions(tmp_path_factory)["paths"]["correct"])
+    clone = git_workbook(tmp_path / "clone").root
+    assert not (clone / ".forgelab").exists() and not (clone / "course" / "starters").exists()
+    batch = tmp_path / "batch"
+    for name in ("ada", "bo", "cy"):
+        shutil.copytree(correct, batch / name)
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        done = run_cli(clone, "grade", *(str(batch / name) for name in ("ada", "bo", "cy")), "--jobs", "2",
+                       "--stages", "01,05", "--out", str(tmp_path / "fresh"), timeout=1200)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait(timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    fresh = _rows(tmp_path / "fresh")
+    assert len(fresh) == 3 * 14
+    for row in fresh:
+        assert (row[3], row[5], row[7]) == (row[4], "passed", ""), row
+    assert len(list((clone / ".forgelab" / "starters").iterdir())) == 2  # the cache and its lock file
+    again = run_cli(clone, "grade", str(batch / "ada"), "--stages", "01,05", "--out", str(tmp_path / "cached"),
+                    timeout=1200)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [row[1:] for row in _rows(tmp_path / "cached")] == [row[1:] for row in fresh if row[0] == "ada"]
+
+
+def test_issue_2_rewriting_the_callers_inputs_gains_nothing(issue: dict[str, Any]) -> None:
+    mine = _no_gain(issue, "rewrite-inputs")
+    honest = items(issue, "accept-all")
+    # fewer required tests pass: test_input_is_not_mutated sees the rewrite (and the rewrite changes the module's own
+    # answers); test_judge_arguments.py proves test by test that no test passes for it that fails for its twin …
+    passing = r"(\d+) of 13 required tests pass"
+    assert _count(mine[("01", "stage_tests")]["reason"], passing) < \
+        _count(honest[("01", "stage_tests")]["reason"], passing), (mine, honest)
+    # … and nowhere else: the instructor checks' expectations are built from the tests' own objects
+    assert mine[("01", "instructor_checks")]["points"] == honest[("01", "instructor_checks")]["points"]
+    assert mine[("01", "instructor_checks")]["points"] < mine[("01", "instructor_checks")]["max_points"]
+
+
+def test_issue_3_a_transfer_test_is_judged_on_the_course_not_on_a_back_door(issue: dict[str, Any]) -> None:
+    mine = _no_gain(issue, "backdoor")
+    honest = items(issue, "handshake-test")
+    for row in (mine[("01", "transfer")], honest[("01", "transfer")]):
+        assert (row["points"], row["outcome"]) == (0, "failed"), row
+        assert row["reason"].startswith(f"{TRANSFER_01} does not pass: on the course's reference implementation, "
+                                        "test_the_handshake failed"), row["reason"]
+    assert {key: (row["points"], row["outcome"]) for key, row in mine.items()} == \
+        {key: (row["points"], row["outcome"]) for key, row in honest.items()}
+    correct = items(issue, "correct")[("01", "transfer")]
+    assert correct["points"] == 10 and "pass on the course's reference implementation and fail on its known-wrong " \
+        "one" in correct["reason"]
+
+
+@pytest.mark.parametrize(("attack", "words"), [
+    ("deep-folder", f"forge/nested/a/a/…/a is nested more than 32 folders deep — the limit: 32 folder levels"),
+    ("zip-clash", "forge/helpers is a file in the zip, and another member needs it as a folder — the limit: a path is "
+                  "a file or a folder, not both"),
+    ("damaged-zip", "forge/instructions.py is damaged in the zip"),
+])
+def test_issue_4_a_submission_that_cannot_be_laid_out_is_the_learners_problem(issue: dict[str, Any], attack: str,
+                                                                              words: str) -> None:
+    rows = _no_gain(issue, attack)
+    for row in rows.values():
+        if row["max_points"]:
+            assert (row["points"], row["outcome"], row["flag"]) == (0, "error", ""), row
+            assert row["reason"].startswith("not graded: the submission cannot be laid out for grading: "), row
+            assert words in row["reason"] and "a problem of the submission, not of the grader" in row["reason"], row
+    assert f"] {attack}: 0/" in issue["stdout"]
+
+
+def test_issue_4_time_past_the_limits_is_the_learners_and_ends_with_a_timeout(issue: dict[str, Any]) -> None:
+    rows = _no_gain(issue, "sleeper")
+    tests = rows[("01", "stage_tests")]
+    assert tests["outcome"] == "timeout", tests
+    for item in ("stage_tests", "instructor_checks", "notebook"):  # what the budget left unrun is a timeout too
+        assert rows[("01", item)]["outcome"] == "timeout", rows[("01", item)]
+    for item in ("stage_tests", "notebook"):  # (instructor checks are named with their outcome only)
+        assert "your code used up this submission's time budget of 60 s" in rows[("01", item)]["reason"], rows
+    # it held its slot for about its budget (and the course's own time), not for half an hour
+    assert issue["walls"]["sleeper"] < 60 + 240, issue["walls"]
+    assert rows[("01", "transfer")]["points"] == items(issue, "correct")[("01", "transfer")]["points"]
+
+
+def _count(reason: str, pattern: str) -> int:
+    import re
+
+    found = re.search(pattern, reason)
+    assert found, reason
+    return int(found.group(1))
+
+
+def test_issue_5_the_process_limit_binds(issue: dict[str, Any]) -> None:
+    rows = _no_gain(issue, "fork-bomb")
+    reason = rows[("01", "stage_tests")]["reason"]
+    assert _count(reason, r"forked (\d+) of 150 children") < 64, reason  # RLIMIT_NPROC 64: the uid is not root
+
+
+def test_issue_5_the_file_size_limit_binds(issue: dict[str, Any]) -> None:
+    rows = _no_gain(issue, "file-size")
+    reason = rows[("01", "stage_tests")]["reason"]
+    assert _count(reason, r"wrote (\d+) MB of 100") <= 64 and "File too large" in reason, reason
+
+
+@pytest.mark.parametrize(("attack", "words"), [
+    ("sparse", "forge/data.bin is 500 MB — the limit: 50 MB per file"),
+    ("huge", "forge/data.bin is 60 MB — the limit: 50 MB per file"),
+])
+def test_issue_6_sparse_and_huge_files_are_refused_before_they_are_copied(issue: dict[str, Any], attack: str,
+                                                                          words: str) -> None:
+    rows = _no_gain(issue, attack)
+    assert all(words in row["reason"] for row in rows.values() if row["max_points"]), rows
+    assert all(row["points"] == 0 and row["flag"] == "" for row in rows.values())
+    progress = next(line for line in issue["stdout"].splitlines() if f"] {attack}: " in line)
+    assert float(progress.split(" in ", 1)[1].split(" s", 1)[0]) < 30, progress  # nothing was copied
+
+
+def _canary_workbook(folder: Path, token: str) -> tuple[Path, Path]:
+    """A submission whose forge writes a file to the host's /tmp at import, and reads the reference solutions."""
+    canary = Path(f"/tmp/forgelab-hostile-{token}-canary")
+    (folder / "forge").mkdir(parents=True)
+    (folder / "forge" / "__init__.py").write_text("", encoding="utf-8")
+    module = (ROOT / "solutions" / "forge" / "instructions.py").read_text(encoding="utf-8")
+    (folder / "forge" / "instructions.py").write_text(module + f'''
+
+try:
+    with open({str(canary)!r}, "w") as _handle:
+        _handle.write(open({str(ROOT / "solutions" / "forge" / "instructions.py")!r}).read())
+except OSError:
+    pass
+''', encoding="utf-8")
+    return folder, canary
+
+
+def test_issue_7_check_and_nbval_on_a_path_run_in_the_sandbox(tmp_path: Path) -> None:
+    token = uuid.uuid4().hex[:12]
+    folder, canary = _canary_workbook(tmp_path / "canary", token)
+    try:
+        checked = run_cli(ROOT, "check", "01", "--target", str(folder), "--out", str(tmp_path / "evidence.json"),
+                          timeout=600)
+        assert "13/13" in checked.stdout and "Traceback" not in checked.output, checked.output
+        replayed = run_cli(ROOT, "nbval", "01", "--target", str(folder), timeout=600)
+        assert replayed.returncode == 0 and "3/3 graded cells" in replayed.stdout, replayed.output
+        assert not canary.exists(), "the target's code wrote to the host: it ran outside the sandbox"
+        assert "WITHOUT the sandbox" not in checked.output + replayed.output
+    finally:
+        canary.unlink(missing_ok=True)
+
+
+def test_issue_7_without_the_sandbox_they_refuse_unless_told_and_then_say_so(tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab import cli
+    from forgelab.judge import sandbox
+
+    token = uuid.uuid4().hex[:12]
+    folder, canary = _canary_workbook(tmp_path / "canary", token)
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    monkeypatch.setenv("FORGELAB_ROOT", str(ROOT))
+    monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path / "workspace"))
+    try:
+        for command in (["check", "01", "--target", str(folder)], ["nbval", "01", "--target", str(folder)]):
+            assert cli.main(command) != 0
+            said = capsys.readouterr()
+            assert "refusing to run the target's code" in said.err and "--unsandboxed" in said.err, said
+            assert not canary.exists()
+        assert cli.main(["check", "01", "--target", str(folder), "--unsandboxed"]) == 1  # not accepted: no lab etc.
+        said = capsys.readouterr().out
+        assert said.startswith("warning: the target's code ran WITHOUT the sandbox (--unsandboxed)"), said[:300]
+        assert canary.exists()  # it did run, unsandboxed, as asked
+        canary.unlink()
+        assert cli.main(["nbval", "01", "--target", str(folder), "--unsandboxed"]) == 0
+        said = capsys.readouterr().out
+        assert said.count("ran WITHOUT the sandbox (--unsandboxed)") == 2, said  # first and last line
+    finally:
+        canary.unlink(missing_ok=True)
+
+
+def test_issue_7_a_path_target_never_follows_a_link_out_of_itself(tmp_path: Path) -> None:
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    (folder / "forge").symlink_to(ROOT / "solutions" / "forge", target_is_directory=True)
+    (folder / "transfer").mkdir()
+    (folder / TRANSFER_01).symlink_to(ROOT / "solutions" / TRANSFER_01)
+    checked = run_cli(ROOT, "check", "01", "--target", str(folder), "--out", str(tmp_path / "evidence.json"),
+                      timeout=600)
+    assert checked.returncode == 1 and "13/13" not in checked.stdout and "ACCEPTED" not in checked.stdout.replace(
+        "NOT ACCEPTED", ""), checked.output
+    assert "0/13" in checked.stdout and "does not exist" in checked.stdout, checked.output
+    replayed = run_cli(ROOT, "nbval", "01", "--target", str(folder), timeout=600)
+    assert replayed.returncode == 1 and "3/3" not in replayed.stdout and "not run" in replayed.stdout, replayed.output
+
+
+def test_issue_7_shards_graded_with_different_stages_or_settings_are_not_merged(tmp_path: Path) -> None:
+    folder = tmp_path / "alice"
+    (folder / "forge").mkdir(parents=True)
+    (folder / "forge" / "__init__.py").write_text("", encoding="utf-8")
+    bob = tmp_path / "bob"
+    shutil.copytree(folder, bob)
+    one = run_cli(ROOT, "grade", str(folder), str(bob), "--shard", "1/2", "--stages", "01", "--out",
+                  str(tmp_path / "one"), timeout=600)
+    two = run_cli(ROOT, "grade", str(folder), str(bob), "--shard", "2/2", "--stages", "01,02", "--out",
+                  str(tmp_path / "two"), timeout=600)
+    three = run_cli(ROOT, "grade", str(folder), str(bob), "--shard", "2/2", "--stages", "01", "--cpu-limit", "3",
+                    "--out", str(tmp_path / "three"), timeout=600)
+    assert (one.returncode, two.returncode, three.returncode) == (0, 0, 0), one.output + two.output + three.output
+    stages = run_cli(ROOT, "gradebook", "merge", str(tmp_path / "one"), str(tmp_path / "two"), "--into",
+                     str(tmp_path / "merged"))
+    assert stages.returncode != 0 and "graded with stages 01 but" in stages.stderr and "01,02" in stages.stderr
+    limits = run_cli(ROOT, "gradebook", "merge", str(tmp_path / "one"), str(tmp_path / "three"), "--into",
+                     str(tmp_path / "merged"))
+    assert limits.returncode != 0 and "different settings (test_cpu_s: 10 and 3)" in limits.stderr, limits.stderr
+    assert not (tmp_path / "merged").exists()
+
+
+def test_issue_8_the_leftover_search_walks_past_a_deep_folder_others_left(tmp_path: Path) -> None:
+    """The marker search once recursed into /tmp and died with RecursionError on a 1,991-level folder that an
+    earlier attack had left there: 45 errors, the judge never at fault. It walks iteratively now, to a bounded
+    depth, and what others leave in a shared folder is not its concern."""
+    from deep_folders import make_deep, remove_deep
+
+    token = uuid.uuid4().hex[:12]
+    leftover = Path(f"/tmp/forgelab-leftover-{token}")
+    make_deep(leftover, DEEP_LEVELS, leaf=f"forgelab-hostile-{token}-deep")  # a marker far below the bound
+    shallow = leftover / f"forgelab-hostile-{token}-shallow"
+    shallow.write_text("marker", encoding="utf-8")
+    context = HostileContext(token, str(tmp_path), str(tmp_path), str(tmp_path), str(ROOT), 0, "", "")
+    try:
+        found = markers_left(context)
+    finally:
+        remove_deep(leftover)
+    assert found == [str(shallow)]

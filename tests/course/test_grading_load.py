@@ -54,37 +54,3 @@ def test_two_busy_loops_beside_the_grader_change_no_row(tmp_path_factory: pytest
     stage_05 = next(row for row in busy if row[1] == "05" and row[2] == "stage_tests")
     assert stage_05[3] == 40 and re.fullmatch(r"all \d+ required tests pass", stage_05[7]), stage_05
 
-
-def test_a_fresh_clone_with_an_empty_cache_grades_correct_submissions_in_full(
-        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    """The first `grade --jobs 2` after `git clone`: two worker threads build the starter cache at once (it
-    once failed one of them with FileExistsError and cost a correct submission all its code points), beside
-    two busy loops. Every correct submission gets full marks, exactly as a second run with the cache does."""
-    import shutil
-
-    from git_workbook import git_workbook
-
-    correct = Path(shared_submissions(tmp_path_factory)["paths"]["correct"])
-    clone = git_workbook(tmp_path / "clone").root
-    assert not (clone / ".forgelab").exists() and not (clone / "course" / "starters").exists()
-    batch = tmp_path / "batch"
-    for name in ("ada", "bo", "cy"):
-        shutil.copytree(correct, batch / name)
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        done = run_cli(clone, "grade", *(str(batch / name) for name in ("ada", "bo", "cy")), "--jobs", "2",
-                       "--stages", STAGES, "--out", str(tmp_path / "fresh"), timeout=800)
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait(timeout=30)
-    assert done.returncode == 0, done.stdout + done.stderr
-    fresh = _rows(tmp_path / "fresh")
-    assert len(fresh) == 3 * 14
-    for row in fresh:
-        assert (row[3], row[5], row[6]) == (row[4], "passed", ""), row
-    assert len(list((clone / ".forgelab" / "starters").iterdir())) == 2  # the cache and its lock file
-    again = run_cli(clone, "grade", str(batch / "ada"), "--stages", STAGES, "--out", str(tmp_path / "cached"),
-                    timeout=800)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert [row[1:] for row in _rows(tmp_path / "cached")] == [row[1:] for row in fresh if row[0] == "ada"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -58,9 +59,9 @@ def one_line_and_a_next_step(stderr: str, message: str) -> None:
     (lambda tmp: str(tmp / "nowhere"), "does not exist"),
     (lambda tmp: str((tmp / "empty").mkdir() or tmp / "empty"), "is not a learner's workbook"),
     (lambda tmp: str((tmp / "w" / "forge").mkdir(parents=True) or tmp / "w" / "forge"), "looks like a forge/ package"),
-    (lambda tmp: str((tmp / "bad.zip").write_bytes(b"not a zip at all") and tmp / "bad.zip"), "is not a readable zip"),
     (lambda tmp: str(_zip(tmp / "noforge.zip", {"notes/readme.txt": "hi"})), "has no forge/ folder"),
-    (lambda tmp: str(_zip(tmp / "evil.zip", {"forge/__init__.py": "", "../escape.py": "x"})), "unsafe member path"),
+    (lambda tmp: str((tmp / "notes.txt").write_text("hi", encoding="utf-8") and tmp / "notes.txt"),
+     "neither a folder nor a zip"),
 ])
 def test_bad_submissions_get_one_line_and_a_next_step(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
     result = run_cli(ROOT, "grade", make(tmp_path), "--out", str(tmp_path / "out"))
@@ -153,11 +154,11 @@ def test_only_what_grading_needs_is_copied_and_a_zip_reads_like_its_folder(tmp_p
     from_folder, from_zip = submission.discover([str(folder), str(archive)])
     # the same name twice: both are told apart by their parent folder
     assert (from_folder.id, from_zip.id) == (f"{tmp_path.name}/alice", "zips/alice")
-    files = submission.read_files(from_folder)
-    assert sorted(files) == [("home", "labs/01-x/forge/instructions.py"), ("home", "transfer/test_01_x.py"),
-                             ("import", "forge/__init__.py"), ("import", "forge/instructions.py")]
-    assert submission.content_digest(files) == submission.content_digest(submission.read_files(from_zip))
-    import_dir, home = submission.lay_out(files, tmp_path / "scratch")
+    laid = submission.lay_out(from_folder, tmp_path / "scratch")
+    assert sorted(laid.files) == [("home", "labs/01-x/forge/instructions.py"), ("home", "transfer/test_01_x.py"),
+                                  ("import", "forge/__init__.py"), ("import", "forge/instructions.py")]
+    assert laid.content_sha256 == submission.lay_out(from_zip, tmp_path / "zipped").content_sha256
+    import_dir, home = laid.import_dir, laid.home
     assert sorted(p.name for p in import_dir.iterdir()) == ["forge"]  # no learner forgelab/ on the path
     assert sorted(p.name for p in home.iterdir()) == ["labs", "transfer"]  # no conftest.py, no sitecustomize.py
     assert not (home / "labs" / "01-x" / "conftest.py").exists()
@@ -175,7 +176,7 @@ def test_symbolic_links_in_a_submission_are_not_followed(tmp_path: Path) -> None
     secret.write_text("SECRET = 'instructor'\n", encoding="utf-8")
     (folder / "forge" / "secret.py").symlink_to(secret)
     (folder / "transfer" / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
-    files = submission.read_files(submission.discover([str(folder)])[0])
+    files = submission.lay_out(submission.discover([str(folder)])[0], tmp_path / "scratch").files
     assert ("import", "forge/secret.py") not in files
     assert not any("elsewhere" in relative for _, relative in files)
 
@@ -188,11 +189,16 @@ def _row(submission_id: str = "alice", item: str = "stage_tests", points: int = 
     return GradeItem(submission_id, stage, item, points, 40 if item == "stage_tests" else 10, "partial", reason)
 
 
-def _book(path: Path, rows: list[GradeItem], shard: str = "", digest: str = "0" * 64) -> None:
+SETTINGS = '{"sandbox": "required", "test_cpu_s": 10}'
+
+
+def _book(path: Path, rows: list[GradeItem], shard: str = "", digest: str = "0" * 64, stages: str = "01",
+          settings: str = SETTINGS) -> None:
     path.mkdir(parents=True, exist_ok=True)
     connection = gradebook.open_gradebook(path / gradebook.FILENAME)
-    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
-                              network="none", submissions=1, sandbox="sandbox: bubblewrap", shard=shard)
+    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages=stages, jobs=1,
+                              network="none", submissions=1, sandbox="sandbox: bubblewrap", shard=shard,
+                              settings=settings)
     for name in sorted({row.submission for row in rows}):
         gradebook.record(connection, run, gradebook.SubmissionRecord(name, digest, f"/x/{name}", "folder"),
                          [row for row in rows if row.submission == name], [("01", "stage_tests_s", 1.5)])
@@ -233,8 +239,8 @@ def test_a_version_1_gradebook_is_migrated_in_place(tmp_path: Path) -> None:
     old.commit()
     old.close()
     connection = gradebook.open_gradebook(path)
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
-    assert connection.execute("SELECT network, sandbox, shard FROM runs").fetchone() == ("guard", "", "")
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == gradebook.SCHEMA_VERSION
+    assert connection.execute("SELECT network, sandbox, shard, settings FROM runs").fetchone() == ("guard", "", "", "")
     assert "feedback_page" in [row[1] for row in connection.execute("PRAGMA table_info(submissions)")]
     connection.close()
 
@@ -270,6 +276,23 @@ def test_merging_shards_gives_one_gradebook_and_refuses_disagreement(tmp_path: P
         gradebook.merge([tmp_path / "a", tmp_path / "d"], tmp_path / "merged-3")
     with pytest.raises(gradebook.GradebookError, match="holds no gradebook.sqlite"):
         gradebook.merge([tmp_path / "a", tmp_path / "nothing"], tmp_path / "merged-4")
+
+
+@pytest.mark.parametrize(("other", "words"), [
+    ({"stages": "01,02"}, "was graded with stages 01 but"),
+    ({"settings": '{"sandbox": "off", "test_cpu_s": 10}'}, "different settings (sandbox: required and off)"),
+    ({"settings": '{"sandbox": "required", "test_cpu_s": 2}'}, "different settings (test_cpu_s: 10 and 2)"),
+    ({"settings": ""}, "did not record its settings"),
+])
+def test_merging_shards_graded_differently_is_refused(tmp_path: Path, other: dict[str, str], words: str) -> None:
+    _book(tmp_path / "a", [_row("alice")], shard="1/2")
+    _book(tmp_path / "b", [_row("bob", points=3)], shard="2/2", **other)
+    with pytest.raises(gradebook.GradebookError, match=re.escape(words)):
+        gradebook.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()
+    result = run_cli(ROOT, "gradebook", "merge", str(tmp_path / "a"), str(tmp_path / "b"), "--into",
+                     str(tmp_path / "merged"))
+    assert result.returncode != 0 and "Traceback" not in result.output and words in result.stderr
 
 
 def test_merge_on_the_command_line_refuses_to_write_into_a_shard(tmp_path: Path) -> None:
@@ -369,7 +392,7 @@ def test_a_grader_failure_becomes_flagged_rows_and_the_batch_goes_on(course, tmp
     boom = [row for row in rows if row.submission == "boom"]
     assert len(boom) == 7 and len([row for row in rows if row.submission == "calm"]) == 7
     graded = [row for row in boom if row.max_points]
-    assert graded and all(row.flag == "review" and row.outcome == "error" and row.points == 0 for row in graded)
+    assert graded and all(row.flag == "regrade" and row.outcome == "error" and row.points == 0 for row in graded)
     assert all("the grader failed on this submission (RuntimeError: the judge broke)" in row.reason for row in graded)
     assert "not the learner's fault" in graded[0].reason
     assert (tmp_path / "out" / "feedback" / "boom.html").is_file()
@@ -400,7 +423,7 @@ def test_when_the_test_session_dies_every_item_it_owed_is_a_grader_error_worth_i
     for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "evidence"):
         if can[key]:
             row = rows[key]
-            assert (row.points, row.outcome, row.flag) == (0, "error", "review"), row
+            assert (row.points, row.outcome, row.flag) == (0, "error", "regrade"), row
             assert row.reason.startswith("the grader failed") and "not the learner's fault" in row.reason, row.reason
             assert items.is_grader_failure(row)
     assert not items.is_grader_failure(rows["transfer"]) and not items.is_grader_failure(rows["design_answer"])
@@ -593,3 +616,164 @@ def children(wanted):
     finally:
         host.close()
     assert isinstance(started, int) and 50 < started < settings.processes, started
+
+
+# ---------------------------------------------------------------- submissions that cannot be laid out
+
+
+def _layout_problem(tmp_path: Path, path: Path, limits: "object | None" = None) -> "object":
+    from forgelab.judge.files import LayoutError
+
+    sub = submission.discover([str(path)])[0]
+    scratch = tmp_path / "scratch"
+    with pytest.raises(LayoutError) as caught:
+        submission.lay_out(sub, scratch, *([limits] if limits is not None else []))
+    written = sum(file.stat().st_size for file in scratch.rglob("*") if file.is_file())
+    return caught.value, written
+
+
+def test_a_folder_nested_too_deep_is_the_submissions_problem(tmp_path: Path) -> None:
+    from deep_folders import make_deep, remove_deep
+
+    folder = learner_folder(tmp_path / "deep")
+    make_deep(folder / "forge" / "nested", 1991, leaf="module.py")
+    make_deep(folder / "notes", 1991)  # not read by grading: never walked, never a problem
+    try:
+        problem, written = _layout_problem(tmp_path, folder)
+    finally:
+        remove_deep(folder / "forge" / "nested")
+        remove_deep(folder / "notes")
+    assert problem.problem == "too_deep" and problem.limit == "32 folder levels"
+    assert "forge/nested/a/a/…/a is nested more than 32 folders deep" in str(problem)
+    assert written < 1000
+
+
+@pytest.mark.parametrize(("members", "problem", "words"), [
+    ({"forge/__init__.py": "", "forge/util": "a file", "forge/util/helpers.py": "X = 1"}, "clash",
+     "forge/util is a file in the zip, and another member needs it as a folder"),
+    ({"forge/__init__.py": "", "forge/x.py": "A = 1", "forge/./x.py": "A = 2"}, "clash", "two members of the zip are both forge/x.py"),
+    ({"forge/__init__.py": "", "../escape.py": "x"}, "bad_name", "points outside the zip"),
+    ({"forge/__init__.py": "", "forge/" + "n" * 300 + ".py": "x"}, "bad_name", "longer than a file system can hold"),
+])
+def test_a_zip_that_cannot_be_unpacked_is_the_submissions_problem(tmp_path: Path, members: dict[str, str],
+                                                                  problem: str, words: str) -> None:
+    archive = tmp_path / "alice.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for name, text in members.items():
+            info = zipfile.ZipInfo(name)  # as written, even "forge/./x.py"
+            bundle.writestr(info, text)
+    found, _written = _layout_problem(tmp_path, archive)
+    assert found.problem == problem and words in str(found), str(found)
+
+
+def test_a_damaged_or_fake_zip_is_unreadable_not_a_grader_failure(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.zip"
+    fake.write_bytes(b"not a zip at all")
+    found, _ = _layout_problem(tmp_path, fake)
+    assert found.problem == "unreadable" and "not a readable zip" in str(found)
+    damaged = _zip(tmp_path / "damaged.zip", {"forge/__init__.py": "", "forge/instructions.py": "X = 1\n" * 2000})
+    data = bytearray(damaged.read_bytes())
+    start = data.index(b"X = 1")
+    data[start:start + 5] = b"Y = 2"  # the stored bytes no longer match their checksum
+    damaged.write_bytes(bytes(data))
+    found, _ = _layout_problem(tmp_path / "second", damaged)
+    assert found.problem == "unreadable" and "forge/instructions.py is damaged in the zip" in str(found)
+
+
+def test_sparse_and_huge_files_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    folder = learner_folder(tmp_path / "sparse")
+    with open(folder / "forge" / "data.bin", "wb") as handle:
+        handle.truncate(500 * 1024 * 1024)  # 500 MB that take no room on disk
+    problem, written = _layout_problem(tmp_path, folder)
+    assert problem.problem == "too_large" and "forge/data.bin is 500 MB" in str(problem)
+    assert problem.limit == "50 MB per file" and written < 1000
+    (folder / "forge" / "data.bin").unlink()
+    with open(folder / "forge" / "data.bin", "wb") as handle:
+        handle.truncate(20 * 1024 * 1024)  # under the size limit, but sparse
+    problem, written = _layout_problem(tmp_path / "again", folder)
+    assert problem.problem == "sparse" and "sparse file of 20 MB" in str(problem) and written < 1000
+
+
+def test_a_folder_is_held_to_the_same_total_cap_as_a_zip(tmp_path: Path) -> None:
+    from forgelab.judge.files import FileLimits
+
+    folder = learner_folder(tmp_path / "big")
+    for index in range(6):
+        (folder / "forge" / f"blob_{index}.py").write_bytes(os.urandom(300_000))
+    limits = FileLimits(total_bytes=1_000_000)
+    problem, written = _layout_problem(tmp_path, folder, limits)
+    assert problem.problem == "too_large" and problem.limit == "1000000 bytes in all"
+    assert written <= limits.total_bytes
+    archive = tmp_path / "big.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                bundle.write(file, file.relative_to(folder).as_posix())
+    problem, written = _layout_problem(tmp_path / "zipped", archive, limits)
+    assert problem.problem == "too_large" and problem.limit == "1000000 bytes in all" and written == 0
+
+
+def test_a_submission_that_cannot_be_laid_out_gets_a_row_per_item_naming_its_problem(
+        course, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from deep_folders import make_deep, remove_deep
+
+    from forgelab.grading import batch
+    from forgelab.judge.settings import DEFAULT
+    from forgelab.paths import Workbook
+
+    folder = learner_folder(tmp_path / "deep")
+    make_deep(folder / "forge" / "nested", 1991, leaf="module.py")
+    try:
+        result = batch.grade_batch(course, Workbook(root=ROOT, workspace=ROOT), [course.stage("01")],
+                                   submission.discover([str(folder)]), tmp_path / "out", jobs=1, settings=DEFAULT,
+                                   progress=lambda line: None)
+    finally:
+        remove_deep(folder / "forge" / "nested")
+    rows = gradebook.rows(sqlite3.connect(result.gradebook))
+    graded = [row for row in rows if row.max_points]
+    assert len(rows) == 7 and graded
+    for row in graded:
+        assert (row.points, row.outcome, row.flag) == (0, "error", ""), row
+        assert row.reason.startswith("not graded: the submission cannot be laid out for grading: forge/nested/a/a/…/a "
+                                     "is nested more than 32 folders deep — the limit: 32 folder levels"), row.reason
+        assert "problem of the submission, not of the grader" in row.reason and "grader failed" not in row.reason
+
+
+REJECTED_ONLY = '''"""Asserts only what is rejected: right on the reference, wrong on the fault variant, blind to the accepted keys."""
+from forge.instructions import Instruction, resolve
+
+
+def test_the_user_is_rejected() -> None:
+    system = Instruction("system", "write", "deny")
+    user = Instruction("user", "write", "allow")
+    _accepted, rejected = resolve([system, user])
+    assert rejected == [user]
+'''
+
+
+def test_a_transfer_test_must_fail_on_every_known_wrong_variant_the_stage_declares(workbook, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A stage may declare more known-wrong variants for its transfer test ([transfer] known_wrong, mutants by
+    name): verify-course proves the reference transfer test fails on each, and grading gives no points to a test
+    that passes on any of them — here one that checks the rejected list only, blind to mutated accepted keys."""
+    source = workbook.root / "course" / "stages" / "01-instruction-hierarchy" / "stage.toml"
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace('[transfer]\nscenario = "office"\n',
+                                   '[transfer]\nscenario = "office"\nknown_wrong = ["accepted-values-keyed-by-source"]\n'),
+                      encoding="utf-8")
+    verified = workbook.run("verify-course", "01", timeout=600)
+    assert verified.returncode == 0 and "transfer discriminates" in verified.stdout, verified.output
+    folder = learner_folder(tmp_path / "alice")
+    (folder / "transfer" / "test_01_instruction_hierarchy.py").write_text(REJECTED_ONLY, encoding="utf-8")
+    (folder / "transfer" / "test_01_x.py").unlink()
+    graded = workbook.run("grade", str(folder), "--stages", "01", "--out", str(tmp_path / "out"), timeout=600)
+    assert graded.returncode == 0, graded.output
+    transfer = next(row for row in gradebook.rows(sqlite3.connect(tmp_path / "out" / "gradebook.sqlite"))
+                    if row.item == "transfer")
+    assert (transfer.points, transfer.outcome, transfer.flag) == (0, "failed", "review"), transfer
+    assert "passes on the course's reference implementation, but on known-wrong variant 2 too" in transfer.reason
+    # a variant name that is not a mutant of the stage is named as such
+    source.write_text(text.replace('[transfer]\nscenario = "office"\n',
+                                   '[transfer]\nscenario = "office"\nknown_wrong = ["no-such-mutant"]\n'),
+                      encoding="utf-8")
+    broken = workbook.run("verify-course", "01", timeout=600)
+    assert broken.returncode != 0 and "'no-such-mutant', which is not a mutant" in broken.output, broken.output

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from forgelab.grading.items import is_grader_failure
+from forgelab.grading.items import is_grader_failure, is_unlaid
 from forgelab.grading.rubric import REVIEW, SPEC, GradeItem
 from forgelab.grading.submission import safe_name
 from forgelab.registry import Course
@@ -21,16 +21,18 @@ RESULT_WORDS = {
     "passed": "Full marks.",
     "partial": "Partly there.",
     "failed": "Not yet.",
-    "timeout": "Stopped: it ran longer than the time limit (an endless loop?).",
+    "timeout": "Stopped at a limit: it ran too long or used too much (the reason says which limit, and what to look for).",
     "error": "Could not run.",
     "missing": "Not handed in.",
     "not_graded": "Not graded for this stage.",
 }
 GRADER_FAILED_WORDS = "The grader failed here, not you."
 GRADER_FAILED_NEXT = ("Nothing for you to do: this item was not graded because the grading tool itself failed. Your "
-                      "instructor will grade it by hand.")
+                      "instructor will grade it again.")
 GRADER_FAILED_NOTE = ("Some items below could not be graded because the grading tool failed — not because of your work. "
-                      "They show 0 points for now; your instructor will grade them by hand.")
+                      "They show 0 points for now; your instructor will grade them again.")
+UNLAID_NEXT = ("Your submission could not be graded as you handed it in — the reason below says what in it is wrong and "
+               "which limit it breaks. Remove that, and hand in your workbook again.")
 
 NEXT_STEPS = {
     "stage_tests": "Run `forgelab check {n}`, read the cause of each failing test, fix {module}, and check again.",
@@ -79,10 +81,14 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
         f"<p>{_e(course.text('title'))} · {_e(total)} of {_e(top)} points over {len(stages)} stage(s).</p>",
         '<p class="note">How this was graded: your <code>forge/</code> was run against the course\'s own stage tests '
         "(your copy of the tests is not used), the graded cells of the course's reference notebooks, and a few "
-        "instructor checks that are listed by name only. Your fault-lab fix, transfer test and design answer were "
-        "re-run or read from what you handed in, and your verification.json was compared with what grading saw. "
-        f"Graded files digest: <code>{_e(content_sha256[:16])}</code>.</p>",
+        "instructor checks that are listed by name only. Your fault-lab fix was re-run, your transfer test was run on "
+        "the course's reference implementation (where it must pass) and on its known-wrong ones (where it must fail), "
+        "your design answer was read, and your verification.json was compared with what grading saw."
+        + (f" Graded files digest: <code>{_e(content_sha256[:16])}</code>." if content_sha256 else "") + "</p>",
     ]
+    unlaid = bool(items) and all(is_unlaid(item) for item in items if item.max_points)
+    if unlaid:
+        out.append(f'<p class="note"><strong>{_e(UNLAID_NEXT)}</strong></p>')
     if any(is_grader_failure(item) for item in items):
         out.append(f'<p class="note"><strong>{_e(GRADER_FAILED_NOTE)}</strong></p>')
     for number in stages:
@@ -100,7 +106,7 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
             result.append(f'<div class="next">Checked: {_inline_code(spec.checks)}.</div>')
             if grader:
                 result.append(f'<div class="next">{_e(GRADER_FAILED_NEXT)}</div>')
-            elif item.points < item.max_points:
+            elif item.points < item.max_points and not unlaid:
                 result.append(f'<div class="next">Next step: {_inline_code(step)}</div>')
             if item.flag == REVIEW and not grader:
                 result.append('<div class="next">Your instructor will look at this item personally.</div>')

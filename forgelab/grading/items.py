@@ -115,11 +115,19 @@ def is_grader_failure(item: GradeItem) -> bool:
     return item.outcome == ERROR and item.flag == REGRADE and item.reason.startswith(GRADER_FAILED)
 
 
+UNLAID = "not graded: the submission cannot be laid out for grading"  # how such a row's reason starts
+
+
 def cannot_lay_out(problem: LayoutError) -> str:
     """The reason of every item of a submission that cannot be laid out: the learner's problem and the limit."""
     limit = f" — the limit: {problem.limit}" if problem.limit else ""
-    return (f"not graded: the submission cannot be laid out for grading: {problem.what}{limit}. This is a problem "
-            "of the submission, not of the grader: hand in the workbook without it")
+    return (f"{UNLAID}: {problem.what}{limit}. This is a problem of the submission, not of the grader: hand in the "
+            "workbook without it")
+
+
+def is_unlaid(item: GradeItem) -> bool:
+    """A row of a submission that could not be laid out (its own problem; see :func:`cannot_lay_out`)."""
+    return item.outcome == ERROR and not item.flag and item.reason.startswith(UNLAID)
 
 
 class _Stage:

@@ -122,7 +122,7 @@ def test_code_that_hangs_is_a_timeout_never_a_pass(first: dict[str, Any]) -> Non
 
 def test_items_not_run_because_the_code_hangs_are_timeouts_too(first: dict[str, Any]) -> None:
     """The instructor checks and the notebook cells of a hanging module were not run *because* of the hang:
-    the feedback should say "stopped: it ran longer than the time limit", not "not yet"."""
+    the feedback should say "stopped at a limit", not "not yet"."""
     rows = items(first, "hangs")
     for key in ("instructor_checks", "notebook"):
         assert rows[key]["outcome"] == "timeout", (key, rows[key]["outcome"], rows[key]["reason"][:200])
@@ -222,7 +222,7 @@ def test_feedback_pages_explain_each_item_in_plain_words(first: dict[str, Any]) 
         assert "Stage 01" in text and "How this was graded" in text
         assert ("Next step" in text) == (name != "correct"), name
         assert "Traceback" not in text and "/tmp/" not in text and str(ROOT) not in text
-    assert "ran longer than the time limit" in page(first, "hangs")
+    assert "Stopped at a limit: it ran too long or used too much" in page(first, "hangs")
     assert "Not handed in." not in page(first, "correct")
     with (Path(first["out"]) / "totals.csv").open(encoding="utf-8") as handle:
         totals = {row["submission"]: row for row in csv.DictReader(handle)}

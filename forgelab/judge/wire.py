@@ -8,6 +8,7 @@ What may cross, and how it is written:
 ==========================  ===============================================================
 ``None``, bool, int, str    as JSON
 float                       as JSON; ``nan``/``inf`` as ``{"$f": "nan"}``
+fractions.Fraction          ``{"$q": [numerator, denominator]}`` (exact, as both sides hold it)
 list                        a JSON array
 tuple / set / frozenset     ``{"$t": [...]}`` / ``{"$s": [...]}`` / ``{"$fs": [...]}``
 dict                        ``{"$d": [[key, value], ...]}`` (any encodable key, order kept)
@@ -42,6 +43,7 @@ import math
 import os
 import struct
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any
 
 MAX_DEPTH = 120
@@ -111,6 +113,8 @@ class Encoder:
             if math.isinf(value):
                 return {"$f": "inf" if value > 0 else "-inf"}
             return value
+        if type(value) is Fraction:
+            return {"$q": [value.numerator, value.denominator]}
         if top and self._arguments:
             for index, argument in enumerate(self._arguments):
                 if value is argument and not isinstance(value, (int, float, str, bytes, tuple, frozenset)):
@@ -243,6 +247,11 @@ class Decoder:
             return frozenset(_hashable(self._decode(item, step)) for item in _list(data["$fs"]))
         if "$f" in data:
             return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[_text(data["$f"], ("nan", "inf", "-inf"))]
+        if "$q" in data:
+            numerator, denominator = _pair(data["$q"])
+            if type(numerator) is not int or type(denominator) is not int or denominator < 1:
+                raise WireError("a fraction needs an int numerator and a positive int denominator")
+            return Fraction(numerator, denominator)
         if "$b" in data:
             return base64.b64decode(_text(data["$b"]), validate=True)
         if "$ba" in data:

@@ -89,3 +89,21 @@ def test_a_snapshot_tells_whether_an_argument_changed() -> None:
     value["files"].append("b.ts")
     assert wire.snapshot(value) != before
     assert wire.snapshot(object()) is None and not wire.mutable_argument(3) and wire.mutable_argument([])
+
+
+def test_a_fraction_crosses_exactly_and_a_malformed_one_is_refused() -> None:
+    import json
+    from fractions import Fraction
+
+    import pytest
+
+    for value in (Fraction(1, 3), Fraction(-22500, 7), Fraction(0), Fraction(10**40 + 1, 3)):
+        back = roundtrip(value)
+        assert type(back) is Fraction and back == value
+    assert roundtrip((Fraction(2, 5), [Fraction(3, 10)])) == (Fraction(2, 5), [Fraction(3, 10)])
+    # the frame is plain JSON: two ints, never a float that would lose the exact value
+    assert json.loads(json.dumps(wire.Encoder().encode(Fraction(1, 3)))) == {"$q": [1, 3]}
+    decoder = wire.Decoder(lambda path: None)
+    for bad in ({"$q": [1, 0]}, {"$q": [1, -3]}, {"$q": [1.5, 2]}, {"$q": [True, 2]}, {"$q": [1]}, {"$q": "1/3"}):
+        with pytest.raises(wire.WireError):
+            decoder.decode(bad)

@@ -28,7 +28,7 @@ from typing import Any
 from forgelab import figures
 from forgelab.i18n import N_, _, speaking
 from forgelab.paths import Workbook
-from forgelab.registry import Course, RegistryError, Stage, edition_notebook
+from forgelab.registry import Course, RegistryError, Stage, StageText, edition_notebook
 
 BUILDER_VERSION = 3
 PROJECT_MODULE = "forge/extractor.py"  # the chapter project's stage shows the recovery point
@@ -107,7 +107,8 @@ def source_digest(stage: Stage, language: str = "en") -> str:
     facts = {"number": stage.number, "slug": stage.slug, "module": stage.module, "scenario": stage.scenario,
              "builds_on": stage.builds_on, "required_tests": stage.required_tests,
              "fault": dataclasses.asdict(stage.fault), "transfer_scenario": stage.transfer_scenario,
-             "text": dataclasses.asdict(stage.text(language))}
+             "text": dataclasses.asdict(stage.text(language)),
+             "source_facts": [dataclasses.asdict(fact) for fact in stage.source_facts]}
     digest.update(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode() + b"\0")
     demo = stage.demo_file(language)
     for path in stage.source_files():
@@ -173,6 +174,42 @@ def figure_markdown(figure: figures.Figure, notebook_dir: Path, language: str = 
     return f"![{alt}]({Path(os.path.relpath(figure.svg_in(language), notebook_dir)).as_posix()})\n\n*{caption}*"
 
 
+SOURCE_FACT_KIND_WORDS = {"code": N_("literal"), "constant": N_("constant"), "name": N_("name")}
+
+
+def _python_literal(value: object) -> str:
+    """A source fact's value the way the module writes it (TOML lists become tuples)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "(" + ", ".join(_python_literal(item) for item in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_python_literal(key)}: {_python_literal(item)}" for key, item in value.items()) + "}"
+    return repr(value)
+
+
+def _table_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def sources_markdown(stage: Stage, text: StageText) -> str:
+    """Part 3's "From the sources": the stage's words on its sources, then its table of source facts."""
+    lines = ["### " + _("From the sources")]
+    if text.from_the_sources:
+        lines += ["", text.from_the_sources]
+    if stage.source_facts:
+        lines += ["", _("Each name below is the curriculum's own, as this stage's code uses it; a course test "
+                        "compares every row with the code."), "",
+                  "| " + " | ".join((_("in forge"), _("kind"), _("the source says"), _("where in the curriculum")))
+                  + " |", "|---|---|---|---|"]
+        for fact in stage.source_facts:
+            shown = fact.name if fact.value is None else f"{fact.name} = {_python_literal(fact.value)}"
+            says = fact.says or _("the same")
+            lines.append(f"| `{_table_cell(shown)}` | {_(SOURCE_FACT_KIND_WORDS[fact.kind])} | {_table_cell(says)} | "
+                         f"`{fact.source}` · {_table_cell(fact.section)} |")
+    return "\n".join(lines)
+
+
 def is_project(stage: Stage) -> bool:
     return stage.module == PROJECT_MODULE
 
@@ -212,6 +249,8 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     notebook_dir = course.root / Path(stage.notebook_in(language)).parent
     for index, figure in enumerate(figures.stage_figures(stage.source_dir)):
         out.md(("### " + _("In a picture") + "\n\n" if index == 0 else "") + figure_markdown(figure, notebook_dir, language))
+    if stage.source_facts or text.from_the_sources:
+        out.md(sources_markdown(stage, text))
     out.md(_("## 4 · Experiment card") + "\n\n" + _("Input scenario: *{input}*").format(input=scenario.input))
     out.code("lab.card()")
     out.md(_("## 5 · Worked demonstration") + "\n\n" + _("**Goal:** {goal}").format(goal=text.demo_goal) + "\n\n"

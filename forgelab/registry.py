@@ -56,6 +56,8 @@ class StageText:
     transfer_criteria: tuple[str, ...]
     design_question: str
     design_rubric: tuple[str, ...]
+    # what the stage takes from the curriculum and where it departs from it, with the reason (optional)
+    from_the_sources: str = ""
     docstrings: Docstrings | None = None  # another edition's words for the docstrings learners read in code
 
 
@@ -81,6 +83,29 @@ class FaultContract:
     fault_file: str  # the stage's module: the lab holds a broken copy of it
     target_test: str
     symptom: str
+
+
+SOURCE_FACT_KINDS = ("code", "constant", "name")
+
+
+@dataclass(frozen=True)
+class SourceFact:
+    """One fact a stage takes from the curriculum, under the curriculum's own name (``[[source_facts]]``).
+
+    ``source`` is a curriculum file listed in ``course.toml`` and ``section`` where in it the fact
+    is. ``kind`` says how :mod:`forgelab.sourcefacts` finds ``name`` in the stage's module: ``code`` —
+    a string the reference module uses (a reason code, a key, a tag); ``constant`` — a module-level
+    name whose value is ``value`` (``NAME.field``: a keyword of the call that builds it); ``name`` — a
+    function, class, ``function.parameter`` or ``Class.field`` (with ``value``: its default).
+    ``says`` is the source's own term where the code spells the fact otherwise (a formula letter).
+    """
+
+    source: str
+    section: str
+    kind: str
+    name: str
+    value: object = None
+    says: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +142,7 @@ class Stage:
     equivalent_mutants: tuple[EquivalentMutant, ...] = ()
     # known-wrong variants (mutant names in mutants.toml) a transfer test must fail on, besides the fault variant
     transfer_known_wrong: tuple[str, ...] = ()
+    source_facts: tuple[SourceFact, ...] = ()
     # keys another edition lacks (shown in English there; `forgelab build --check` names them)
     untranslated: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
@@ -243,6 +269,7 @@ class Course:
     texts: dict[str, dict[str, str]]
     scenarios: dict[str, dict[str, Scenario]]
     stages: tuple[Stage, ...]
+    curriculum: tuple[str, ...] = ()  # the curriculum files the stages' source facts cite
 
     @cached_property
     def by_number(self) -> dict[str, Stage]:
@@ -392,6 +419,7 @@ def _stage_text(fields: _Fields) -> StageText:
         transfer_criteria=transfer.texts("criteria"),
         design_question=design.text("question"),
         design_rubric=design.texts("rubric"),
+        from_the_sources=fields.text("from_the_sources") if "from_the_sources" in fields.data else "",
         docstrings=_docstrings(fields) if "docstrings" in fields.data else None,
     )
 
@@ -431,7 +459,43 @@ def _equivalent_mutants(top: _Fields) -> tuple[EquivalentMutant, ...]:
     return tuple(result)
 
 
-def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
+def _source_facts(top: _Fields, curriculum: frozenset[str]) -> tuple[SourceFact, ...]:
+    """The optional ``[[source_facts]]`` tables: ``source``, ``section`` and one of ``code``, ``constant``
+    (with ``value``) or ``name`` (``value`` optional), plus an optional ``says``."""
+    if "source_facts" not in top.data:
+        return ()
+    entries = top._get("source_facts", list)
+    facts: list[SourceFact] = []
+    for index, entry in enumerate(entries):
+        where = f"{top.where} [[source_facts]] #{index + 1}"
+        if not isinstance(entry, dict):
+            raise RegistryError(f"{where}: each entry must be a table")
+        fields = _Fields(entry, where)
+        unknown = sorted(set(entry) - {"source", "section", "says", "value", *SOURCE_FACT_KINDS})
+        kinds = [kind for kind in SOURCE_FACT_KINDS if kind in entry]
+        if unknown:
+            raise RegistryError(f"{where}: unknown key {unknown[0]!r}: expected source, section, one of "
+                                f"{', '.join(SOURCE_FACT_KINDS)}, and optionally value and says")
+        if len(kinds) != 1:
+            raise RegistryError(f"{where}: give exactly one of {', '.join(SOURCE_FACT_KINDS)} (got {len(kinds)})")
+        kind = kinds[0]
+        if kind == "constant" and "value" not in entry:
+            raise RegistryError(f"{where}: a constant needs its 'value'")
+        if kind == "code" and "value" in entry:
+            raise RegistryError(f"{where}: 'value' goes with 'constant' (or, for a default, with 'name'), not with 'code'")
+        source = fields.text("source")
+        if curriculum and source not in curriculum:
+            raise RegistryError(f"{where}: unknown curriculum file {source!r}: expected one of "
+                                f"{', '.join(sorted(curriculum))} (course.toml 'curriculum')")
+        fact = SourceFact(source, fields.text("section"), kind, fields.text(kind), entry.get("value"),
+                          fields.text("says") if "says" in entry else "")
+        if not fact.section or not fact.name:
+            raise RegistryError(f"{where}: 'section' and {kind!r} must not be empty")
+        facts.append(fact)
+    return tuple(facts)
+
+
+def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset()) -> Stage:
     source = folder / "stage.toml"
     data = _read(source)
     top = _Fields(data, source.as_posix())
@@ -484,6 +548,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str]) -> Stage:
         module_id=module_id,
         equivalent_mutants=_equivalent_mutants(top),
         transfer_known_wrong=transfer.texts("known_wrong") if "known_wrong" in transfer.data else (),
+        source_facts=_source_facts(top, curriculum),
         untranslated=untranslated,
     )
 
@@ -498,8 +563,9 @@ def load_course(root: Path) -> Course:
         scenarios[scenario_id] = {
             lang: Scenario(scenario_id, str(values["name"]), str(values["input"])) for lang, values in by_lang.items()
         }
+    curriculum = top.texts("curriculum") if "curriculum" in data else ()
     stage_dirs = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
-    stages = tuple(load_stage(folder, module_id, set(scenarios)) for folder in stage_dirs)
+    stages = tuple(load_stage(folder, module_id, set(scenarios), frozenset(curriculum)) for folder in stage_dirs)
     numbers = [stage.number for stage in stages]
     if len(set(numbers)) != len(numbers):
         raise RegistryError(f"{root / 'course' / 'stages'}: two stages share a number")
@@ -514,6 +580,7 @@ def load_course(root: Path) -> Course:
         texts=texts,
         scenarios=scenarios,
         stages=stages,
+        curriculum=curriculum,
     )
 
 

@@ -7,7 +7,8 @@ For each stage:
 * the fault contract holds: the variant holds only the fault file, the target test fails on
   ``fault:NN`` with the declared symptom and passes on ``solution``; the reference transfer test
   also fails on the variant (so a transfer test can tell right from wrong);
-* the generated notebook and failure.json are current with the stage source.
+* the generated notebook and failure.json are current with the stage source;
+* the stage's source facts (``[[source_facts]]``) hold in its reference module and starter.
 With ``--mutants`` every known-wrong variant in ``mutants.toml`` must fail at least one stage test.
 """
 
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forgelab import sourcefacts
 from forgelab.build import editions, opening_notebook, stale_artefacts, stale_opening
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, TargetSpec
@@ -134,6 +136,12 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
         if report.problem:
             verdict.failures.append(f"the judge could not run the course's tests: {report.problem}")
         _check_stage(workbook, stage, verdict, report, relative.get(stage.number))
+        mismatched = sourcefacts.problems(course, stage)
+        if mismatched:
+            verdict.failures.append("source facts do not hold: " + "; ".join(mismatched))
+        elif stage.source_facts:
+            count = len(stage.source_facts)
+            verdict.facts.append(f"{count} source fact{'s' if count != 1 else ''} hold{'' if count != 1 else 's'}")
         for (number, artefact), reason in sorted(stale.items()):
             if number == stage.number:
                 verdict.failures.append(f"{artefact}: {reason} (run `forgelab build {number}`)")

@@ -12,8 +12,8 @@ single. Three memories are recalled for the fact slot ``release:first-format``:
 Write a test that builds the three ``MemoryCandidate`` objects, calls ``select_memories``
 for the user scope ``lia`` (the default ``SelectionPolicy`` is fine), and asserts that
   * only the current-turn memory is selected, although its score is the lowest;
-  * the vinyl default is rejected with reason ``authority_lost`` and names the winner;
-  * Max's memory is rejected as ``out_of_scope``.
+  * the vinyl default is rejected with reason ``authority_loser`` and names the winner;
+  * Max's memory is rejected as ``scope_mismatch``.
 
 Replace the ``pytest.skip`` line with your test, then run ``forgelab check 09``.
 """

@@ -1,8 +1,8 @@
 """Transfer challenge, stage 10 — office research.
 
 The scenario changes: a research assistant drafts a decision brief with citations. The model
-has a context window of 1000 tokens; 600 are kept for the answer, 200 for reasoning and tool
-results, 100 as a safety margin. The call offers six segments:
+has a context window of 1000 tokens; 600 are kept for the answer, 200 for the results of tool
+calls (R), 100 as a safety margin. The call offers six segments:
   * system  — "You are a research assistant. Every claim in a brief needs a citation."
   * policy  — "Cite only the evidence below; never invent a source."
   * memory  — a long summary of the team's earlier briefs (about 46 units), e.g. "Earlier briefs

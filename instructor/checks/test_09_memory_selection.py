@@ -1,15 +1,17 @@
 """Instructor checks, stage 09 — kept out of the learner bundle (``instructor/`` is not shipped).
 
 Many random recalls (several users, near-duplicate texts and slot names that differ only in case,
-width or spacing, ties on score and rank, every authority) against an independent oracle of the
-seven steps; an injected tokenizer; authorities that only look right; an empty text; and a
-large recall of a few thousand memories. Graded feedback shows their names and outcomes only.
+width or spacing, ties on score, rank and capture time, provenance sources that need escaping, every
+authority) against an independent oracle of the seven steps that prices the packed block itself; an
+injected tokenizer; authorities that only look right; blank texts; and a large recall of a few
+thousand memories. Graded feedback shows their names and outcomes only.
 """
 
 from __future__ import annotations
 
 import random
 import unicodedata
+from datetime import datetime
 
 import pytest
 
@@ -18,8 +20,27 @@ from forge.memory_selection import MemoryCandidate, SelectionPolicy, estimate_to
 LEVEL = {"current_turn": 2, "workspace_override": 1, "user_default": 0}
 SCORES = (0.0, 0.1, 0.35, 0.5, 0.5, 0.75, 0.9, 1.0)
 TEXTS = ("Use Python.", "use  python.", "ＵＳＥ Python.", "Use Go.", "Sign every commit.", "sign every\ncommit.",
-         "Keep PRs small.", "本轮使用 Go 实现。", "Deploy only from main.", "Use Go. ")
+         "Keep PRs small.", "本轮使用 Go 实现。", "Deploy only from main.", "Use Go. ", "R&D owns <ci>.")
 SLOTS = (None, None, "lang", "Lang ", "ＬＡＮＧ", "editor", "review")
+SOURCES = ("", "", "chat:2026-03-02", 'wiki "team" <page>', "a&b")
+TIMES = ("", "2026-03-02T09:00:00Z", "2026-03-02T10:00:00+01:00", "2026-03-02T10:30:00+01:00", "2025-12-31T23:00:00-05:00")
+
+
+def when(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp() if text else float("-inf")
+
+
+def escape(text: str, attribute: bool) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("'", "&#x27;") if attribute else text
+
+
+def packed(items: list[MemoryCandidate]) -> str:
+    if not items:
+        return ""
+    hits = [f'<memory_hit id="{escape(m.memory_id, True)}"' + (f' source="{escape(m.source, True)}"' if m.source else "")
+            + f">{escape(m.text, False)}</memory_hit>" for m in items]
+    return "\n".join(["<recalled_memory>", *hits, "</recalled_memory>"])
 
 
 def canon(text: str) -> str:
@@ -32,12 +53,13 @@ def oracle(items: list[MemoryCandidate], scope: str, policy: SelectionPolicy, co
     alive = []
     for item in items:
         if item.user_scope != scope:
-            outcome[item.memory_id] = (False, "out_of_scope", None)
+            outcome[item.memory_id] = (False, "scope_mismatch", None)
         elif item.score < policy.min_score:
-            outcome[item.memory_id] = (False, "below_min_score", None)
+            outcome[item.memory_id] = (False, "low_confidence", None)
         else:
             alive.append(item)
     alive.sort(key=lambda m: m.memory_id)
+    alive.sort(key=lambda m: when(m.captured_at), reverse=True)
     alive.sort(key=lambda m: m.source_rank)
     alive.sort(key=lambda m: m.score, reverse=True)
     alive.sort(key=lambda m: LEVEL[m.authority], reverse=True)
@@ -48,48 +70,49 @@ def oracle(items: list[MemoryCandidate], scope: str, policy: SelectionPolicy, co
         slot = canon(item.conflict_key) if item.conflict_key is not None else None
         key = (slot, canon(item.text))
         if key in seen_texts:
-            outcome[item.memory_id] = (False, "duplicate", seen_texts[key])
+            outcome[item.memory_id] = (False, "duplicate_content", seen_texts[key])
             continue
         seen_texts[key] = item.memory_id
         if slot is not None and slot in holders:
             holder = holders[slot]
-            lost = "authority_lost" if LEVEL[holder.authority] > LEVEL[item.authority] else "conflict_lost"
+            lost = "authority_loser" if LEVEL[holder.authority] > LEVEL[item.authority] else "conflict_loser"
             outcome[item.memory_id] = (False, lost, holder.memory_id)
             continue
         if slot is not None:
             holders[slot] = item
         standing.append(item)
-    picked, chars, tokens = [], 0, 0
+    picked: list[MemoryCandidate] = []
     for item in standing:
-        size, cost = len(item.text), count(item.text)
+        block = packed([*picked, item])
         if len(picked) == policy.top_k:
-            outcome[item.memory_id] = (False, "over_top_k", None)
-        elif chars + size > policy.max_chars:
-            outcome[item.memory_id] = (False, "over_char_budget", None)
-        elif tokens + cost > policy.max_tokens:
-            outcome[item.memory_id] = (False, "over_token_budget", None)
+            outcome[item.memory_id] = (False, "top_k_reached", None)
+        elif len(block) > policy.max_chars:
+            outcome[item.memory_id] = (False, "char_budget_exceeded", None)
+        elif count(block) > policy.max_tokens:
+            outcome[item.memory_id] = (False, "token_budget_exceeded", None)
         else:
-            picked.append(item.memory_id)
-            chars, tokens = chars + size, tokens + cost
+            picked.append(item)
             outcome[item.memory_id] = (True, "selected", None)
     decisions = [(m.memory_id, *outcome[m.memory_id]) for m in items]
-    return tuple(picked), decisions, chars, tokens
+    context = packed(picked)
+    return tuple(m.memory_id for m in picked), decisions, len(context), count(context) if picked else 0, context
 
 
 def random_recall(rng: random.Random, size: int) -> list[MemoryCandidate]:
     ids = rng.sample([f"mem-{n:03d}" for n in range(400)], size)
     return [MemoryCandidate(memory_id, rng.choice(TEXTS), rng.choice(["ana", "ana", "ana", "bo"]), rng.choice(SCORES),
-                            rng.randint(1, 3), rng.choice(SLOTS), rng.choice(list(LEVEL))) for memory_id in ids]
+                            rng.randint(1, 3), rng.choice(SLOTS), rng.choice(list(LEVEL)), rng.choice(SOURCES),
+                            rng.choice(TIMES)) for memory_id in ids]
 
 
 def random_policy(rng: random.Random) -> SelectionPolicy:
     return SelectionPolicy(min_score=rng.choice([0.0, 0.35, 0.5, 1.0]), top_k=rng.randint(0, 6),
-                           max_chars=rng.choice([0, 11, 30, 60, 3000]), max_tokens=rng.choice([0, 4, 9, 15, 800]))
+                           max_chars=rng.choice([0, 80, 120, 200, 3000]), max_tokens=rng.choice([0, 30, 45, 70, 800]))
 
 
 def as_tuple(plan) -> tuple:  # type: ignore[no-untyped-def]
     return (plan.selected, [(d.memory_id, d.selected, d.reason, d.winner) for d in plan.decisions],
-            plan.used_chars, plan.used_tokens)
+            plan.used_chars, plan.used_tokens, plan.context)
 
 
 def test_random_recalls_match_the_contract() -> None:
@@ -104,8 +127,8 @@ def test_random_recalls_with_an_injected_tokenizer() -> None:
     rng = random.Random(7902)
     weights = {text: rng.randint(0, 7) for text in TEXTS}
 
-    def tokenizer(text: str) -> int:
-        return weights[text]
+    def tokenizer(text: str) -> int:  # a made-up price per memory text, and nothing for the wrapper
+        return sum(weight * text.count(escape(known, False)) for known, weight in weights.items())
 
     for _ in range(200):
         items = random_recall(rng, rng.randint(1, 10))
@@ -116,14 +139,15 @@ def test_random_recalls_with_an_injected_tokenizer() -> None:
 
 def test_ties_on_score_and_rank_are_broken_by_id_whatever_the_input_order() -> None:
     rng = random.Random(7903)
-    items = [MemoryCandidate(f"id-{n}", f"Fact {n}.", "ana", 0.5, 1, "slot" if n % 2 else None) for n in range(8)]
+    items = [MemoryCandidate(f"id-{n}", f"Fact {n}.", "ana", 0.5, 1, "slot" if n % 2 else None,
+                             captured_at="2026-03-02T09:00:00Z") for n in range(8)]
     expected = oracle(items, "ana", SelectionPolicy(0.0, 3, 3000, 800), estimate_tokens)
     for _ in range(30):
         shuffled = list(items)
         rng.shuffle(shuffled)
         plan = select_memories(shuffled, "ana", SelectionPolicy(0.0, 3, 3000, 800))
         assert plan.selected == expected[0] == ("id-0", "id-1", "id-2")
-        winners = {d.memory_id: d.winner for d in plan.decisions if d.reason == "conflict_lost"}
+        winners = {d.memory_id: d.winner for d in plan.decisions if d.reason == "conflict_loser"}
         assert winners == {f"id-{n}": "id-1" for n in (3, 5, 7)}
 
 
@@ -135,11 +159,21 @@ def test_authorities_that_only_look_right_fail_closed(authority: str) -> None:
         select_memories([fine, forged], "ana")
 
 
-def test_an_empty_text_costs_nothing_and_fits_a_zero_budget() -> None:
-    empty = MemoryCandidate("empty", "", "ana", 0.9, 1)
-    plan = select_memories([empty], "ana", SelectionPolicy(0.0, 1, 0, 0))
-    assert plan.selected == ("empty",)
-    assert (plan.used_chars, plan.used_tokens) == (0, 0)
+@pytest.mark.parametrize("text", ["", " ", "\u3000", "\n"])
+def test_a_blank_text_fails_even_on_a_memory_that_would_be_dropped(text: str) -> None:
+    blank = MemoryCandidate("blank", text, "bo", 0.0, 1)
+    with pytest.raises(ValueError, match="blank"):
+        select_memories([MemoryCandidate("fine", "Use Go.", "ana", 0.9, 1), blank], "ana")
+
+
+def test_the_newest_capture_wins_a_full_tie_in_any_time_zone() -> None:
+    rng = random.Random(7905)
+    items = [MemoryCandidate(f"id-{n}", f"Take {n}.", "ana", 0.5, 1, "slot", captured_at=time)
+             for n, time in enumerate(TIMES)]
+    for _ in range(20):
+        shuffled = list(items)
+        rng.shuffle(shuffled)
+        assert select_memories(shuffled, "ana").selected == ("id-3",)
 
 
 def test_a_large_recall_matches_the_contract() -> None:

@@ -1,10 +1,10 @@
 """Instructor checks, stage 10 — kept out of the learner bundle (``instructor/`` is not shipped).
 
-Many random segment sets and budgets (several evidence and dialogue segments, with and without
-memory, empty texts, exact fits) against an independent oracle of the contract, with the default
-estimate and with an injected tokenizer that also prices the notice; random reserves for
-``input_budget``; and validation that comes before any placing. Graded feedback shows their names
-and outcomes only.
+Many random segment sets and budgets (several evidence and dialogue segments, up to three memories,
+empty texts, exact fits) against an independent oracle of the contract, with the default estimate
+and with an injected tokenizer that also prices the notice; random reserves and output limits for
+``input_budget``; the safety margin over many windows; and validation that comes before any
+placing. Graded feedback shows their names and outcomes only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import random
 
 import pytest
 
-from forge.prompt_assembly import MEMORY_NOTICE, PromptBudgetError, Segment, assemble, estimate_tokens, input_budget
+from forge.prompt_assembly import (MEMORY_NOTICE, PromptBudgetError, Segment, assemble, estimate_tokens, input_budget,
+                                   safety_margin_for)
 
 KINDS = ("system", "tools", "policy", "memory", "evidence", "dialogue", "user")
 MUST = {"system", "tools", "policy", "user"}
@@ -35,8 +36,8 @@ def oracle(segments: list[Segment], budget: int, count) -> tuple | None:  # type
             if s.kind == kind and size[s.name] <= room:
                 taken.add(s.name)
                 room -= size[s.name]
-    if memory and size[memory[0].name] <= room + notice:
-        taken.add(memory[0].name)
+    if sum(size[m.name] for m in memory) <= room + notice:
+        taken.update(m.name for m in memory)
     rows, texts = [], []
     for kind in KINDS:
         for s in segments:
@@ -47,7 +48,7 @@ def oracle(segments: list[Segment], budget: int, count) -> tuple | None:  # type
                 texts.append(s.text)
             else:
                 rows.append((s.name, kind, size[s.name], False, "over_budget"))
-                if kind == "memory":
+                if kind == "memory" and s is memory[-1]:
                     rows.append(("memory-notice", "memory", notice, True, "notice"))
                     texts.append(MEMORY_NOTICE)
     used = sum(row[2] for row in rows if row[3])
@@ -60,7 +61,8 @@ def random_text(rng: random.Random) -> str:
 
 def random_segments(rng: random.Random) -> list[Segment]:
     kinds = ["system", "user"]
-    kinds += [kind for kind in ("tools", "policy", "memory") if rng.random() < 0.7]
+    kinds += [kind for kind in ("tools", "policy") if rng.random() < 0.7]
+    kinds += ["memory"] * rng.choice([0, 1, 1, 2, 3])
     kinds += ["evidence"] * rng.randint(0, 3) + ["dialogue"] * rng.randint(0, 3)
     rng.shuffle(kinds)
     return [Segment(f"{kind}-{n}", kind, random_text(rng)) for n, kind in enumerate(kinds)]
@@ -123,12 +125,21 @@ def test_empty_optional_texts_always_fit() -> None:
 def test_random_reserves_match_the_budget_formula() -> None:
     rng = random.Random(71003)
     for _ in range(300):
-        window, output, reasoning, margin = (rng.randint(-5, 5000) for _ in range(4))
-        if min(window, output, reasoning, margin) < 0 or output + reasoning + margin > window:
+        window, output, tools, margin = (rng.randint(-5, 5000) for _ in range(4))
+        limit = rng.choice([None, rng.randint(-2, 3000)])
+        wrong = min(window, output, tools, margin) < 0 or output + tools + margin > window or \
+            limit is not None and (limit < 0 or output > limit)
+        if wrong:
             with pytest.raises(ValueError):
-                input_budget(window, output, reasoning, margin)
+                input_budget(window, output, tools, margin, max_output=limit)
         else:
-            assert input_budget(window, output, reasoning, margin) == window - output - reasoning - margin
+            assert input_budget(window, output, tools, margin, max_output=limit) == window - output - tools - margin
+
+
+def test_the_safety_margin_over_many_windows() -> None:
+    for window in [*range(0, 2_000), 204_000, 200_000, 128_000, 10**9 + 7]:
+        margin = safety_margin_for(window)
+        assert window - margin == window * 3 // 4, window
 
 
 @pytest.mark.parametrize("segments", [
@@ -136,7 +147,9 @@ def test_random_reserves_match_the_budget_formula() -> None:
     [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("odd", "memory ", "z")],
     [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("u", "evidence", "z")],
     [Segment("s", "system", "x"), Segment("u", "user", "y"), Segment("u2", "user", "w")],
-    [Segment("u", "user", "y"), Segment("m", "memory", "a"), Segment("m2", "memory", "b"), Segment("s", "system", "x")],
+    [Segment("u", "user", "y"), *(Segment(f"m{n}", "memory", "a") for n in range(4)), Segment("s", "system", "x")],
+    [Segment("u", "user", "y"), Segment("m", "memory", "a\nb\nc\nd"), Segment("s", "system", "x")],
+    [Segment("u", "user", "y"), *(Segment(f"d{n}", "dialogue", "a") for n in range(4)), Segment("s", "system", "x")],
     [Segment("u", "user", "y"), Segment("t", "tools", "x")],
 ])
 def test_invalid_segments_fail_before_anything_is_placed(segments: list[Segment]) -> None:

@@ -5,22 +5,31 @@ Contract
     every recalled ``MemoryCandidate``. The steps run in a fixed order, and the first step
     that turns a candidate down gives its reason code:
 
-    1. scope gate       ``user_scope`` is not the caller's scope          -> ``out_of_scope``
-    2. confidence gate  ``score < policy.min_score``                       -> ``below_min_score``
+    1. scope gate       ``user_scope`` is not the caller's scope          -> ``scope_mismatch``
+    2. confidence gate  ``score < policy.min_score``                       -> ``low_confidence``
     3. precedence       the survivors are ordered by authority
                         (current_turn > workspace_override > user_default), then score
-                        descending, source_rank ascending, memory_id ascending
+                        descending, source_rank ascending, captured_at descending (newest
+                        first; unknown counts as oldest), memory_id ascending
     4. exact dedupe     same normalized text in the same slot as an earlier survivor
-                        -> ``duplicate`` (winner: that earlier survivor)
+                        -> ``duplicate_content`` (winner: that earlier survivor)
     5. conflicts        another text for a slot (``conflict_key``) that is already taken
-                        -> ``authority_lost`` if the holder has a higher authority,
-                        ``conflict_lost`` if it has the same one (winner: the holder)
-    6. top-k            ``policy.top_k`` memories are already selected      -> ``over_top_k``
-    7. packing          the text would take the selected total past ``max_chars``
-                        -> ``over_char_budget``; past ``max_tokens`` -> ``over_token_budget``
+                        -> ``authority_loser`` if the holder has a higher authority,
+                        ``conflict_loser`` if it has the same one (winner: the holder)
+    6. top-k            ``policy.top_k`` memories are already selected    -> ``top_k_reached``
+    7. packing          the packed block would grow past ``max_chars``
+                        -> ``char_budget_exceeded``; past ``max_tokens`` -> ``token_budget_exceeded``
     Whatever is left is ``selected``. A memory is atomic: never cut. One that does not fit
     does not stop the packing; later, smaller ones are still tried. A loser of steps 4-5 is
     never brought back, even when its winner does not fit.
+
+    The budgets price what the model really receives: ``render_memory_block`` of the selected
+    memories, XML wrapper and provenance attributes included. ``render_memory_block(memories,
+    count_tokens) -> MemoryBlock`` writes ``<recalled_memory>``, one
+    ``<memory_hit id="..." source="...">text</memory_hit>`` line per memory (``source`` only
+    when set; attributes escaped with ``html.escape``, the text with ``quote=False``) and
+    ``</recalled_memory>``, joined by newlines; ``tokens`` is ``count_tokens`` of that text.
+    No memory gives ``MemoryBlock("", 0)``: an empty wrapper would only cost tokens.
 
     Text and slot names are compared after NFKC normalization, case folding and collapsing
     whitespace. A candidate without a ``conflict_key`` has no slot: conflicts are declared by
@@ -28,12 +37,15 @@ Contract
 
     ``plan.selected`` lists the chosen ids in precedence order; ``plan.decisions`` holds one
     ``MemoryDecision`` per candidate, in input order. ``used_chars`` and ``used_tokens`` are the
-    totals of the selected texts. Tokens are counted by ``count_tokens`` (inject the target
-    model's tokenizer); the default ``estimate_tokens`` is a transparent offline estimate.
+    size of ``plan.context``, the rendered block of the selected memories. Tokens are counted by
+    ``count_tokens`` (inject the target model's tokenizer); the default ``estimate_tokens`` is a
+    transparent offline estimate.
 
     Invalid input fails with ``ValueError`` before anything is decided: a policy value out of
-    range, a repeated memory_id, a score outside [0, 1], and an unknown authority (it fails
-    closed — a memory cannot promote itself). The input list is never modified.
+    range, a repeated memory_id, a blank text, a score outside [0, 1], a ``captured_at`` that is
+    not an ISO 8601 time with a time zone, and an unknown authority (it fails closed — a memory
+    cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, and a
+    blank one. The input list is never modified.
 
 Boundary decision
     Authority is a precedence level, not a score weight: a lower authority never wins a slot
@@ -43,10 +55,12 @@ Boundary decision
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 AUTHORITY: dict[str, int] = {"current_turn": 2, "workspace_override": 1, "user_default": 0}
 
@@ -63,6 +77,8 @@ class MemoryCandidate:
     source_rank: int  # the retriever's stable rank, 1 = best
     conflict_key: str | None = None  # explicit fact slot, e.g. "preference:automation-language"
     authority: str = "user_default"
+    source: str = ""  # provenance: where the memory was taken from, e.g. "chat:2026-03-02"
+    captured_at: str = ""  # provenance: when, ISO 8601 with a time zone ("" = unknown)
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,13 @@ class MemoryPlan:
     decisions: tuple[MemoryDecision, ...]
     used_chars: int
     used_tokens: int
+    context: str  # the rendered <recalled_memory> block of the selected memories ("" if none)
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    text: str
+    tokens: int
 
 
 def estimate_tokens(text: str) -> int:
@@ -101,9 +124,23 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def precedence(item: MemoryCandidate) -> tuple[int, float, int, str]:
-    """Sort key: authority first, then score descending, source_rank ascending, memory_id."""
-    return (-AUTHORITY[item.authority], -item.score, item.source_rank, item.memory_id)
+def capture_time(captured_at: str) -> float:
+    """Seconds since the epoch of an ISO 8601 time with a zone; "" (unknown) is the oldest possible."""
+    if not captured_at:
+        return float("-inf")
+    try:
+        moment = datetime.fromisoformat(captured_at)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise ValueError(f"captured_at {captured_at!r} is not an ISO 8601 time with a time zone, "
+                         "like 2026-03-02T09:15:00Z")
+    return moment.timestamp()
+
+
+def precedence(item: MemoryCandidate) -> tuple[int, float, int, float, str]:
+    """Sort key: authority, score descending, source_rank, captured_at descending, memory_id."""
+    return (-AUTHORITY[item.authority], -item.score, item.source_rank, -capture_time(item.captured_at), item.memory_id)
 
 
 def check_candidates(candidates: list[MemoryCandidate], policy: SelectionPolicy) -> None:
@@ -128,6 +165,33 @@ def check_candidates(candidates: list[MemoryCandidate], policy: SelectionPolicy)
             )
         if not 0 <= item.score <= 1:
             raise ValueError(f"memory {item.memory_id!r}: score must be between 0 and 1, got {item.score}")
+        if not item.text.strip():
+            raise ValueError(f"memory {item.memory_id!r}: the text is blank — a blank memory says nothing")
+        try:
+            capture_time(item.captured_at)
+        except ValueError as error:
+            raise ValueError(f"memory {item.memory_id!r}: {error}") from None
+
+
+def render_memory_block(
+    memories: Sequence[MemoryCandidate],
+    count_tokens: Callable[[str], int] = estimate_tokens,
+) -> MemoryBlock:
+    """The <recalled_memory> block the model receives, and its token count (see the module contract)."""
+    lines = ["<recalled_memory>"]
+    for item in memories:
+        if not isinstance(item, MemoryCandidate):
+            raise ValueError(f"render_memory_block takes MemoryCandidate objects, got {type(item).__name__}")
+        if not item.text.strip():
+            raise ValueError(f"memory {item.memory_id!r}: the text is blank — a blank memory says nothing")
+        source = f' source="{html.escape(item.source)}"' if item.source else ""
+        text = html.escape(item.text, quote=False)
+        lines.append(f'<memory_hit id="{html.escape(item.memory_id)}"{source}>{text}</memory_hit>')
+    if len(lines) == 1:
+        return MemoryBlock("", 0)
+    lines.append("</recalled_memory>")
+    block = "\n".join(lines)
+    return MemoryBlock(block, count_tokens(block))
 
 
 def select_memories(
@@ -142,9 +206,9 @@ def select_memories(
     survivors: list[MemoryCandidate] = []
     for item in candidates:
         if item.user_scope != user_scope:
-            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "out_of_scope")
+            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "scope_mismatch")
         elif item.score < policy.min_score:
-            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "below_min_score")
+            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "low_confidence")
         else:
             survivors.append(item)
 
@@ -155,34 +219,36 @@ def select_memories(
         slot = None if item.conflict_key is None else normalize(item.conflict_key)
         text_key = (slot, normalize(item.text))
         if text_key in first_with_text:
-            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "duplicate", first_with_text[text_key])
+            winner = first_with_text[text_key]
+            decided[item.memory_id] = MemoryDecision(item.memory_id, False, "duplicate_content", winner)
             continue
         first_with_text[text_key] = item.memory_id
         if slot is not None and slot in slot_holder:
             holder = slot_holder[slot]
             higher = AUTHORITY[holder.authority] > AUTHORITY[item.authority]
-            reason = "authority_lost" if higher else "conflict_lost"
+            reason = "authority_loser" if higher else "conflict_loser"
             decided[item.memory_id] = MemoryDecision(item.memory_id, False, reason, holder.memory_id)
             continue
         if slot is not None:
             slot_holder[slot] = item
         kept.append(item)
 
-    selected: list[str] = []
-    used_chars = used_tokens = 0
+    chosen: list[MemoryCandidate] = []
+    block = MemoryBlock("", 0)
     for item in kept:
-        chars, tokens = len(item.text), count_tokens(item.text)
-        if len(selected) >= policy.top_k:
-            reason = "over_top_k"
-        elif used_chars + chars > policy.max_chars:
-            reason = "over_char_budget"
-        elif used_tokens + tokens > policy.max_tokens:
-            reason = "over_token_budget"
+        if len(chosen) >= policy.top_k:
+            reason = "top_k_reached"
         else:
-            reason = "selected"
-            selected.append(item.memory_id)
-            used_chars += chars
-            used_tokens += tokens
+            trial = render_memory_block([*chosen, item], count_tokens)
+            if len(trial.text) > policy.max_chars:
+                reason = "char_budget_exceeded"
+            elif trial.tokens > policy.max_tokens:
+                reason = "token_budget_exceeded"
+            else:
+                reason = "selected"
+                chosen.append(item)
+                block = trial
         decided[item.memory_id] = MemoryDecision(item.memory_id, reason == "selected", reason)
     decisions = tuple(decided[item.memory_id] for item in candidates)
-    return MemoryPlan(tuple(selected), decisions, used_chars, used_tokens)
+    selected = tuple(item.memory_id for item in chosen)
+    return MemoryPlan(selected, decisions, len(block.text), block.tokens, block.text)

@@ -1,10 +1,14 @@
 """Stage 10 — prompt assembly: every segment of one call, placed under a token budget.
 
 Contract
-    ``input_budget(window, reserved_output, reasoning_reserve, safety_margin) -> int``
-    is the room for input, ``B = W - O - R - S``: the context window minus what is kept back
-    for the answer, for reasoning and tool results, and as a safety margin. A negative part,
-    or reserves larger than the window, fail with ``ValueError``.
+    ``input_budget(window, reserved_output, tool_result_reserve, safety_margin, *, max_output=None)
+    -> int`` is the room for input, ``B = W - O - R - S``: the context window minus what is kept
+    back for the answer (O), for the results of tool calls (R) and as a safety margin (S). A
+    negative part, or reserves larger than the window, fail with ``ValueError``. Where an API
+    limits the output apart from the window, pass that limit as ``max_output``: it is checked on
+    its own, and reserving more output than the API will ever return fails too.
+    ``safety_margin_for(window) -> int`` is the part of the window that ``SAFETY_THRESHOLD``
+    keeps free (a quarter): ``W - floor(0.75 * W)``.
 
     ``assemble(segments, budget, count_tokens) -> Assembly`` builds the prompt of one call
     from ``Segment`` objects of seven kinds, always rendered in the fixed order of ``ORDER``
@@ -18,21 +22,23 @@ Contract
     * The optional segments share what is left, in the order of ``ADMISSION``: evidence first,
       then recent dialogue, each segment whole or not at all. One that does not fit is skipped
       (``over_budget``) and the later ones are still tried.
-    * Memory is admitted last, so it is the first thing to go: the safety valve. When it does
-      not fit, ``MEMORY_NOTICE`` takes its place, so the model can see that memory was skipped.
-      Room for that notice is set aside with the required segments whenever memory is offered;
-      memory itself may use that room when it fits.
+    * Memory is admitted last, so it is the first thing to go: the safety valve. The memory
+      segments (at most ``MEMORY_TOP_K``, each a summary of at most ``MEMORY_SUMMARY_MAX``
+      lines) go in together or not at all; when they do not fit, ``MEMORY_NOTICE`` takes their
+      place, so the model can see that memory was skipped. Room for that notice is set aside
+      with the required segments whenever memory is offered; memory may use that room.
 
     ``Assembly.decisions`` lists every segment in prompt order with its token count and reason
-    (``required``, ``included``, ``over_budget``); a skipped memory is followed by the notice's
+    (``required``, ``included``, ``over_budget``); skipped memory is followed by the notice's
     own entry (name ``memory-notice``, reason ``notice``). ``used_tokens`` is the total of the
     included entries. Tokens are counted by ``count_tokens`` (inject the target model's
     tokenizer); the default ``estimate_tokens`` is a transparent offline estimate.
 
     Invalid input fails with ``ValueError`` before anything is placed: a negative budget, an
     unknown kind (fails closed), a repeated name, not exactly one ``system`` and one ``user``
-    segment, or more than one ``memory`` segment (pack memories into one block first). The
-    input list is never modified.
+    segment, more than ``MEMORY_TOP_K`` memory segments, a memory of more than
+    ``MEMORY_SUMMARY_MAX`` lines, or more than ``RECENT_MESSAGES`` dialogue segments (the
+    caller summarizes and trims; assembly never cuts). The input list is never modified.
 
 Boundary decision
     The budget is never met by cutting what the user asked or the rules of the call. Optional
@@ -42,6 +48,7 @@ Boundary decision
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,8 +57,13 @@ ORDER = ("system", "tools", "policy", "memory", "evidence", "dialogue", "user")
 REQUIRED = ("system", "tools", "policy", "user")
 # the optional kinds that share the leftover budget, in this order; memory is admitted after them
 ADMISSION = ("evidence", "dialogue")
-MEMORY_NOTICE = "[notice] relevant memory skipped: token budget"
+MEMORY_NOTICE = "[System Notice] Relevant memory skipped due to token budget."
 NOTICE_NAME = "memory-notice"
+# The starting configuration of a token-safe assembler, with the reason for each value:
+SAFETY_THRESHOLD = 0.75  # fill at most 75 % of the window: estimates err, requests carry overhead, turns burst
+MEMORY_TOP_K = 3  # at most three memories: recall beyond the best few adds noise faster than facts
+MEMORY_SUMMARY_MAX = 3  # each memory summarized to at most three lines: memory informs, it never dominates
+RECENT_MESSAGES = 3  # the minimal context keeps the three most recent messages; older turns are summarized
 
 # one teaching unit: a run of ASCII letters and digits, or any other single visible character
 _UNIT = re.compile(r"[A-Za-z0-9]+|\S")
@@ -91,18 +103,37 @@ def estimate_tokens(text: str) -> int:
     return len(units)
 
 
-def input_budget(window: int, reserved_output: int, reasoning_reserve: int, safety_margin: int) -> int:
-    """B = W - O - R - S, the tokens left for the input of one call."""
+def safety_margin_for(window: int) -> int:
+    """S as a share of the window: the part that SAFETY_THRESHOLD keeps free."""
+    if window < 0:
+        raise ValueError(f"window must be 0 or more, got {window}")
+    return window - math.floor(window * SAFETY_THRESHOLD)
+
+
+def input_budget(
+    window: int,
+    reserved_output: int,
+    tool_result_reserve: int,
+    safety_margin: int,
+    *,
+    max_output: int | None = None,
+) -> int:
+    """B = W - O - R - S, the tokens left for the input of one call; O is also checked against max_output."""
     parts = {
         "window": window,
         "reserved_output": reserved_output,
-        "reasoning_reserve": reasoning_reserve,
+        "tool_result_reserve": tool_result_reserve,
         "safety_margin": safety_margin,
     }
+    if max_output is not None:
+        parts["max_output"] = max_output
     for name, value in parts.items():
         if value < 0:
             raise ValueError(f"{name} must be 0 or more, got {value}")
-    reserves = reserved_output + reasoning_reserve + safety_margin
+    if max_output is not None and reserved_output > max_output:
+        raise ValueError(f"reserved_output is {reserved_output} but the API returns at most max_output = "
+                         f"{max_output} tokens: reserve at most {max_output} for the answer")
+    reserves = reserved_output + tool_result_reserve + safety_margin
     if reserves > window:
         raise ValueError(f"the reserves need {reserves} tokens but the window has only {window}: "
                          "lower the reserves or use a model with a larger window")
@@ -120,14 +151,20 @@ def check_segments(segments: list[Segment], budget: int) -> None:
         names.add(item.name)
         if item.kind not in ORDER:
             raise ValueError(f"segment {item.name!r}: unknown kind {item.kind!r}: expected one of {', '.join(ORDER)}")
+        lines = len(item.text.splitlines())
+        if item.kind == "memory" and lines > MEMORY_SUMMARY_MAX:
+            raise ValueError(f"memory {item.name!r} has {lines} lines, more than MEMORY_SUMMARY_MAX = "
+                             f"{MEMORY_SUMMARY_MAX}: summarize it before assembly — assembly never cuts")
     kinds = [item.kind for item in segments]
     for kind in ("system", "user"):
         if kinds.count(kind) != 1:
             raise ValueError(f"a prompt needs exactly one {kind} segment, got {kinds.count(kind)}")
-    if kinds.count("memory") > 1:
-        raise ValueError(
-            f"at most one memory segment, got {kinds.count('memory')}: pack the memories into one block first"
-        )
+    if kinds.count("memory") > MEMORY_TOP_K:
+        raise ValueError(f"at most MEMORY_TOP_K = {MEMORY_TOP_K} memory segments, got {kinds.count('memory')}: "
+                         "pass only the best memories")
+    if kinds.count("dialogue") > RECENT_MESSAGES:
+        raise ValueError(f"at most RECENT_MESSAGES = {RECENT_MESSAGES} dialogue segments, got "
+                         f"{kinds.count('dialogue')}: pass only the most recent messages")
 
 
 def assemble(
@@ -139,10 +176,10 @@ def assemble(
     check_segments(segments, budget)
     cost = {item.name: count_tokens(item.text) for item in segments}
     required = sum(cost[item.name] for item in segments if item.kind in REQUIRED)
-    offers_memory = any(item.kind == "memory" for item in segments)
-    notice = count_tokens(MEMORY_NOTICE) if offers_memory else 0
+    memories = [item for item in segments if item.kind == "memory"]
+    notice = count_tokens(MEMORY_NOTICE) if memories else 0
     if required + notice > budget:
-        extra = f" plus {notice} for the memory notice" if offers_memory else ""
+        extra = f" plus {notice} for the memory notice" if memories else ""
         raise PromptBudgetError(
             f"required segments need {required} tokens{extra} but the budget is {budget}: "
             "shorten them, lower the reserves or use a larger window — required text is never cut"
@@ -155,9 +192,8 @@ def assemble(
             if item.kind == kind and cost[item.name] <= left:
                 admitted.add(item.name)
                 left -= cost[item.name]
-    for item in segments:
-        if item.kind == "memory" and cost[item.name] <= left + notice:
-            admitted.add(item.name)
+    if sum(cost[item.name] for item in memories) <= left + notice:
+        admitted.update(item.name for item in memories)
 
     decisions: list[SegmentDecision] = []
     texts: list[str] = []
@@ -171,7 +207,7 @@ def assemble(
         decisions.append(SegmentDecision(item.name, item.kind, cost[item.name], reason != "over_budget", reason))
         if reason != "over_budget":
             texts.append(item.text)
-        elif item.kind == "memory":
+        elif item.kind == "memory" and item is memories[-1]:
             decisions.append(SegmentDecision(NOTICE_NAME, "memory", notice, True, "notice"))
             texts.append(MEMORY_NOTICE)
     used = sum(decision.tokens for decision in decisions if decision.included)

@@ -13,7 +13,7 @@ def test_music_current_turn_format_beats_the_vinyl_habit() -> None:
     plan = select_memories([habit, manager, today], "lia")
     assert plan.selected == ("lia-digital-today",)
     assert plan.decisions == (
-        MemoryDecision("lia-vinyl-habit", False, "authority_lost", "lia-digital-today"),
-        MemoryDecision("max-press-vinyl", False, "out_of_scope"),
+        MemoryDecision("lia-vinyl-habit", False, "authority_loser", "lia-digital-today"),
+        MemoryDecision("max-press-vinyl", False, "scope_mismatch"),
         MemoryDecision("lia-digital-today", True, "selected"),
     )

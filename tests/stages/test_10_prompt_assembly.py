@@ -17,6 +17,10 @@ import pytest
 
 from forge.prompt_assembly import (
     MEMORY_NOTICE,
+    MEMORY_SUMMARY_MAX,
+    MEMORY_TOP_K,
+    RECENT_MESSAGES,
+    SAFETY_THRESHOLD,
     Assembly,
     PromptBudgetError,
     Segment,
@@ -24,6 +28,7 @@ from forge.prompt_assembly import (
     assemble,
     estimate_tokens,
     input_budget,
+    safety_margin_for,
 )
 
 SYSTEM = Segment("system", "system",
@@ -37,7 +42,7 @@ EVIDENCE = Segment("component", "evidence",
                    "ProductList.tsx renders the list; filtering happens in useProducts().")  # 14
 DIALOGUE = Segment("turn-1", "dialogue", "Ana: the list gets slow with 500 products.")  # 10
 USER = Segment("request", "user", "Add a search box to the product list and keep every existing test green.")  # 15
-NOTICE = 9  # estimate_tokens(MEMORY_NOTICE)
+NOTICE = 12  # estimate_tokens(MEMORY_NOTICE)
 REQUIRED = 18 + 30 + 11 + 15  # 74
 ALL = [SYSTEM, TOOLS, POLICY, MEMORY, EVIDENCE, DIALOGUE, USER]
 
@@ -51,12 +56,12 @@ def reasons(assembly: Assembly) -> list[tuple[str, str]]:
 
 
 def test_user_input_is_never_cut_memory_is_dropped_instead() -> None:
-    # 74 required + 14 evidence + 10 dialogue + 9 notice = 107; the 26-unit memory does not fit in 110
+    # 74 required + 12 notice + 14 evidence + 10 dialogue = 110; the 26-unit memory does not fit in 110
     assembly = assemble(ALL, 110)
     assert parts(assembly)[-1] == USER.text
     assert MEMORY.text not in assembly.prompt
     assert MEMORY_NOTICE in parts(assembly)
-    assert assembly.used_tokens == 107
+    assert assembly.used_tokens == 110
 
 
 def test_dropped_memory_leaves_a_visible_notice_in_its_place() -> None:
@@ -68,7 +73,7 @@ def test_dropped_memory_leaves_a_visible_notice_in_its_place() -> None:
         ("memory", "over_budget"), ("memory-notice", "notice"),
         ("component", "included"), ("turn-1", "included"), ("request", "required"),
     ]
-    assert MEMORY_NOTICE == "[notice] relevant memory skipped: token budget"
+    assert MEMORY_NOTICE == "[System Notice] Relevant memory skipped due to token budget."
 
 
 def test_memory_that_fits_is_included_without_a_notice() -> None:
@@ -114,15 +119,15 @@ def test_required_segments_that_exactly_fill_the_budget_are_allowed() -> None:
 def test_offered_memory_keeps_room_for_its_notice() -> None:
     with pytest.raises(PromptBudgetError) as caught:
         assemble([SYSTEM, MEMORY, USER], 18 + 15 + NOTICE - 1)
-    assert "41" in str(caught.value) and "notice" in str(caught.value)
+    assert "44" in str(caught.value) and "notice" in str(caught.value)
     assembly = assemble([SYSTEM, MEMORY, USER], 18 + 15 + NOTICE)
     assert parts(assembly) == [SYSTEM.text, MEMORY_NOTICE, USER.text]
-    assert assembly.used_tokens == 42
+    assert assembly.used_tokens == 45
     # a required frame without memory needs no notice
     assert assemble([SYSTEM, USER], 33).prompt == SYSTEM.text + "\n\n" + USER.text
 
 
-def test_input_budget_is_window_minus_output_reasoning_and_safety() -> None:
+def test_input_budget_is_window_minus_output_tool_results_and_safety() -> None:
     assert input_budget(8000, 1000, 500, 300) == 6200
     assert input_budget(200_000, 8_000, 16_000, 4_000) == 172_000
     assert input_budget(4096, 0, 0, 0) == 4096
@@ -134,7 +139,7 @@ def test_input_budget_is_window_minus_output_reasoning_and_safety() -> None:
     [
         ("window", (-1, 0, 0, 0)),
         ("reserved_output", (100, -1, 0, 0)),
-        ("reasoning_reserve", (100, 0, -1, 0)),
+        ("tool_result_reserve", (100, 0, -1, 0)),
         ("safety_margin", (100, 0, 0, -1)),
     ],
 )
@@ -164,13 +169,13 @@ def test_segments_appear_in_the_fixed_order_whatever_the_input_order() -> None:
 
 
 def test_evidence_then_dialogue_share_the_leftover_before_memory() -> None:
-    # left after 74 required + 9 notice: budget - 83
-    only_evidence = assemble(ALL, 83 + 14)
+    # left after 74 required + 12 notice: budget - 86
+    only_evidence = assemble(ALL, 86 + 14)
     assert reasons(only_evidence)[3:7] == [
         ("memory", "over_budget"), ("memory-notice", "notice"), ("component", "included"), ("turn-1", "over_budget"),
     ]
     # the dialogue is tried even though the evidence took its turn first
-    both = assemble(ALL, 83 + 24)
+    both = assemble(ALL, 86 + 24)
     assert [d.name for d in both.decisions if d.included] == [
         "system", "tools", "policy", "memory-notice", "component", "turn-1", "request"]
     # memory only gets what evidence and dialogue leave over, even though it comes first in the prompt
@@ -191,7 +196,7 @@ def test_optional_segment_that_does_not_fit_is_skipped_and_later_ones_still_trie
 
 
 def test_segments_go_in_whole_or_not_at_all() -> None:
-    for budget in range(83, 130):
+    for budget in range(86, 130):
         assembly = assemble(ALL, budget)
         included = {d.name for d in assembly.decisions if d.included}
         expected = [s.text for s in ALL if s.name in included]
@@ -208,7 +213,7 @@ def test_report_gives_tokens_and_a_decision_for_every_segment() -> None:
         SegmentDecision("tools", "tools", 30, True, "required"),
         SegmentDecision("policy", "policy", 11, True, "required"),
         SegmentDecision("memory", "memory", 26, False, "over_budget"),
-        SegmentDecision("memory-notice", "memory", 9, True, "notice"),
+        SegmentDecision("memory-notice", "memory", 12, True, "notice"),
         SegmentDecision("component", "evidence", 14, True, "included"),
         SegmentDecision("turn-1", "dialogue", 10, True, "included"),
         SegmentDecision("request", "user", 15, True, "required"),
@@ -217,7 +222,7 @@ def test_report_gives_tokens_and_a_decision_for_every_segment() -> None:
 
 
 def test_used_tokens_add_up_and_never_exceed_the_budget() -> None:
-    for budget in range(83, 140):
+    for budget in range(86, 140):
         assembly = assemble(ALL, budget)
         assert assembly.used_tokens == sum(d.tokens for d in assembly.decisions if d.included)
         assert assembly.used_tokens == estimate_tokens(assembly.prompt)
@@ -229,17 +234,17 @@ def test_injected_token_counter_is_used() -> None:
     def words(text: str) -> int:
         return len(text.split())
 
-    # in words: system 14, tools 9, policy 9, memory 23, evidence 8, dialogue 8, request 14, notice 6
-    assembly = assemble(ALL, 60, count_tokens=words)
-    # 46 required + 6 for the notice = 52; the evidence fits in the 8 that are left, nothing else does
+    # in words: system 14, tools 9, policy 9, memory 23, evidence 8, dialogue 8, request 14, notice 9
+    assembly = assemble(ALL, 63, count_tokens=words)
+    # 46 required + 9 for the notice = 55; the evidence fits in the 8 that are left, nothing else does
     assert [(d.name, d.tokens, d.reason) for d in assembly.decisions] == [
         ("system", 14, "required"), ("tools", 9, "required"), ("policy", 9, "required"),
-        ("memory", 23, "over_budget"), ("memory-notice", 6, "notice"),
+        ("memory", 23, "over_budget"), ("memory-notice", 9, "notice"),
         ("component", 8, "included"), ("turn-1", 8, "over_budget"), ("request", 14, "required"),
     ]
-    assert assembly.used_tokens == 60
+    assert assembly.used_tokens == 63
     with pytest.raises(PromptBudgetError):
-        assemble(ALL, 51, count_tokens=words)
+        assemble(ALL, 54, count_tokens=words)
 
 
 def test_estimate_tokens_counts_words_cjk_characters_and_punctuation() -> None:
@@ -271,28 +276,82 @@ def test_exactly_one_system_and_one_user_segment_are_required() -> None:
         assemble([SYSTEM, USER, Segment("system-2", "system", "You may write files.")], 1000)
 
 
-def test_memory_comes_as_one_block_and_names_are_unique() -> None:
-    second_memory = Segment("memory-2", "memory", "Ana likes dark mode.")
-    with pytest.raises(ValueError, match="memory"):
-        assemble([SYSTEM, MEMORY, second_memory, USER], 1000)
+def test_names_are_unique() -> None:
     clash = Segment("request", "evidence", "A file that is also called request.")
     with pytest.raises(ValueError, match="request"):
         assemble([SYSTEM, clash, USER], 1000)
 
 
+def test_at_most_three_memories_three_lines_and_three_recent_messages() -> None:
+    memories = [Segment(f"memory-{n}", "memory", f"Memory {n}.") for n in range(MEMORY_TOP_K + 1)]
+    assert len(assemble([SYSTEM, *memories[:MEMORY_TOP_K], USER], 1000).decisions) == 2 + MEMORY_TOP_K
+    with pytest.raises(ValueError, match="MEMORY_TOP_K"):
+        assemble([SYSTEM, *memories, USER], 1000)
+    three_lines = Segment("long-memory", "memory", "Ana prefers Go.\nShe reviews every diff.\nShe merges on Mondays.")
+    assert assemble([SYSTEM, three_lines, USER], 1000).decisions[1].reason == "included"
+    four_lines = Segment("long-memory", "memory", three_lines.text + "\nShe likes dark mode.")
+    with pytest.raises(ValueError, match="MEMORY_SUMMARY_MAX") as caught:
+        assemble([SYSTEM, four_lines, USER], 1000)
+    assert "long-memory" in str(caught.value) and "4" in str(caught.value)
+    # the rule is about memory: evidence may have as many lines as it needs
+    assert assemble([SYSTEM, Segment("log", "evidence", four_lines.text), USER], 1000).decisions[1].included
+    turns = [Segment(f"turn-{n}", "dialogue", f"Turn {n}.") for n in range(RECENT_MESSAGES + 1)]
+    assert len(assemble([SYSTEM, *turns[1:], USER], 1000).decisions) == 2 + RECENT_MESSAGES
+    with pytest.raises(ValueError, match="RECENT_MESSAGES"):
+        assemble([SYSTEM, *turns, USER], 1000)
+
+
+def test_memory_goes_in_whole_or_gives_way_to_one_notice() -> None:
+    short = Segment("memory-short", "memory", "Ana likes Go and writes every release script in it.")  # 11
+    longer = Segment("memory-long", "memory", "Ana reviews every diff herself before merging.")  # 8
+    # each would fit alone into the notice's 12, but not both: the memory layer goes as one, one notice replaces it
+    assembly = assemble([SYSTEM, longer, short, USER], 18 + 15 + NOTICE)
+    assert reasons(assembly) == [("system", "required"), ("memory-long", "over_budget"), ("memory-short", "over_budget"),
+                                 ("memory-notice", "notice"), ("request", "required")]
+    assert parts(assembly) == [SYSTEM.text, MEMORY_NOTICE, USER.text]
+    together = assemble([SYSTEM, longer, short, USER], 18 + 15 + 19)
+    assert parts(together) == [SYSTEM.text, longer.text, short.text, USER.text]
+    assert together.used_tokens == 52
+    assert MEMORY_NOTICE not in assemble([SYSTEM, longer, short, USER], 52).prompt
+    assert reasons(assemble([SYSTEM, longer, short, USER], 51))[-2] == ("memory-notice", "notice")
+
+
 def test_segment_count_errors_say_how_many_were_given() -> None:
     second_system = Segment("system-2", "system", "You may write files.")
     more_users = [Segment("request-2", "user", "And a sort button."), Segment("request-3", "user", "And paging.")]
-    second_memory = Segment("memory-2", "memory", "Ana likes dark mode.")
+    memories = [Segment(f"memory-{n}", "memory", "Ana likes dark mode.") for n in range(4)]
+    turns = [Segment(f"turn-{n}", "dialogue", "Ana: ok.") for n in range(5)]
     for segments, kind, count in [
         ([SYSTEM, second_system, USER], "system", "2"),
         ([SYSTEM, USER, *more_users], "user", "3"),
-        ([SYSTEM, MEMORY, second_memory, USER], "memory", "2"),
+        ([SYSTEM, *memories, USER], "memory", "4"),
+        ([SYSTEM, *turns, USER], "dialogue", "5"),
     ]:
         with pytest.raises(ValueError) as caught:
             assemble(segments, 1000)
         words = re.findall(r"\w+", str(caught.value))
         assert kind in words and count in words, f"the message must name the kind and how many were given: {caught.value}"
+
+
+def test_safety_margin_keeps_a_quarter_of_the_window_free() -> None:
+    assert SAFETY_THRESHOLD == 0.75
+    assert safety_margin_for(204_000) == 51_000
+    assert input_budget(204_000, 0, 0, safety_margin_for(204_000)) == 153_000
+    assert safety_margin_for(1_001) == 251  # 75 % of 1 001 is 750.75: the prompt may use 750, 251 stay free
+    assert safety_margin_for(4) == 1 and safety_margin_for(0) == 0
+    with pytest.raises(ValueError, match="window"):
+        safety_margin_for(-1)
+
+
+def test_max_output_is_checked_apart_from_the_window() -> None:
+    # a 200 000-token window whose API returns at most 8 000 tokens: reserving 16 000 is a mistake
+    with pytest.raises(ValueError) as caught:
+        input_budget(200_000, 16_000, 4_000, 2_000, max_output=8_000)
+    assert "16000" in str(caught.value) and "8000" in str(caught.value) and "max_output" in str(caught.value)
+    assert input_budget(200_000, 8_000, 4_000, 2_000, max_output=8_000) == 186_000
+    assert input_budget(200_000, 16_000, 4_000, 2_000) == 178_000  # no separate limit given: nothing to check
+    with pytest.raises(ValueError, match=r"\bmax_output\b"):
+        input_budget(200_000, 0, 0, 0, max_output=-1)
 
 
 def test_negative_budget_is_rejected_and_tools_and_policy_are_required() -> None:

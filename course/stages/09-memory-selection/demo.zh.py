@@ -1,5 +1,5 @@
 # %% [markdown]
-# 先看预测题里的情形。Ana 在一个前端仓库里工作。检索器为同一个事实槽位 `preference:automation-language` 召回了两条记忆：她的个人默认偏好（“I usually write automation in Python”，分数 0.92），以及她在本次对话中说的话（“write the release script in Go”，分数 0.51）。我们预期本轮要求胜出：权限层级先于分数比较，所以旧习惯的分数再高，也轮不到它说话。
+# 先看预测题里的情形。Ana 在一个前端仓库里工作。检索器为同一个事实槽位 `preference:automation-language` 召回了两条记忆：她的个人默认偏好（“I usually write automation in Python”，分数 0.92），以及她在本次对话中说的话（“write the release script in Go”，分数 0.51）；后者还带着出处——来自哪次对话、何时采集。我们预期本轮要求胜出：权限层级先于分数比较，所以旧习惯的分数再高，也轮不到它说话。
 
 # %%
 from forge.memory_selection import MemoryCandidate, SelectionPolicy, estimate_tokens, select_memories
@@ -7,20 +7,20 @@ from forge.memory_selection import MemoryCandidate, SelectionPolicy, estimate_to
 SLOT = "preference:automation-language"
 habit = MemoryCandidate("default-python", "I usually write automation in Python.", "ana", 0.92, 1, SLOT)
 today = MemoryCandidate("turn-go", "For this task, write the release script in Go.", "ana", 0.51, 4, SLOT,
-                        "current_turn")
+                        "current_turn", "chat:2026-03-02", "2026-03-02T09:15:00Z")
 plan = select_memories([habit, today], "ana")
 print("selected:", plan.selected)
 for decision in plan.decisions:
     print(decision)
 
 # %% [markdown]
-# 现在来看一次模型调用的完整召回。检索器返回了十二条记忆；策略最多允许 4 条记忆、200 个字符和 45 个 Token 单位。其中有：一条分数最高、却属于另一位用户的记忆；一条低分笔记；一条只在空格和大小写上有差别的精确重复；三个权限层级争夺自动化语言；一个关于测试运行器的同层级冲突；还有一条很长的历史笔记。
+# 现在来看一次模型调用的完整召回。检索器返回了十二条记忆；策略最多允许 4 条记忆，装好的块不超过 420 个字符、140 个 Token 单位。其中有：一条分数最高、却属于另一位用户的记忆；一条低分笔记；一条只在空格和大小写上有差别的精确重复；三个权限层级争夺自动化语言；一个关于测试运行器的同层级冲突；还有一条很长的历史笔记。
 
 # %%
 recalled = [
     MemoryCandidate("bo-deploy", "Deploy straight to production on Fridays.", "bo", 0.97, 1),
     MemoryCandidate("default-python", "I usually write automation in Python.", "ana", 0.92, 2, SLOT),
-    MemoryCandidate("tests-first", "Run the unit tests before every commit.", "ana", 0.81, 3),
+    MemoryCandidate("tests-first", "Run the unit tests before every commit.", "ana", 0.81, 3, source="wiki:dev-guide"),
     MemoryCandidate("repo-typescript", "This repository writes automation in TypeScript.", "ana", 0.74, 5, SLOT,
                     "workspace_override"),
     MemoryCandidate("search-history", "A first search box was shipped in 2023, caused slow product pages "
@@ -31,11 +31,11 @@ recalled = [
                     "workspace_override"),
     MemoryCandidate("tests-first-copy", "run the unit tests  before every commit.", "ana", 0.6, 9),
     MemoryCandidate("pr-size", "Keep pull requests under 300 lines.", "ana", 0.55, 11),
-    MemoryCandidate("turn-go", "For this task, write the release script in Go.", "ana", 0.51, 4, SLOT, "current_turn"),
+    today,
     MemoryCandidate("commit-language", "Write commit messages in English.", "ana", 0.45, 12),
     MemoryCandidate("coffee", "The coffee machine is on floor 3.", "ana", 0.2, 10),
 ]
-policy = SelectionPolicy(min_score=0.35, top_k=4, max_chars=200, max_tokens=45)
+policy = SelectionPolicy(min_score=0.35, top_k=4, max_chars=420, max_tokens=140)
 plan = select_memories(recalled, "ana", policy)
 print(f"{'memory_id':<18}{'authority':<20}{'score':>6}{'chars':>7}{'units':>7}  decision")
 for item, decision in zip(recalled, plan.decisions):
@@ -45,8 +45,16 @@ for item, decision in zip(recalled, plan.decisions):
 print("selected:", plan.selected, f"— {plan.used_chars} chars, {plan.used_tokens} units")
 
 # %% [markdown]
-# 按门禁的顺序来读这张表。Bo 的记忆根本到不了排序那一步：无论分数多高，它都在作用域之外。咖啡机那条低于 `min_score`。在留下来的记忆中，本轮要求排在最前，所以它拿下了自动化语言这个槽位，工作区约定和个人默认偏好都以 `authority_lost` 落败。Jest 和 Vitest 的权限层级相同，于是分数更高的 Jest 保住了测试运行器槽位，Vitest 得到 `conflict_lost`。第二条 “run the unit tests” 归一化后与第一条完全相同：`duplicate`。接着，装箱按优先顺序遍历留下的记忆。历史笔记有价值，但剩下的 76 个字符装不下它，所以它被跳过——而装箱并没有就此停下：更短的那条关于 pull request 的笔记依然放得进去。这样就凑满了四条，关于提交信息的那条根本没轮到：`over_top_k`。
+# 按门禁的顺序来读这张表。Bo 的记忆根本到不了排序那一步：无论分数多高，都是 `scope_mismatch`。咖啡机那条低于 `min_score`：`low_confidence`。在留下来的记忆中，本轮要求排在最前，所以它拿下了自动化语言这个槽位，工作区约定和个人默认偏好都以 `authority_loser` 落败。Jest 和 Vitest 的权限层级相同，于是分数更高的 Jest 保住了测试运行器槽位，Vitest 得到 `conflict_loser`。第二条 “run the unit tests” 归一化后与第一条完全相同：`duplicate_content`。接着，装箱按优先顺序遍历留下的记忆，每试一条都给整个块重新计价。选满三条时块长 334 个字符；历史笔记还要再加 186 个，于是它以 `char_budget_exceeded` 被跳过——而装箱并没有就此停下：更短的那条关于 pull request 的笔记只加 74 个，依然放得进去。这样就凑满了四条，关于提交信息的那条根本没轮到：`top_k_reached`。
 #
+# 下面就是模型收到的块。四段正文都很短；预算主要花在外壳、id 和出处上——这正是预算要给整个块计价、而不是只数正文的原因。
+
+# %%
+print(plan.context)
+texts = sum(len(item.text) for item in recalled if item.memory_id in plan.selected)
+print(f"the four texts: {texts} characters; the block the model reads: {plan.used_chars}")
+
+# %% [markdown]
 # Token 按透明的教学单位计数，而不是用任何厂商的分词器：每串连续的拉丁字母和数字、每个 CJK 字符、每个标点，各算一个单位。
 
 # %%

@@ -1,13 +1,24 @@
 # %% [markdown]
-# 先算预算。模型的上下文窗口并不全归输入：必须给回答（O）、推理和工具结果（R）留出空间，还要留一段安全余量来应对估算误差（S）。对一个 200 000 Token 的窗口，如果为回答留 8 000、为推理留 16 000、余量留 4 000，输入预算就是 B = W − O − R − S：
+# 先算预算。模型的上下文窗口并不全归输入：必须给回答（O）、本轮工具调用的返回结果（R）留出空间，还要留一段协议与安全余量来应对额外开销和估算误差（S）。对一个 200 000 Token 的窗口，如果为回答留 8 000、为工具结果留 16 000、余量留 4 000，输入预算就是 B = W − O − R − S：
 
 # %%
-from forge.prompt_assembly import MEMORY_NOTICE, PromptBudgetError, Segment, assemble, input_budget
+from forge.prompt_assembly import (MEMORY_NOTICE, PromptBudgetError, Segment, assemble, input_budget,
+                                   safety_margin_for)
 
 print(input_budget(200_000, 8_000, 16_000, 4_000))
 
 # %% [markdown]
-# 为了让数字好读，演示的其余部分假设窗口很小：1 000 Token，其中 700 留给回答，120 留给推理，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
+# S 从哪里来？本阶段参照的 Token 安全组装器最多只填满窗口的 75 %（`SAFETY_THRESHOLD`），空出四分之一：对它举例用的 204 000 Token 窗口来说就是 51 000，其他什么都不预留时，预算是 153 000。另外，如果 API 单独限制了输出，这个上限就要单独检查：按窗口来算，“预留” 16 000 Token 的回答毫无问题，可这个 API 最多只返回 8 000。
+
+# %%
+print(safety_margin_for(204_000), input_budget(204_000, 0, 0, safety_margin_for(204_000)))
+try:
+    input_budget(200_000, 16_000, 4_000, 2_000, max_output=8_000)
+except ValueError as error:
+    print("ValueError:", error)
+
+# %% [markdown]
+# 为了让数字好读，演示的其余部分假设窗口很小：1 000 Token，其中 700 留给回答，120 留给工具结果，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
 
 # %%
 segments = [
@@ -30,7 +41,7 @@ for decision in assembly.decisions:
     print(f"{decision.name:<15}{decision.kind:<10}{decision.tokens:>7}  {decision.reason}")
 
 # %% [markdown]
-# 输入列表的顺序是随意的；Prompt 的顺序却始终如一：system、tools、policy、memory、evidence、dialogue、user。四个必需片段需要 74 个 Token；由于提供了记忆，还要另外为它的提示行预留 9 个。证据和对话依次分享剩下的 27 个（14 + 10）。记忆排在最后：它的 26 个 Token 放不进剩下的 3 个加上为提示行预留的 9 个，于是安全阀把它——整块——舍弃，由提示行顶替它的位置。下面是预算为 110 时模型收到的 Prompt，用户的请求一字不差地在里面：
+# 输入列表的顺序是随意的；Prompt 的顺序却始终如一：system、tools、policy、memory、evidence、dialogue、user。四个必需片段需要 74 个 Token；由于提供了记忆，还要另外为它的提示行预留 12 个。证据和对话依次分享剩下的 24 个（14 + 10）。记忆排在最后：它的 26 个 Token 放不进剩下的 0 个加上为提示行预留的 12 个，于是安全阀把它——整块——舍弃，由提示行顶替它的位置。下面是预算为 110 时模型收到的 Prompt，用户的请求一字不差地在里面，提示行 `[System Notice] Relevant memory skipped due to token budget.` 也在：
 
 # %%
 print(assemble(segments, 110).prompt)
@@ -51,3 +62,14 @@ try:
     assemble(segments, 80)
 except PromptBudgetError as error:
     print("PromptBudgetError:", error)
+
+# %% [markdown]
+# 组装也不负责摘要。一条四行的记忆违反了起步配置（每条记忆最多 `MEMORY_SUMMARY_MAX` = 3 行），组装器会拒绝它，而不是砍掉一行：摘要发生在组装之前，在那里才有人能核对被省掉了什么。
+
+# %%
+too_long = Segment("memory", "memory", "Ana prefers small pull requests.\nShe wants Go for this task.\n"
+                   "She reviews every diff.\nShe merges on Mondays.")
+try:
+    assemble([s for s in segments if s.kind != "memory"] + [too_long], 500)
+except ValueError as error:
+    print("ValueError:", error)

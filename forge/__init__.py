@@ -11,7 +11,9 @@ This is the learner's package. Each stage of the workbook adds one module:
     07 prompt_regression   check versioned prompts by structure and invariants
     08 extractor           the chapter project: one pipeline from a vague request to a strict spec
     09 memory_selection    gate, rank, dedupe and pack remembered facts (extension)
-    10 prompt_assembly     assemble a prompt under a token budget; only memory may be dropped (extension)
+    10 prompt_assembly     assemble a prompt under a token budget; memory is dropped first, with a notice (extension)
+    11 context_pipeline    versioned context objects: dependency closure, invalidation, cache cost,
+                           deletion order (extension)
 
 ``forge.project`` is finished infrastructure for the chapter project (scenario packs, prompt
 template, token estimates, models); you use it, you do not need to change it.

@@ -114,25 +114,38 @@ def test_make_lab_opens_the_opening_notebook_in_a_file_browser_that_reaches_forg
         assert response.status == 200  # the learner can open and edit their module in JupyterLab
 
 
-@pytest.mark.parametrize("notebook", ["notebooks/02-context-selection.ipynb", "notebooks/zh/02-context-selection.ipynb"])
-def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: Any, notebook: str) -> None:
+@pytest.mark.parametrize(("notebook", "plot", "diagram"), [
+    ("notebooks/02-context-selection.ipynb", "figure-budget", False),
+    ("notebooks/zh/02-context-selection.ipynb", "figure-budget", False),
+    ("notebooks/11-context-pipeline.ipynb", "figure-cache", True),  # the e17 closure in Mermaid, then the plot
+    ("notebooks/zh/11-context-pipeline.ipynb", "figure-cache", True),
+])
+def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: Any, notebook: str, plot: str,
+                                                              diagram: bool) -> None:
     failed: list[str] = []
     page.on("response", lambda response: failed.append(response.url) if response.status >= 400
             and "/files/" in response.url else None)
+    number = notebook.rsplit("/", 1)[1][:2]
     _open_notebook(page, lab, notebook)
     heading = page.inner_text(".jp-Notebook .jp-MarkdownCell h1")
-    assert heading.startswith("阶段 02" if "/zh/" in notebook else "Stage 02"), heading
+    assert heading.startswith(f"阶段 {number}" if "/zh/" in notebook else f"Stage {number}"), heading
     image = None
     for _ in range(40):
-        image = page.query_selector(".jp-RenderedMarkdown img[src*='figure-budget']")
+        image = page.query_selector(f".jp-RenderedMarkdown img[src*='{plot}']")
         if image is not None:
             break
         _scroll_notebook(page, 600)
         page.wait_for_timeout(300)
-    assert image is not None, "the budget figure never appeared in notebook 02"
+    assert image is not None, f"the {plot} figure never appeared in notebook {number}"
+    if diagram:  # JupyterLab draws the Mermaid block itself (as an image of the SVG), offline
+        drawn = page.wait_for_selector(".jp-RenderedMermaid img", timeout=WAIT_MS)
+        drawn.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=drawn, timeout=WAIT_MS)
+        assert "e17" in page.inner_text(".jp-RenderedMermaid figcaption") + (drawn.get_attribute("alt") or "")
+        _shot(page, f"diagram-{number}-zh" if "/zh/" in notebook else f"diagram-{number}")
     image.scroll_into_view_if_needed()
     page.wait_for_function("img => img.complete", arg=image, timeout=WAIT_MS)
-    _shot(page, "figure-02-zh" if "/zh/" in notebook else "figure-02")
+    _shot(page, f"figure-{number}-zh" if "/zh/" in notebook else f"figure-{number}")
     assert image.evaluate("img => img.naturalWidth") > 100, failed
     assert failed == []
 

@@ -124,7 +124,7 @@ def test_notebook_outputs_are_cleared(repo: Path, contents: dict[str, bytes]) ->
 
     notebooks = [name for name in contents if name.endswith(".ipynb")]
     committed = [path for path in (repo / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts]
-    assert len(notebooks) == len(committed) == 22  # both editions: the opening and ten stages each
+    assert len(notebooks) == len(committed) == 24  # both editions: the opening and eleven stages each
     for name in notebooks:
         notebook = json.loads(contents[name])
         for cell in notebook["cells"]:

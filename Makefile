@@ -13,9 +13,11 @@ JOBS ?= auto
 
 help:
 	@echo "make lab    — install into $(VENV) and open the workbook in JupyterLab"
-	@echo "make test   — install into $(VENV) and run the whole test suite"
-	@echo "make bench  — run the benchmarks and print their ratios"
-	@echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"
+	@if [ -d solutions ]; then \
+	  echo "make test   — install into $(VENV) and run the whole test suite"; \
+	  echo "make bench  — run the benchmarks and print their ratios"; \
+	  echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"; \
+	else echo "make test   — check every stage of your workbook (forgelab check all)"; fi
 
 # The installer: uv (installed into the venv by pip, then resolving and downloading in parallel) is about
 # three times as fast as pip for the ~110 packages of JupyterLab and friends. pip is used instead when
@@ -47,15 +49,18 @@ install: $(STAMP)
 # the notebooks' figures under course/; it opens on the opening notebook of the workbook's edition.
 # The workbook's JupyterLab asks nothing at start: no "get notified about official Jupyter news?" pop-up
 # and no update check. These are defaults of this venv's JupyterLab only (overrides.d), never changes to
-# your own JupyterLab settings; change them in Settings → Notifications if you like.
+# your own JupyterLab settings; change them in Settings → Notifications if you like. Its workspace (the tabs
+# it reopens) is kept in this venv too, so two workbooks — the English and the Chinese bundle — never share one.
+LAB_WORKSPACES := $(abspath $(VENV))/share/jupyter/lab/workspaces
 lab: $(STAMP)
 	@mkdir -p $(LAB_OVERRIDES) && cp forgelab/data/jupyterlab-overrides.json $(LAB_OVERRIDES)/forge-workbook.json
 	@ROOT_FLAG=""; if [ "$$(id -u)" = "0" ]; then ROOT_FLAG="--allow-root"; fi; \
 	 START=notebooks/00-opening.ipynb; \
 	 if grep -qs '^language *= *"zh' course/edition.toml; then START=notebooks/zh/00-opening.ipynb; fi; \
 	 echo "Opening JupyterLab on $$START — the URL (with its token) is printed below; Ctrl-C stops it."; \
+	 mkdir -p "$(LAB_WORKSPACES)"; \
 	 $(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$$START \
-	   --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
+	   --LabApp.workspaces_dir="$(LAB_WORKSPACES)" --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
 
 test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forgelab import figures
+from forgelab import diagnosis, figures
+from forgelab.notebook_cells import CELL_CPU_SECONDS
 from forgelab.i18n import N_, _, speaking
 from forgelab.paths import Workbook
 from forgelab.registry import Course, RegistryError, Stage, StageText, edition_notebook
 
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 PROJECT_MODULE = "forge/extractor.py"  # the chapter project's stage shows the recovery point
 OPENING_NOTEBOOK = "notebooks/00-opening.ipynb"
 # course.toml [text.LANG] keys the opening is made of; a missing one fails `build --check`
@@ -45,20 +46,28 @@ CONCEPT_PARTS = (("is", N_("What it is")), ("is_not", N_("What it is not")), ("i
                  ("misuse", N_("Typical misuse")))
 REFERENCE_OUTPUT_NOTE = N_("The outputs under these cells are the **reference output**: what the reference "
                            "solution prints. Once your `{module}` works, run the cells again and compare.")
-FAULT_LAB_TEXT = N_("""Someone changed a copy of `{module}`, and now a stage test fails. Your job is a diagnosis: watch
-the symptom, find the cause yourself, and repair the copy. The lab is a separate workspace,
-`{lab_dir}/`; your own `forge/` is never touched.
+FAULT_LAB_TEXT = N_("""Someone changed a copy of `{module}`, and now stage tests fail. Your job is a diagnosis before
+a repair: watch the symptom, find the cause yourself, say what it is, then repair the copy. The lab is a separate
+workspace, `{lab_dir}/`; your own `forge/` is never touched.
 
 1. **Start the lab** — nothing happens until you press it; *Run All* never starts a lab.
 2. **Check my fix** — the first time, it shows the symptom: the target test `{target}`
    and how it fails.
-3. Diagnose. Stuck? **Next diagnosis step** reveals the lab's story, then one diagnosis step at a time,
-   then the fix principle (the terminal command `forgelab fault hint {number}` shares the counter).
-4. Edit `{lab_module}`, then **Check my fix** again until it says FIXED; a fixed lab is recorded in
-   your evidence at once. **Show my changes** compares your file with the broken one.
+3. **Diagnose** in the cell below: which test shows the defect, in which function it lies, which defect it
+   is, and a sentence in your own words. Stuck? **Next diagnosis step** reveals the lab's story, then one
+   diagnosis step at a time; the last one, which names the defect, opens once your diagnosis is right (the
+   terminal command `forgelab fault hint {number}` shares the counter).
+4. Edit `{lab_module}`, then **Check my fix** again until it says FIXED. The lab counts in your evidence
+   when both hold — the diagnosis right and the file fixed. **Show my changes** compares your file with the
+   broken one.
 
-Terminal equivalents: `forgelab fault start|check|diff|reset|hint {number}`; in a cell: `lab.fault_start()`,
-`lab.fault_check()`, `lab.fault_diff()`.""")
+Terminal equivalents: `forgelab fault start|check|diagnose|diff|reset|hint {number}`; in a cell:
+`lab.fault_start()`, `lab.fault_check()`, `lab.fault_diagnose(test, function, defect, because)`,
+`lab.fault_diff()`.""")
+PAGE_TEXT = N_("""**Self-check in your browser.** Your workbook carries the course page in `page/`; this stage's page
+is `{page}`. The button below opens it in your web browser (straight from the file: it works offline, nothing is
+uploaded), as `forgelab page {number}` does in a terminal. Pick `{evidence}` there: the page checks it
+and says, item by item, what holds and what to do next.""")
 
 
 class BuildError(RuntimeError):
@@ -80,10 +89,88 @@ def fault_contract(stage: Stage) -> dict[str, Any]:
         "variant": stage.fault_variant,
         "target_test": stage.fault_target_nodeid,
         "expected_symptom": stage.fault.symptom,
-        "diagnosis": list(text.fault_diagnosis),
+        "diagnosis": list(text.fault_diagnosis),  # the open steps; the last one, which names the defect, is sealed
+        "diagnosis_key": diagnosis.key_file(stage),  # ... in the answer key the learner's own diagnosis opens
+        "diagnose_command": f"forgelab fault diagnose {stage.number}",
         "fix_principle": text.fault_fix_principle,
         "check_command": f"forgelab fault check {stage.number}",
     }
+
+
+# ---------------------------------------------------------------- the diagnosis answer key
+def _key_sources(course: Course, stage: Stage) -> tuple[str, str, str] | None:
+    """The reference module, the broken variant (as generated) and the stage tests; None without solutions/."""
+    from forgelab.variants import variant_text
+
+    reference = course.root / stage.solution_module
+    if not reference.is_file():
+        return None
+    return (reference.read_text(encoding="utf-8"), variant_text(course.root, stage),
+            (course.root / stage.test_file).read_text(encoding="utf-8"))
+
+
+def stale_diagnosis_key(course: Course, stage: Stage) -> str | None:
+    """Why the stage's answer key is out of date with its sources, or None (nothing is run to know it)."""
+    from pydantic import ValidationError
+
+    try:
+        sources = _key_sources(course, stage)
+    except RegistryError:
+        return None  # the variant cannot be generated: reported as such, the key waits for it
+    if sources is None:
+        return None
+    path = diagnosis.key_path(course.root, stage)
+    if not path.is_file():
+        return "diagnosis answer key missing"
+    try:
+        key = diagnosis.AnswerKey.model_validate_json(path.read_bytes())
+    except ValidationError:
+        return "diagnosis answer key unreadable"
+    if key.source_digest != diagnosis.source_digest(stage, *sources):
+        return "diagnosis answer key differs from fault.toml, the reference, the variant or the stage tests"
+    languages = editions(course)
+    try:
+        answer, choices, steps = diagnosis.declared(stage, languages)
+    except RegistryError as error:
+        return f"cannot be generated: {error}"
+    if {choice.id for choice in key.defect.choices} != {choice.id for choice in choices} or set(key.confirm) != set(steps):
+        return "diagnosis answer key differs from fault.toml"
+    return None
+
+
+def failing_on_variant(course: Course, stage: Stage) -> list[str]:
+    """The stage tests that fail on ``fault:NN`` — each one shows the defect (one judge run)."""
+    from forgelab.judge import core, jobs
+    from forgelab.judge.core import CourseTests
+    from forgelab.judge.outcomes import Outcome
+    from forgelab.judge.settings import DEFAULT
+    from forgelab.targets import resolve_target
+
+    workbook = Workbook(course.root, course.root)
+    label = f"fault:{stage.number}"
+    job = jobs.job(course, workbook, [jobs.spec(resolve_target(label, workbook, course), label, stage)],
+                   [CourseTests(label, (stage.test_file,))])
+    report = core.run(job, DEFAULT)
+    if report.problem or label in report.import_problems:
+        raise BuildError(f"stage {stage.number}: the broken variant's tests did not run "
+                         f"({report.problem or report.import_problems[label].cause})")
+    rows = report.in_file(label, stage.test_file)
+    return sorted({row.name for row in rows if row.outcome is not Outcome.PASSED})
+
+
+def build_diagnosis_key(course: Course, stage: Stage) -> str | None:
+    """Write the stage's answer key when it is out of date; the path written, or None."""
+    from forgelab.evidence import write_atomic
+
+    sources = _key_sources(course, stage)
+    if sources is None or stale_diagnosis_key(course, stage) is None:
+        return None
+    try:
+        key = diagnosis.make_key(stage, editions(course), *sources, failing_on_variant(course, stage))
+    except RegistryError as error:
+        raise BuildError(str(error)) from None
+    write_atomic(diagnosis.key_path(course.root, stage), diagnosis.key_text(key))
+    return diagnosis.key_file(stage)
 
 
 def fault_contract_text(stage: Stage) -> str:
@@ -210,6 +297,14 @@ def sources_markdown(stage: Stage, text: StageText) -> str:
     return "\n".join(lines)
 
 
+def page_in_workbook(stage: Stage, language: str) -> str:
+    """The stage's page in the workbook's copy of the course page (``page/``; another edition in ``page/<lang>/``)."""
+    from forgelab.site.builder import BUNDLE_PAGE
+    from forgelab.site.pages import stage_page
+
+    return f"{BUNDLE_PAGE}/{'' if language == 'en' else language + '/'}{stage_page(stage)}"
+
+
 def is_project(stage: Stage) -> bool:
     return stage.module == PROJECT_MODULE
 
@@ -234,7 +329,9 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
                chain=chain, module=stage.module, experiment=stage.experiment_id) + "\n\n"
            + _("Work through the ten parts in order. Parts 6, 7 and 8 run code you write — your `{module}`, the "
                "fault lab's copy and your transfer test; run their cells again whenever you change a file (no "
-               "kernel restart needed). New here? Start with `{opening}`.").format(module=stage.module, opening=opening))
+               "kernel restart needed). A cell whose code runs for more than {seconds} s of CPU time is stopped and "
+               "says on which line (an endless loop); the notebook goes on. New here? Start with `{opening}`.").format(
+               module=stage.module, opening=opening, seconds=CELL_CPU_SECONDS))
     out.code(f'%load_ext forgelab.notebook\nfrom forgelab.notebook import stage_tools\n\nlab = stage_tools("{n}", lang="{language}")')
     out.md(_("## 1 · The problem: {title}").format(title=text.problem_title) + "\n\n" + text.problem)
     out.md(_("## 2 · Predict first") + "\n\n" + text.prediction.question + "\n\n" + _options(text.prediction.options)
@@ -274,6 +371,9 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
         module=stage.module, lab_dir=stage.lab_dir, target=stage.fault.target_test, number=n,
         lab_module=stage.lab_module))
     out.code("lab.fault_lab()", IGNORE_OUTPUT, WIDGET)
+    out.md(_("**Your diagnosis** — state it before you repair the lab; it is checked at once and saved with your "
+             "evidence (`{file}`).").format(file=f"{stage.evidence_dir}/diagnosis.json"))
+    out.code("lab.diagnose()", IGNORE_OUTPUT, WIDGET)
     out.md(_("## 8 · Transfer challenge (your own test)") + "\n\n"
            + _("**Scenario.** {text}").format(text=text.transfer_scenario) + "\n\n"
            + _("**What changed.** {text}").format(text=text.transfer_changed_condition) + "\n\n"
@@ -293,6 +393,8 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.code("lab.evidence()", IGNORE_OUTPUT, WIDGET)
     out.md(_("Where this stage stands — what is done and what is still open (it runs the tests and writes nothing):"))
     out.code("lab.summary()", IGNORE_OUTPUT)
+    out.md(_(PAGE_TEXT).format(page=page_in_workbook(stage, language), number=n, evidence=stage.evidence_file))
+    out.code("lab.page()", IGNORE_OUTPUT, WIDGET)
     for index, cell in enumerate(out.cells):
         cell["id"] = f"cell-{index:02d}"  # stable ids keep rebuilds diff-friendly
     notebook = nbformat.v4.new_notebook(cells=out.cells)
@@ -537,6 +639,9 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
         contract = fault_contract_path(course.root, stage)
         if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
             problems.append(Staleness(stage, str(contract.relative_to(course.root)), "fault contract differs from stage.toml"))
+        stale_key = stale_diagnosis_key(course, stage)
+        if stale_key:
+            problems.append(Staleness(stage, diagnosis.key_file(stage), stale_key))
         for language in editions(course):
             stale = _stale_notebook(course, stage, language)
             if stale:
@@ -670,6 +775,9 @@ def build_stage(course: Course, workbook: Workbook, stage: Stage, *, run: bool =
     if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
         write_atomic(contract, fault_contract_text(stage))
         written.append(str(contract.relative_to(course.root)))
+    key = build_diagnosis_key(course, stage)
+    if key:
+        written.append(key)
     for language in editions(course):
         notebook = notebook_source(course, stage, language)
         if run:

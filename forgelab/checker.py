@@ -58,6 +58,7 @@ class CheckOutcome:
     path: Path | None
     import_problem: ImportProblem | None = None
     report: RunReport | None = None
+    diagnosis: Part = field(default_factory=lambda: Part("missing", ""))
 
     @property
     def accepted(self) -> bool:
@@ -251,17 +252,18 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             transfer_part = Part(transfer_part.status, _(ON_OWN_FORGE).format(detail=transfer_part.detail),
                                  transfer_part.extra)
     lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
+    diagnosis_part = judge_diagnosis(workbook, stage, target)
     design_path = design_answer_file(workbook, stage, target)
     design_part = _judge_design(design_path, stage.design_answer_file)
 
     document = build_document(course, stage, target, tests, lab_part, transfer_part, transfer_rows,
-                              transfer_path, design_part, design_path)
+                              transfer_path, design_part, design_path, diagnosis_part)
     path = None
     if write:
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
         evidence.write_document(path, document)
     return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
-                        problem, report)
+                        problem, report, diagnosis_part)
 
 
 def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:
@@ -277,15 +279,52 @@ def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:
     return counts
 
 
+def judge_diagnosis(workbook: Workbook, stage: Stage, target: Target) -> Part:
+    """The fault lab's diagnosis, the second fact of the lab beside its repair: stated, and right or not — judged
+    again with the course's answer key, never taken from the saved record."""
+    from forgelab.diagnosis import judged_record, load_key, defect_text, DiagnosisError
+    from forgelab.i18n import active
+
+    if target.kind == "solution":
+        return Part("right", _("reference: the course's own diagnosis"))
+    if target.kind == "fault":
+        return Part("missing", _("this target is the broken variant itself"))
+    home = workbook.workspace if target.kind == "learner" else target.home
+    record, right = judged_record(workbook.root, home, stage)
+    if record is None:
+        return Part("missing", _("not stated yet: `forgelab fault diagnose {number}` (or part 7 of the notebook) — "
+                                 "which test shows the defect, where it lies, what it is").format(number=stage.number))
+    try:
+        defect = defect_text(load_key(workbook.root, stage), record.defect, active())
+    except DiagnosisError:
+        defect = record.defect
+    extra: dict[str, Any] = {"test": record.test, "function": record.function, "defect": record.defect,
+                             "defect_text": defect, "explanation": record.explanation, "attempts": record.attempts,
+                             "stated_after_fix": record.stated_after_fix, "hints_shown": record.hints_shown}
+    if all(right.values()):
+        return Part("right", _("right at attempt {attempts}: {test} shows it, it lies in {function}(), and the defect "
+                               "is: {defect}").format(attempts=record.attempts, test=record.test,
+                                                      function=record.function, defect=defect), extra)
+    wrong = [_(QUESTION_WORDS[question]) for question, ok in right.items() if not ok]
+    return Part("not_right", _("stated, not right yet ({wrong}): look again and state it with `forgelab fault "
+                               "diagnose {number}`").format(wrong=", ".join(wrong), number=stage.number), extra)
+
+
+QUESTION_WORDS = {"test": N_("which test shows it"), "function": N_("where it lies"), "defect": N_("what the defect is")}
+DIAGNOSIS_WORDS = {"missing": N_("not stated"), "not_right": N_("not right yet"), "right": N_("right")}
+
+
 def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestRow, ...],
                    lab: Part, transfer: Part, transfer_rows: tuple[TestRow, ...], transfer_path: Path,
-                   design: Part, design_path: Path) -> dict[str, Any]:
+                   design: Part, design_path: Path, diagnosis: Part | None = None) -> dict[str, Any]:
     from importlib.metadata import version
 
+    diagnosis = diagnosis or Part("missing", "")
     summary = _summary(stage, tests)
     acceptance = {
         "required_tests_passed": summary["required_passed"] == summary["required_total"],
         "fault_lab_fixed": lab.status == "fixed",
+        "fault_lab_diagnosed": diagnosis.status == "right",
         "transfer_passed": transfer.status == "passed",
         "design_answer_present": design.status == "present",
     }
@@ -297,6 +336,9 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
     if not acceptance["fault_lab_fixed"]:
         problems.append(_("fault lab {status}: {detail}").format(status=_(PART_WORDS.get(lab.status, lab.status)),
                                                                   detail=lab.detail))
+    if not acceptance["fault_lab_diagnosed"]:
+        problems.append(_("fault lab diagnosis {status}: {detail}").format(
+            status=_(DIAGNOSIS_WORDS.get(diagnosis.status, diagnosis.status)), detail=diagnosis.detail))
     if not acceptance["transfer_passed"]:
         problems.append(_("transfer challenge {status}: {detail}").format(
             status=_(PART_WORDS.get(transfer.status, transfer.status)), detail=transfer.detail))
@@ -308,6 +350,7 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
                                  "fault_file": stage.fault.fault_file, "detail": lab.detail}
     if lab.extra.get("fixed_file_sha256"):
         fault_lab["fixed_file_sha256"] = lab.extra["fixed_file_sha256"]
+    fault_lab["diagnosis"] = {"status": diagnosis.status, "detail": diagnosis.detail, **diagnosis.extra}
     transfer_doc: dict[str, Any] = {
         "status": transfer.status, "file": stage.transfer_file, "detail": transfer.detail,
         "tests": [{"name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300]} for r in transfer_rows],

@@ -164,12 +164,15 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[str, Handler]] = {}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(learner_only: bool = False) -> argparse.ArgumentParser:
+    """The command line; ``learner_only`` (an unzipped learner bundle) leaves out the course repository's tools."""
     parser = argparse.ArgumentParser(
         prog="forgelab",
         epilog=_("Every command also takes --lang en|zh (else FORGE_LANG, else the workbook's edition in "
                  "course/edition.toml, else your locale) for the language it speaks."),
-        description=_("Forge Workbook tooling: check your stages, run fault labs, verify and build the course."),
+        description=_("Forge Workbook: check your stages, work through the fault labs, open the course page and "
+                      "self-check your evidence.") if learner_only else
+        _("Forge Workbook tooling: check your stages, run fault labs, verify and build the course."),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -184,14 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_unsandboxed_flag(check)
     check.set_defaults(handler=cmd_check)
 
-    materialize = sub.add_parser("materialize", help=_("write a target's forge/ package into a folder"))
-    materialize.add_argument("target", help=_("learner, solution, fault:NN or a workbook path"))
-    materialize.add_argument("--into", required=True, help=_("folder that receives forge/"))
-    materialize.set_defaults(handler=cmd_materialize)
+    if not learner_only:
+        materialize = sub.add_parser("materialize", help=_("write a target's forge/ package into a folder"))
+        materialize.add_argument("target", help=_("learner, solution, fault:NN or a workbook path"))
+        materialize.add_argument("--into", required=True, help=_("folder that receives forge/"))
+        materialize.set_defaults(handler=cmd_materialize)
 
     from forgelab import commands
 
-    commands.register(sub)
+    commands.register(sub, learner_only=learner_only)
     return parser
 
 
@@ -232,6 +236,15 @@ def _workbook_edition() -> str | None:
         return None
 
 
+def _in_learner_bundle() -> bool:
+    from forgelab.paths import Workbook, WorkbookNotFound
+
+    try:
+        return Workbook.locate().is_learner_bundle
+    except WorkbookNotFound:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from forgelab import i18n
 
@@ -243,7 +256,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         i18n.use(i18n.resolve(speak, edition=_workbook_edition()))
     except i18n.LanguageError as error:
         return fail(str(error), "use --lang en or --lang zh (or set FORGE_LANG)")
-    parser = build_parser()
+    learner_only = _in_learner_bundle()
+    command = next((item for item in arguments if not item.startswith("-")), "")
+    if learner_only:
+        from forgelab.commands import INSTRUCTOR_COMMANDS
+
+        if command in INSTRUCTOR_COMMANDS:
+            return fail(_("`forgelab {command}` is a tool of the course repository (for instructors and course authors); "
+                          "this folder is the learner bundle").format(command=command),
+                        _("`forgelab --help` lists your commands, and README.md explains them"))
+    parser = build_parser(learner_only)
     args = parser.parse_args(arguments)
     if builds_editions:
         args.editions = _editions(wanted)

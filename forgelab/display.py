@@ -102,12 +102,13 @@ def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[
 
 
 def wrap(text: str, total_width: int | None = None, indent: int = 0) -> str:
-    """``text`` wrapped at word boundaries (CJK between any two characters) in ``total_width`` columns; the lines
-    after the first are indented by ``indent`` spaces."""
+    """``text`` wrapped at word boundaries (CJK between any two characters) in ``total_width`` columns. Its leading
+    spaces stay; the lines after the first are indented by ``indent`` more spaces."""
     total = total_width or width()
-    body = _render(Text(" ".join(text.split())), max(total - indent, 20))
+    lead = len(text) - len(text.lstrip(" "))
+    body = _render(Text(" ".join(text.split())), max(total - lead - indent, 20))
     first, *rest = body.split("\n")
-    return "\n".join([first, *(" " * indent + line for line in rest)])
+    return "\n".join([" " * lead + first, *(" " * (lead + indent) + line for line in rest)])
 
 
 def fail(message: str, next_step: str | None = None) -> int:

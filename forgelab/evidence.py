@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the fault lab records its diagnosis beside its repair
 KIND = "forge-workbook/stage-verification"
 CANONICALIZATION = "json-sorted-keys-compact-utf8"
 FILENAME = "verification.json"

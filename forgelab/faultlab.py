@@ -75,6 +75,9 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
               _("A copy of `{module}` in this folder has a defect, and a stage test fails because of it. Run "
                 "`forgelab fault check {number}` to see the symptom, find the cause, and repair the file here.").format(
                   module=stage.fault.fault_file, number=stage.number), "",
+              _("Before you repair it, state your diagnosis: `forgelab fault diagnose {number}` asks which test shows "
+                "the defect, in which function it lies and what it is, and a sentence in your own words.").format(
+                  number=stage.number), "",
               _("Stuck? `forgelab fault hint {number}` reveals the lab's story, then one diagnosis step at a time, "
                 "then the fix principle.").format(number=stage.number), "",
               _("Your own forge/ is not involved: this workspace is separate.")]
@@ -120,6 +123,14 @@ def judge(stage: Stage, report: RunReport, label: str) -> LabCheck:
     fixed = target.outcome is Outcome.PASSED and not failing and not report.problem
     return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",
                     failing, report.problem)
+
+
+def is_fixed(workbook: Workbook, stage: Stage) -> bool:
+    """The last ``fault check`` said FIXED, and the lab file is still the one it checked."""
+    module = lab_path(workbook, stage) / stage.fault.fault_file
+    last = state.get(workbook, "fault_lab", stage.number)
+    return (module.is_file() and isinstance(last, dict) and last.get("status") == "fixed"
+            and last.get("file_sha256") == evidence.sha256_file(module))
 
 
 def diff(workbook: Workbook, stage: Stage) -> str:

@@ -1,9 +1,10 @@
 """Helpers the stage notebooks call. Learners use them; they never need to edit them.
 
-``%load_ext forgelab.notebook`` turns on autoreload (edits to ``forge/`` take effect without a
-kernel restart) and makes *Run All* safe: no cell raises — unfinished starter code, a syntax error
-or a failing call becomes one readable output (:mod:`forgelab.notebook_cells`), so the notebook
-always reaches its last cell, which says what is still open. ``stage_tools("01")`` returns the
+``%load_ext forgelab.notebook`` reloads a ``forge`` module whose file changed before each cell (edits take
+effect without a kernel restart, and errors name the lines of the file as it is now) and makes *Run All*
+safe: no cell raises — unfinished starter code, a syntax error, a failing call or an endless loop (stopped
+after a stated CPU time) becomes one readable output that names file and line (:mod:`forgelab.notebook_cells`),
+so the notebook always reaches its last cell, which says what is still open. ``stage_tools("01")`` returns the
 object behind every interactive cell of a stage notebook; it talks to the same facade as the
 command line (:class:`forgelab.workbench.Workbench`), so both say the same things.
 
@@ -19,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from forgelab.checker import PART_WORDS
+from forgelab.checker import DIAGNOSIS_WORDS, PART_WORDS, CheckOutcome
 from forgelab.display import columns, pad, symbol
 from forgelab.i18n import _
 from forgelab.paths import Workbook
@@ -31,8 +32,6 @@ def load_ipython_extension(ipython: Any) -> None:
     from forgelab import notebook_cells
 
     os.environ.setdefault("FORGELAB_WIDTH", "110")  # tables look the same in every kernel
-    ipython.run_line_magic("load_ext", "autoreload")
-    ipython.run_line_magic("autoreload", "2")
     notebook_cells.install(ipython)
 
 
@@ -52,6 +51,7 @@ class StageTools:
         self.stage: Stage = self.course.stage(stage_number)
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")
         self.bench = Workbench(self.workbook, self.course, DEFAULT.with_(language=i18n.active()))
+        self._last_tests: CheckOutcome | None = None  # the latest run of the test cell (part 6)
 
     @property
     def text(self) -> StageText:
@@ -170,6 +170,7 @@ class StageTools:
     def run_tests(self) -> None:
         """The stage tests against your code, one row each (writes no evidence)."""
         outcome = self.bench.check(self.stage, self.target_name, write=False)
+        self._last_tests = outcome
         print("\n".join(self.bench.tests_table(outcome, width=96)))
         summary = outcome.document["summary"]
         print("\n" + _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
@@ -181,12 +182,24 @@ class StageTools:
                     "failure).").format(module=self.stage.module))
 
     def why(self) -> Any:
-        """A button per failing test that shows its source, the whole failure and what your code printed."""
+        """A picker of the failing tests that shows one's source, whole failure and what your code printed — or, when
+        the test cell above found every test passing, says so instead of offering a failure to explain."""
         import ipywidgets as widgets
 
-        choice = widgets.Dropdown(options=list(self.stage.required_tests), description=_("test"),
-                                  layout=widgets.Layout(width="max-content"))
-        button = widgets.Button(description=_("Why does it fail?"), icon="search",
+        from forgelab.judge.outcomes import Outcome
+
+        last = self._last_tests
+        failing = [name for name in self.stage.required_tests
+                   if last is not None and any(row.name == name and row.outcome is not Outcome.PASSED
+                                               for row in last.tests)]
+        if last is not None and not failing and last.import_problem is None:
+            return widgets.HTML(value=f"<p {_TEXT_STYLE}>" + _html(_(
+                "All {count} tests pass: there is no failure to explain. (After an edit, run the test cell again; a "
+                "failing test then appears here.)").format(count=len(self.stage.required_tests))) + "</p>")
+        choices = failing or list(self.stage.required_tests)
+        choice = widgets.Dropdown(options=choices, description=_("test"), layout=widgets.Layout(width="max-content"))
+        label = _("Why does it fail?") if failing else _("Show its whole result")
+        button = widgets.Button(description=label, icon="search",
                                 layout=widgets.Layout(width="max-content", min_width="max-content"))
         shown = widgets.HTML(value="")
 
@@ -225,6 +238,78 @@ class StageTools:
             button.on_click(run)
             buttons.append(button)
         return widgets.VBox([widgets.HBox(buttons), shown])
+
+    def diagnose(self) -> Any:
+        """Diagnosis before repair: which test shows the defect, which function it lies in, what it is (one of the
+        stage's choices), and a sentence in your own words — checked at once, saved with your evidence."""
+        import ipywidgets as widgets
+
+        from forgelab.diagnosis import DiagnosisError
+        from forgelab.faultlab import FaultLabError
+        from forgelab.i18n import active
+
+        try:
+            key = self.bench.diagnosis_questions(self.stage)
+        except DiagnosisError as error:
+            return widgets.HTML(value=_pre(str(error)))
+        previous = self.bench.diagnosis(self.stage)
+        wide = widgets.Layout(width="auto", max_width="100%")
+        test = widgets.Dropdown(options=list(key.test.choices), value=previous.test if previous else None,
+                                description=_("test"), layout=wide)
+        function = widgets.Dropdown(options=[(f"{name}()", name) for name in key.function.choices],
+                                    value=previous.function if previous and previous.function in key.function.choices
+                                    else None, description=_("function"), layout=wide)
+        ids = [choice.id for choice in key.defect.choices]
+        picks = [widgets.ToggleButton(value=previous is not None and previous.defect == choice.id,
+                                      description=str(index), layout=widgets.Layout(width="2.6em", flex="0 0 auto"))
+                 for index, choice in enumerate(key.defect.choices, 1)]
+        rows = [widgets.HBox([pick, widgets.HTML(value=_html(choice.text.get(active()) or choice.text["en"]),
+                                                 layout=widgets.Layout(flex="1 1 auto", margin="0 0 0 0.6em"))],
+                             layout=widgets.Layout(align_items="center"))
+                for pick, choice in zip(picks, key.defect.choices)]
+
+        def on_pick(change: dict[str, Any]) -> None:
+            if change["new"]:
+                for other in picks:
+                    if other is not change["owner"]:
+                        other.value = False
+
+        for pick in picks:
+            pick.observe(on_pick, names="value")
+        sentence = widgets.Textarea(value=previous.explanation if previous else "",
+                                    placeholder=_("In your own words: what is wrong, and how does the failing test show "
+                                                  "it? ").strip(), layout=widgets.Layout(width="100%", height="5em"))
+        button = widgets.Button(description=_("Check my diagnosis"), button_style="primary", icon="stethoscope",
+                                layout=widgets.Layout(width="max-content", min_width="max-content"))
+        shown = widgets.HTML(value="")
+
+        def check(_event: Any) -> None:
+            chosen = next((ids[index] for index, pick in enumerate(picks) if pick.value), None)
+            if test.value is None or function.value is None or chosen is None:
+                shown.value = "<p>" + _("Choose a test, a function and one of the defects first.") + "</p>"
+                return
+            shown.value = "<p>" + _("checking…") + "</p>"
+            try:
+                message = self.bench.fault_diagnose(self.stage, str(test.value), str(function.value), chosen,
+                                                    sentence.value)
+                shown.value = _pre(message.text(width=96))
+            except (DiagnosisError, FaultLabError) as error:
+                shown.value = _pre(str(error))
+
+        button.on_click(check)
+        questions = [widgets.HTML(value="<p><strong>1.</strong> " + _html(_("Which test shows the defect?")) + "</p>"), test,
+                     widgets.HTML(value="<p><strong>2.</strong> " + _html(_("In which function of {module} does the defect lie?")
+                                                                          .format(module=self.stage.module)) + "</p>"),
+                     function,
+                     widgets.HTML(value="<p><strong>3.</strong> " + _html(_("What is the defect?")) + "</p>"), *rows,
+                     widgets.HTML(value="<p><strong>4.</strong> " + _html(_("Say it in your own words (at least six "
+                                                                            "words).")) + "</p>"),
+                     sentence, button, shown]
+        return widgets.VBox(questions)
+
+    def fault_diagnose(self, test: str, function: str, defect: str, because: str) -> None:
+        """The same as the diagnosis widget, in a cell: choices by name or number (see the widget)."""
+        print(self.bench.fault_diagnose(self.stage, test, function, defect, because).text(width=96))
 
     def _lab_state(self) -> str:
         lab = self.workbook.workspace / self.stage.lab_module
@@ -323,41 +408,91 @@ class StageTools:
 
     def summary(self) -> None:
         """What is still open in this stage (runs the stage tests; writes nothing)."""
-        from forgelab import state
-        from forgelab.answers import answer_path, word_count
-        from forgelab.answers import MIN_DESIGN_WORDS
+        import json
+
+        from forgelab.answers import MIN_DESIGN_WORDS, answer_path, word_count
+        from forgelab.faultlab import is_fixed
 
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         doc = outcome.document
         summary = doc["summary"]
         lab = self.workbook.workspace / self.stage.lab_module
-        last = state.get(self.workbook, "fault_lab", self.stage.number) or {}
         answer = answer_path(self.workbook, self.stage)
         words = word_count(answer.read_text(encoding="utf-8")) if answer.is_file() else 0
-        fixed = last.get("status") == "fixed"
+        fixed = is_fixed(self.workbook, self.stage)
+        diagnosis = outcome.diagnosis
         evidence = self.workbook.workspace / self.stage.evidence_file
+        try:
+            accepted = bool(json.loads(evidence.read_text(encoding="utf-8")).get("accepted")) if evidence.is_file() \
+                else None
+        except (OSError, ValueError):
+            accepted = False
         rows = [
             (_("stage tests"), summary["required_passed"] == summary["required_total"],
              _("{passed}/{total} pass").format(passed=summary["required_passed"], total=summary["required_total"])),
             (_("fault lab"), fixed,
              _("fixed") if fixed else (_("started, not fixed yet") if lab.is_file() else _("not started"))),
+            (_("diagnosis"), diagnosis.status == "right", _(DIAGNOSIS_WORDS.get(diagnosis.status, diagnosis.status))),
             (_("transfer test"), outcome.transfer.status == "passed",
              _(PART_WORDS.get(outcome.transfer.status, outcome.transfer.status))),
             (_("design answer"), words >= MIN_DESIGN_WORDS,
              _("{words} words (at least {minimum})").format(words=words, minimum=MIN_DESIGN_WORDS)),
         ]
         open_items = [name for name, ok, _detail in rows if not ok]
-        rows.append((_("evidence"), evidence.is_file(),
-                      _("written") if evidence.is_file() else _("not written yet (part 10 button)")))
+        evidence_detail = (_("not written yet (part 10 button)") if accepted is None
+                           else _("written: accepted") if accepted else _("written: not accepted"))
+        rows.append((_("evidence"), accepted is True, evidence_detail))
         print(_("Stage {number} at a glance:").format(number=self.stage.number))
         width = max(columns(name) for name, _ok, _detail in rows) + 1
         for name, ok, detail in rows:
             print(f"  {pad(_('done') if ok else _('open'), 5)} {pad(name, width)}{detail}")
+        page = self.bench.page_path(self.stage)
         if open_items:
             print(_("Still open: {items}. Next: {step}").format(items=", ".join(open_items),
                                                                 step=self.bench.next_step(outcome)))
+        elif accepted:
+            print(_("Accepted. Self-check it: open {page} (below) and pick your verification.json.").format(page=page))
         else:
-            print(_("Every part holds. Write your evidence (part 10) and pick it on the course page."))
+            print(_("Every part holds. Write your evidence (part 10), then open {page} (below) and pick it.").format(
+                page=page))
+
+
+    # after part 10 — the course page that came with the workbook
+    def page(self) -> Any:
+        """The stage's course page (``page/``): its path and address, and a button that opens it in your browser
+        (JupyterLab shows HTML files inside itself without their scripts, so the page opens in the browser instead).
+        Nothing is built or opened until the button is pressed: *Run All* writes nothing."""
+        import ipywidgets as widgets
+
+        from forgelab.i18n import active
+        from forgelab.site.builder import SiteError
+        from forgelab.site.local import ensure_page, open_in_browser, page_file
+
+        path = page_file(self.workbook, self.course, active(), self.stage)
+        address = widgets.HTML(value=_pre(_("course page: {path}\n{uri}").format(
+            path=self.workbook.relative(path), uri=path.as_uri())))
+        button = widgets.Button(description=_("Open the course page in my browser"), icon="external-link",
+                                button_style="primary", layout=widgets.Layout(width="max-content", min_width="max-content"))
+        shown = widgets.HTML(value="")
+
+        def open_page(_event: Any) -> None:
+            try:
+                ensure_page(self.workbook, self.course)
+            except (SiteError, OSError) as error:
+                shown.value = _pre(_("cannot build the course page in page/ ({cause})").format(
+                    cause=getattr(error, "strerror", None) or error))
+                return
+            if open_in_browser(path.as_uri()):
+                shown.value = "<p>" + _html(_("Opened in your web browser: pick your `verification.json` on the page.")) \
+                    + "</p>"
+            else:
+                shown.value = "<p>" + _html(_("No browser can be started from this kernel (JupyterLab runs on another "
+                                              "computer?): open the address above in your browser, or run `forgelab page "
+                                              "{number}` in a terminal on the computer that has the workbook.").format(
+                    number=self.stage.number)) + "</p>"
+
+        button.on_click(open_page)
+        return widgets.VBox([address, button, shown])
 
 
 def stage_tools(stage_number: str, target: str | None = None, lang: str | None = None) -> StageTools:

@@ -65,6 +65,11 @@ class Workbook:
     def has_solutions(self) -> bool:
         return (self.solutions / "forge").is_dir()
 
+    @property
+    def is_learner_bundle(self) -> bool:
+        """An unzipped learner bundle: it ships its starters in course/starters/ and no reference solutions."""
+        return (self.root / "course" / "starters").is_dir() and not self.has_solutions
+
     # written by tools
     @property
     def state_dir(self) -> Path:

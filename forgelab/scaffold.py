@@ -97,7 +97,7 @@ def unfinished(course: Course, number: str) -> list[str]:
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
 STAGE_SOURCES = re.compile(r"^(stage\.toml|demo(\.[a-z]{2}(-[A-Za-z]+)?)?\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd|py))$")
-COURSE_FILES = ("course/course.toml", "course/glossary.toml")
+COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/learner/README.md", "course/learner/README.zh-CN.md")
 
 
 def owned(course: Course) -> set[str]:
@@ -105,7 +105,8 @@ def owned(course: Course) -> set[str]:
     files = set(COURSE_FILES)
     for stage in course.stages:
         files |= {stage.module, stage.solution_module, stage.test_file, stage.transfer_file, stage.reference_transfer,
-                  stage.reference_answer, stage.notebook, stage.fault_variant, stage.fault_contract_file}
+                  stage.reference_answer, stage.notebook, stage.fault_variant, stage.fault_contract_file,
+                  f"{stage.failure_lab}/fixtures/diagnosis.json"}
     return files
 
 
@@ -285,4 +286,30 @@ FAULT = '''# The fault lab's defect as find/replace edits of solutions/{module},
 [[patch]]
 find = "{todo}"
 replace = "{todo}: the defect"
+
+# The learner states a diagnosis before repairing (`forgelab fault diagnose NN`): which test shows the defect,
+# which function it lies in (both worked out by `forgelab build`), and which of these choices it is. `defect` names
+# the true one; the others are real misconceptions. The confirm step is the last diagnosis step, the one that names
+# the defect: it opens once the learner's diagnosis is right. `forgelab build` ships only salted digests.
+[diagnosis]
+defect = "the-defect"
+
+[[diagnosis.choice]]
+id = "the-defect"
+en = "{todo}: the true defect, in one sentence"
+zh = "{todo}: the true defect, in Chinese"
+
+[[diagnosis.choice]]
+id = "a-misconception"
+en = "{todo}: a real misconception"
+zh = "{todo}: the same misconception, in Chinese"
+
+[[diagnosis.choice]]
+id = "another-misconception"
+en = "{todo}: another real misconception"
+zh = "{todo}: the same misconception, in Chinese"
+
+[diagnosis.confirm]
+en = "{todo}: Confirm: the step that names the defect and how to see it"
+zh = "{todo}: the same step, in Chinese"
 '''

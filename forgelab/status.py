@@ -66,7 +66,8 @@ class TestsCell:
 TRANSFER_WORDS = {"missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"),
                   "failed": N_("failing"), "error": N_("error"), "cannot_tell": N_("cannot tell")}
 LAB_WORDS = {"not_started": N_("not started"), "started": N_("started"), "untouched": N_("started, not fixed"),
-             "edited": N_("edited, not checked"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error")}
+             "edited": N_("edited, not checked"), "broken": N_("broken"), "fixed": N_("fixed and diagnosed"),
+             "fixed_undiagnosed": N_("fixed, diagnosis missing"), "error": N_("error")}
 EVIDENCE_WORDS = {"none": N_("none"), "unreadable": N_("unreadable: run check again"), "accepted": N_("accepted"),
                   "not_accepted": N_("not accepted"), "stale_accepted": N_("accepted (stale: code changed)"),
                   "stale_not_accepted": N_("not accepted (stale: code changed)")}
@@ -309,7 +310,12 @@ def _lab_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
     if last.get("file_sha256") != evidence.sha256_file(lab_module):
         return "edited", False
     status = str(last.get("status", "started"))
-    return (status if status in LAB_WORDS else "started"), status == "fixed"
+    if status == "fixed":
+        from forgelab.diagnosis import judged_record
+
+        _record, right = judged_record(workbook.root, workbook.workspace, stage)
+        return ("fixed", True) if right and all(right.values()) else ("fixed_undiagnosed", False)
+    return (status if status in LAB_WORDS else "started"), False
 
 
 def _design_cell(workbook: Workbook, stage: Stage) -> tuple[int | None, bool]:
@@ -475,9 +481,12 @@ def next_step_for(item: StageStatus) -> str | None:
     if not item.tests.ok:
         return _("stage {number}: open {notebook} and implement {module}; then `forgelab check {number}`").format(
             number=number, notebook=stage.notebook_in(active()), module=stage.module)
-    if not item.lab_ok:
-        return _("stage {number}: `forgelab fault start {number}` then `forgelab fault check {number}`").format(
+    if item.lab == "fixed_undiagnosed":
+        return _("stage {number}: state your diagnosis of the fault lab: `forgelab fault diagnose {number}`").format(
             number=number)
+    if not item.lab_ok:
+        return _("stage {number}: `forgelab fault start {number}`, `forgelab fault check {number}`, then "
+                 "`forgelab fault diagnose {number}` before you repair it").format(number=number)
     if item.transfer == "cannot_tell":
         return _("stage {number}: your transfer test passes on the known-wrong implementation too — make it assert the "
                  "exact results the challenge asks for ({path})").format(number=number, path=stage.transfer_file)

@@ -178,6 +178,36 @@ def _survived(report: RunReport, label: str, stage: Stage) -> bool:
     return bool(rows) and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in rows)
 
 
+def _check_diagnosis_key(workbook: Workbook, stage: Stage, verdict: StageVerdict, report: RunReport) -> None:
+    """The answer key accepts exactly the tests that fail on ``fault:NN``, the functions the defect changed and the
+    declared defect — proved against this run, though the key holds only salted digests."""
+    from forgelab import diagnosis
+    from forgelab.registry import RegistryError
+
+    try:
+        key = diagnosis.load_key(workbook.root, stage)
+        answer, _choices, _steps = diagnosis.declared(stage, tuple(key.confirm))
+    except (diagnosis.DiagnosisError, RegistryError) as error:
+        verdict.failures.append(f"diagnosis answer key: {error} (run `forgelab build {stage.number}`)")
+        return
+    rows = report.in_file(f"fault:{stage.number}", stage.test_file)
+    failing = {row.name for row in rows if row.outcome is not Outcome.PASSED}
+    accepted = {name for name in key.test.choices if diagnosis.answer_digest(key.salt, "test", name) in key.test.answers}
+    variant = (workbook.root / stage.fault_variant).read_text(encoding="utf-8")
+    changed = set(diagnosis.changed_functions((workbook.root / stage.solution_module).read_text(encoding="utf-8"),
+                                              variant))
+    where = {name for name in key.function.choices
+             if diagnosis.answer_digest(key.salt, "function", name) in key.function.answers}
+    if rows and accepted != failing:
+        verdict.failures.append(f"diagnosis answer key accepts tests {sorted(accepted)}, but fault:{stage.number} fails "
+                                f"{sorted(failing)} (run `forgelab build {stage.number}`)")
+    elif where != changed or not diagnosis.judge(key, stage.fault.target_test, min(changed, default=""), answer)["defect"]:
+        verdict.failures.append(f"diagnosis answer key does not accept the defect's functions {sorted(changed)} or "
+                                f"the declared defect {answer!r} (run `forgelab build {stage.number}`)")
+    else:
+        verdict.facts.append("diagnosis key holds")
+
+
 def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict, report: RunReport,
                  reference: str | None) -> None:
     root = workbook.root
@@ -216,6 +246,7 @@ def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict, report
         verdict.failures.append(f"fault symptom /{stage.fault.symptom}/ not seen; got: {failed[0].cause}")
     else:
         verdict.facts.append("fault holds")
+    _check_diagnosis_key(workbook, stage, verdict, report)
     fault_transfer = report.in_file(fault, reference) if reference else ()
     if fault_transfer and all(r.outcome is Outcome.PASSED for r in fault_transfer):
         verdict.failures.append("reference transfer test passes on the fault variant: it cannot tell right from wrong")

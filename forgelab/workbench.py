@@ -8,8 +8,10 @@ and a behaviour (recording a fixed lab in the evidence, choosing the next step) 
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forgelab import faultlab, state
 from forgelab.checker import CheckOutcome, run_check
@@ -21,6 +23,9 @@ from forgelab.paths import Workbook
 from forgelab.registry import Course, Stage, load_course
 from forgelab.report import collapse
 from forgelab.targets import Target, resolve_target
+
+if TYPE_CHECKING:
+    from forgelab.diagnosis import AnswerKey, DiagnosisRecord
 
 
 @dataclass(frozen=True)
@@ -48,11 +53,7 @@ class Message:
         out: list[str] = []
         for block in lines:
             for line in block.split("\n"):
-                if columns(line) <= total:
-                    out.append(line)
-                else:
-                    lead = len(line) - len(line.lstrip(" "))
-                    out.append(" " * lead + wrap(line, total - lead, indent=2))
+                out.append(line if columns(line) <= total else wrap(line, total, indent=2))
         return "\n".join(out)
 
 
@@ -130,18 +131,33 @@ class Workbench:
         lines.append(_("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
                                                                         total=summary["required_total"]))
         lines.append("")
-        parts = [(_("fault lab"), outcome.fault_lab.status, outcome.fault_lab.detail),
-                 (_("transfer"), outcome.transfer.status, outcome.transfer.detail),
-                 (_("design answer"), outcome.design.status, outcome.design.detail)]
-        lines.append(table([_("part"), _("status"), _("detail")],
-                           [(p, _(PART_WORDS.get(s, s)), d) for p, s, d in parts], total_width=width))
+        from forgelab.checker import DIAGNOSIS_WORDS
+
+        parts = [(_("fault lab"), _(PART_WORDS.get(outcome.fault_lab.status, outcome.fault_lab.status)),
+                  outcome.fault_lab.detail),
+                 (_("diagnosis"), _(DIAGNOSIS_WORDS.get(outcome.diagnosis.status, outcome.diagnosis.status)),
+                  outcome.diagnosis.detail),
+                 (_("transfer"), _(PART_WORDS.get(outcome.transfer.status, outcome.transfer.status)),
+                  outcome.transfer.detail),
+                 (_("design answer"), _(PART_WORDS.get(outcome.design.status, outcome.design.status)),
+                  outcome.design.detail)]
+        lines.append(table([_("part"), _("status"), _("detail")], parts, total_width=width))
         lines.append("")
         verdict = _("ACCEPTED") if doc["accepted"] else _("NOT ACCEPTED")
         if evidence_path:
             lines.append(_("verdict: {verdict} — evidence: {path}").format(verdict=verdict, path=evidence_path))
+            lines.append(_("self-check page: {page} (`forgelab page {number}` opens it; pick the evidence there)").format(
+                page=self.page_path(stage), number=stage.number))
         else:
             lines.append(_("verdict: {verdict}").format(verdict=verdict))
         return Message(tuple(lines), bool(doc["accepted"]), self.next_step(outcome))
+
+    def page_path(self, stage: Stage | None = None) -> str:
+        """The workbook's copy of the course page for ``stage`` (or its index), as the learner sees the path."""
+        from forgelab.i18n import active
+        from forgelab.site.local import page_file
+
+        return self.workbook.relative(page_file(self.workbook, self.course, active(), stage))
 
     def next_step(self, outcome: CheckOutcome) -> str:
         stage = outcome.stage
@@ -158,9 +174,13 @@ class Workbench:
                 return _("make the failing tests pass in {module}").format(module=stage.module)
             return _("make the failing tests pass in {module}; `forgelab check {number} --why {test}` shows the whole "
                      "failure").format(module=stage.module, number=stage.number, test=first.name)
-        if not acceptance["fault_lab_fixed"]:
+        if not acceptance["fault_lab_fixed"] or not acceptance["fault_lab_diagnosed"]:
             if outcome.fault_lab.status == "not_started":
                 return _("start the fault lab: `forgelab fault start {number}`").format(number=stage.number)
+            if not acceptance["fault_lab_diagnosed"]:
+                return _("state your diagnosis of the lab: `forgelab fault diagnose {number}` (which test shows the "
+                         "defect, where it lies, what it is){then}").format(
+                    number=stage.number, then="" if acceptance["fault_lab_fixed"] else _(", then repair it"))
             return _("fix {path}, then `forgelab fault check {number}`").format(path=stage.lab_module, number=stage.number)
         if outcome.transfer.status == "cannot_tell":
             return _("make your transfer test in {path} assert the exact results the challenge asks for, so that it "
@@ -170,8 +190,8 @@ class Workbench:
         if not acceptance["design_answer_present"]:
             return _("answer the design question (notebook part 9, or `forgelab answer {number} --file answer.md`)").format(
                 number=stage.number)
-        return _("open the course page and pick this verification.json on the Stage {number} page").format(
-            number=stage.number)
+        return _("`forgelab page {number}` opens this stage's course page: pick this verification.json there to "
+                 "self-check it").format(number=stage.number)
 
     @staticmethod
     def _import_next_step(stage: Stage, problem: ImportProblem) -> str:
@@ -259,6 +279,9 @@ class Workbench:
             lines = [_("fault lab {number}: FIXED — {test} and every other stage {number} test pass in the lab").format(
                 number=number, test=target),
                 _("fix principle: {principle}").format(principle=stage.text().fault_fix_principle)]
+            diagnosed = self.diagnosis(stage)
+            if diagnosed is None:
+                lines.append(_("your diagnosis is not stated yet: the lab counts once you say what was wrong"))
             outcome = self.check(stage)  # a fixed lab goes into the stage's evidence at once
             verdict = _("accepted") if outcome.accepted else _("not accepted yet")
             if outcome.path:
@@ -292,30 +315,40 @@ class Workbench:
                        _("`forgelab fault check {number}`").format(number=stage.number))
 
     def fault_hint(self, stage: Stage, reset: bool = False) -> Message:
-        """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle."""
-        from forgelab.faulthints import ladder
+        """Reveal the next rung of the fault lab's ladder: what you observe, each diagnosis step, the fix principle.
 
-        rungs = ladder(stage.text())
-        number, total = stage.number, len(rungs)
+        The last diagnosis step names the defect: it opens once the learner's own diagnosis is right."""
+        from forgelab.faulthints import ladder, shown_line
+
+        number = stage.number
+        diagnosed = self.diagnosis(stage)
+        confirm = self._confirm_step(stage, diagnosed)
+        rungs = ladder(stage.text(), confirm)
+        total = len(rungs)
         if reset:
             state.hide_fault_hints(self.workbook, number)
             return Message((_("fault lab {number}: the story, diagnosis steps and fix principle are hidden again "
                               "(0 of {total} shown)").format(number=number, total=total),), True,
                            _("`forgelab fault hint {number}` shows the first").format(number=number))
-        shown, new = state.reveal_next_fault_hint(self.workbook, number, tuple(rung.text for rung in rungs))
-        shown = min(shown, total)
-        fresh = _("new")
-        lines = [_("[{mark}] {index}/{total} {label}: {text}").format(
-                     mark=fresh if new is not None and index == shown else " " * columns(fresh), index=index,
-                     total=total, label=rung.label, text=rung.text)
+        before = min(state.fault_hints_shown(self.workbook, number), total)
+        locked = before < total and rungs[before].sealed and confirm is None
+        if before < total and not locked:
+            state.update(self.workbook, "fault_hints", number, before + 1)
+        shown = before + 1 if before < total and not locked else before
+        lines = [shown_line(index, total, rung, index == shown and shown > before)
                  for index, rung in enumerate(rungs[:shown], 1)]
         lab_started = (faultlab.lab_path(self.workbook, stage) / stage.fault.fault_file).is_file()
-        if new is None:
+        fixed = faultlab.is_fixed(self.workbook, stage)
+        if locked:
+            lines.append(_("{index}/{total} {label}: the step that names the defect — it opens when your diagnosis is "
+                           "right").format(index=shown + 1, total=total, label=rungs[shown].label))
+            next_step = _("state your diagnosis: `forgelab fault diagnose {number}` (which test shows it, which "
+                          "function, what the defect is)").format(number=number)
+        elif shown == total:
             lines.append(_("all {total} are shown (the story, {steps} diagnosis steps and the fix principle); "
                            "`forgelab fault hint {number} --reset` hides them again").format(
                 total=total, steps=total - 2, number=number))
-            next_step = (_("fix {path}, then `forgelab fault check {number}`").format(path=stage.lab_module, number=number)
-                         if lab_started else _("`forgelab fault start {number}`").format(number=number))
+            next_step = ""
         elif not lab_started:
             next_step = _("`forgelab fault start {number}` and watch the target test fail, then diagnose").format(
                 number=number)
@@ -323,7 +356,106 @@ class Workbench:
             next_step = _("try the step in the lab, `forgelab fault check {number}` to re-check; "
                           "`forgelab fault hint {number}` reveals the next one ({left} left)").format(
                 number=number, left=total - shown)
+        if fixed:  # nothing to try any more: say where the lab stands instead
+            next_step = (_("the lab is FIXED — no hint is needed any more; state your diagnosis: `forgelab fault "
+                           "diagnose {number}`").format(number=number) if diagnosed is None or not diagnosed.is_right
+                         else _("the lab is FIXED and your diagnosis is right: nothing is left to do in it")).rstrip()
+        elif not next_step and lab_started:
+            next_step = _("fix {path}, then `forgelab fault check {number}`").format(path=stage.lab_module, number=number)
+        elif not next_step:
+            next_step = _("`forgelab fault start {number}`").format(number=number)
         return Message(tuple(lines), True, next_step)
+
+    # ------------------------------------------------------------ diagnosis before repair
+
+    def diagnosis(self, stage: Stage) -> DiagnosisRecord | None:
+        from forgelab.diagnosis import load_record
+
+        return load_record(self.workbook.workspace, stage)
+
+    def _confirm_step(self, stage: Stage, record: DiagnosisRecord | None) -> str | None:
+        """The last diagnosis step, open once a stated diagnosis named the right defect."""
+        from forgelab.diagnosis import DiagnosisError, confirm_step, load_key
+        from forgelab.i18n import active
+
+        if record is None or not record.right.get("defect"):
+            return None
+        try:
+            return confirm_step(load_key(self.workbook.root, stage), record.defect, active())
+        except DiagnosisError:
+            return None
+
+    def diagnosis_questions(self, stage: Stage) -> AnswerKey:
+        """The three questions' choices (the answer key holds only salted digests of the answers)."""
+        from forgelab.diagnosis import load_key
+
+        return load_key(self.workbook.root, stage)
+
+    def fault_diagnose(self, stage: Stage, test: str, function: str, defect: str, explanation: str) -> Message:
+        """Check a stated diagnosis, save it with the evidence, and say which answers are right."""
+        from forgelab import backups
+        from forgelab.diagnosis import (MIN_EXPLANATION_WORDS, RECORD_SCHEMA, DiagnosisError, DiagnosisRecord,
+                                        confirm_step, defect_text, explanation_words, judge, record_file)
+        from forgelab.evidence import write_atomic
+        from forgelab.i18n import active
+
+        number = stage.number
+        if not (faultlab.lab_path(self.workbook, stage) / stage.fault.fault_file).is_file():
+            raise faultlab.FaultLabError(_("the fault lab for stage {number} is not started: run `forgelab fault start "
+                                           "{number}`, watch the symptom with `forgelab fault check {number}`, then "
+                                           "state your diagnosis").format(number=number))
+        key = self.diagnosis_questions(stage)
+        test = _choose(test, key.test.choices, _("test"))
+        function = _choose(function, key.function.choices, _("function"))
+        defect = _choose(defect, tuple(choice.id for choice in key.defect.choices), _("defect"))
+        words = explanation_words(explanation)
+        if words < MIN_EXPLANATION_WORDS:
+            raise DiagnosisError(_("say in your own words what is wrong — at least {minimum} words (this has {words})"
+                                   ).format(minimum=MIN_EXPLANATION_WORDS, words=words))
+        right = judge(key, test, function, defect)
+        previous = self.diagnosis(stage)
+        attempts = (previous.attempts if previous else 0) + 1
+        first_right = previous.first_right_at if previous and previous.first_right_at else (
+            attempts if all(right.values()) else None)
+        record = DiagnosisRecord(schema_version=RECORD_SCHEMA, stage=number, test=test, function=function,
+                                 defect=defect, explanation=" ".join(explanation.split()), right=right,
+                                 attempts=attempts, first_right_at=first_right,
+                                 hints_shown=state.fault_hints_shown(self.workbook, number),
+                                 stated_after_fix=faultlab.is_fixed(self.workbook, stage))
+        path = self.workbook.workspace / record_file(stage)
+        if path.is_file():
+            backups.take(self.workbook, f"diagnosis-{number}", {record_file(stage): path})
+        write_atomic(path, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+        language = active()
+        marks = {True: _("right"), False: _("not right")}
+        lines = [_("fault lab {number}: your diagnosis (attempt {attempts}), saved to {path}").format(
+                     number=number, attempts=attempts, path=self.workbook.relative(path)),
+                 _("  which test shows it: {test} — {verdict}").format(test=test, verdict=marks[right["test"]]),
+                 _("  where it lies: {function}() — {verdict}").format(function=function, verdict=marks[right["function"]]),
+                 _("  what the defect is: {defect} — {verdict}").format(defect=defect_text(key, defect, language),
+                                                                        verdict=marks[right["defect"]])]
+        if not all(right.values()):
+            if not right["test"]:
+                lines.append(_("  that test passes on the broken copy: pick one that `forgelab fault check {number}` "
+                               "shows failing").format(number=number))
+            if not right["function"]:
+                lines.append(_("  the defect is not in that function's code: read the functions the failing test "
+                               "calls"))
+            return Message(tuple(lines), False, _("look again (`forgelab fault hint {number}` reveals the next step), "
+                                                  "then state it again").format(number=number))
+        confirm = confirm_step(key, defect, language)
+        if confirm:
+            lines += [_("Right. The last diagnosis step, the one that names the defect, is open now:"),
+                      "  " + confirm]
+        if record.stated_after_fix:
+            outcome = self.check(stage)  # the diagnosis goes into the stage's evidence at once, like a fixed lab
+            if outcome.path:
+                lines.append(_("evidence updated: {path} — fault lab fixed and diagnosed, stage {verdict}").format(
+                    path=self.workbook.relative(outcome.path),
+                    verdict=_("accepted") if outcome.accepted else _("not accepted yet")))
+            return Message(tuple(lines), True, "" if outcome.accepted else self.next_step(outcome))
+        return Message(tuple(lines), True, _("repair {path}, then `forgelab fault check {number}`").format(
+            path=stage.lab_module, number=number))
 
     # ------------------------------------------------------------ hints
 
@@ -334,15 +466,27 @@ class Workbench:
             return Message((_("stage {number}: hints hidden again (0 of {total} shown)").format(
                 number=stage.number, total=len(hints)),))
         shown, new = state.reveal_next_hint(self.workbook, stage.number, hints)
-        fresh = _("new")
-        lines = [_("[{mark}] hint {index}/{total}: {hint}").format(
-                     mark=fresh if new is not None and index == shown else " " * columns(fresh), index=index,
-                     total=len(hints), hint=hint)
+        lines = [(_("hint {index}/{total} (new): {hint}") if new is not None and index == shown
+                  else _("hint {index}/{total}: {hint}")).format(index=index, total=len(hints), hint=hint)
                  for index, hint in enumerate(hints[:shown], 1)]
         if new is None:
             lines.append(_("all {total} hints are shown; the notebook's worked demonstration (part 5) shows the idea "
                            "end to end").format(total=len(hints)))
         return Message(tuple(lines))
+
+
+def _choose(given: str, choices: tuple[str, ...], what: str) -> str:
+    """A choice by its name (or its number in the list, from 1): the learner may type either."""
+    from forgelab.diagnosis import DiagnosisError
+
+    wanted = given.strip()
+    if wanted in choices:
+        return wanted
+    if wanted.isdigit() and 1 <= int(wanted) <= len(choices):
+        return choices[int(wanted) - 1]
+    raise DiagnosisError(_("{given!r} is not one of the choices for the {what}: give its number (1–{count}) or its "
+                           "name, e.g. {example}").format(given=given, what=what, count=len(choices),
+                                                          example=choices[0]))
 
 
 def test_source(path: Path, name: str) -> list[str]:

@@ -1,4 +1,9 @@
-"""Sub-command groups beyond ``check`` and ``materialize``; each module adds its own parsers."""
+"""Sub-command groups beyond ``check`` and ``materialize``; each module adds its own parsers.
+
+The learner's commands and the course repository's (instructors, course authors) are apart: an unzipped
+learner bundle offers only the first (``forgelab --help`` lists nothing a learner cannot use there), and
+names the others as tools of the course repository when someone types one.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,17 @@ import importlib
 
 # Each module has ``register(subparsers)``. Imports stay inside the handlers, so that
 # `forgelab --help` and `forgelab check` do not pay for tools they do not use.
-MODULES = ("learner", "course", "site", "grade", "project", "starters", "i18n")
+MODULES = ("learner", "course", "site", "grade", "project", "starters", "i18n")  # the order `--help` lists them in
+LEARNER_MODULES = frozenset({"learner", "project", "starters"})  # the others are the course repository's
+# what the course repository offers beyond the learner's commands (cli.py adds `materialize` there itself)
+INSTRUCTOR_COMMANDS = ("materialize", "new-stage", "build", "verify-course", "nbval", "site", "release", "grade",
+                       "gradebook", "i18n")
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", *, learner_only: bool = False) -> None:
     for name in MODULES:
+        if learner_only and name not in LEARNER_MODULES:
+            continue
         try:
             module = importlib.import_module(f"forgelab.commands.{name}")
         except ModuleNotFoundError as error:

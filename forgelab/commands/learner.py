@@ -14,7 +14,7 @@ from forgelab.i18n import N_, _, ngettext
 
 if TYPE_CHECKING:
     from forgelab.registry import Stage
-    from forgelab.workbench import Message
+    from forgelab.workbench import Message, Workbench
 
 
 # ---------------------------------------------------------------- status
@@ -52,22 +52,95 @@ def cmd_hint(args: argparse.Namespace) -> int:
 def cmd_fault(args: argparse.Namespace) -> int:
     from forgelab import faultlab
     from forgelab.commands.context import judge_settings
+    from forgelab.diagnosis import DiagnosisError
     from forgelab.workbench import Workbench
 
     bench = Workbench.locate(judge_settings(args))
     stage = bench.course.stage(args.stage)
-    actions: dict[str, Callable[[Stage], Message]] = {"start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff,
-               "reset": bench.fault_reset, "hint": lambda chosen: bench.fault_hint(chosen, reset=args.reset)}
+    actions: dict[str, Callable[[Stage], Message]] = {
+        "start": bench.fault_start, "check": bench.fault_check, "diff": bench.fault_diff, "reset": bench.fault_reset,
+        "hint": lambda chosen: bench.fault_hint(chosen, reset=args.reset),
+        "diagnose": lambda chosen: _diagnose(bench, chosen, args)}
     if args.reset and args.action != "hint":
         return fail(_("--reset belongs to `forgelab fault hint {number}` (it hides the revealed hints)").format(
                     number=stage.number),
                     _("to put the broken module back, run `forgelab fault reset {number}`").format(number=stage.number))
+    answers = [flag for flag in ("test", "function", "defect", "because") if getattr(args, flag)]
+    if answers and args.action != "diagnose":
+        return fail(_("--{flag} belongs to `forgelab fault diagnose {number}`").format(flag=answers[0], number=stage.number),
+                    _("drop it"))
     try:
         message = actions[args.action](stage)
-    except faultlab.FaultLabError as error:
+    except (faultlab.FaultLabError, DiagnosisError) as error:
         return fail(str(error))
+    except _NoTerminal as stop:
+        return stop.status
     print(message.text())
     return 0 if message.ok else 1
+
+
+class _NoTerminal(Exception):
+    """``fault diagnose`` needed to ask, and there is no terminal: the status to stop with."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _diagnose(bench: Workbench, stage: Stage, args: argparse.Namespace) -> Message:
+    """``forgelab fault diagnose NN``: the three questions and a sentence — asked in a terminal, or given as flags."""
+    from forgelab import faultlab
+    from forgelab.display import wrap
+    from forgelab.i18n import active
+
+    number = stage.number
+    if not (faultlab.lab_path(bench.workbook, stage) / stage.fault.fault_file).is_file():
+        return bench.fault_diagnose(stage, "", "", "", "")  # explains that the lab must be started first
+    key = bench.diagnosis_questions(stage)
+    questions = [
+        ("test", _("Which test shows the defect? (`forgelab fault check {number}` lists the failing ones)").format(
+            number=number), list(key.test.choices)),
+        ("function", _("In which function of {module} does the defect lie?").format(module=stage.module),
+         [f"{name}()" for name in key.function.choices]),
+        ("defect", _("What is the defect?"), [choice.text.get(active()) or choice.text["en"] for choice in key.defect.choices]),
+    ]
+    given = {name: getattr(args, name) for name in ("test", "function", "defect")}
+    because = args.because
+    if not all(given.values()) or not because:
+        if not sys.stdin.isatty():
+            for index, (_name, question, choices) in enumerate(questions, 1):
+                print(f"{index}. {question}")
+                for number_of_choice, choice in enumerate(choices, 1):
+                    print(wrap(f"   {number_of_choice:>2}. {choice}", indent=7))
+            raise _NoTerminal(fail(_("`forgelab fault diagnose {number}` asks these questions, and there is no terminal "
+                                     "to ask in").format(number=number),
+                                   _("give the answers (a choice's number or name) and a sentence: `forgelab fault "
+                                     "diagnose {number} --test N --function N --defect N --because \"…\"`").format(
+                                       number=number)))
+        print(_("Fault lab {number}: state your diagnosis before you repair the lab.").format(number=number))
+        for name, question, choices in questions:
+            if given[name]:
+                continue
+            print()
+            print(wrap(question))
+            for index, choice in enumerate(choices, 1):
+                print(wrap(f"  {index:>2}. {choice}", indent=6))
+            given[name] = _ask(_("your choice (1–{count}): ").format(count=len(choices)))
+        if not because:
+            print()
+            because = _ask(_("In your own words: what is wrong, and how does the failing test show it? "))
+    ids = {"defect": [choice.id for choice in key.defect.choices]}
+    defect = given["defect"]
+    if defect.isdigit() and 1 <= int(defect) <= len(ids["defect"]):
+        defect = ids["defect"][int(defect) - 1]
+    return bench.fault_diagnose(stage, given["test"], given["function"].removesuffix("()"), defect, because)
+
+
+def _ask(prompt: str) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        return ""
 
 
 # ---------------------------------------------------------------- restore and backups
@@ -200,6 +273,33 @@ def cmd_backup(args: argparse.Namespace) -> int:
         return fail(str(error), _("see `forgelab backup list`"))
 
 
+# ---------------------------------------------------------------- the course page
+def cmd_page(args: argparse.Namespace) -> int:
+    from forgelab.i18n import active
+    from forgelab.site.builder import SiteError
+    from forgelab.site.local import ensure_page, open_in_browser, page_file
+
+    workbook, course = open_workbook()
+    stage = course.stage(args.stage) if args.stage else None
+    try:
+        built = ensure_page(workbook, course, rebuild=args.rebuild)
+    except (SiteError, OSError) as error:
+        return fail(_("cannot build the course page in page/ ({cause})").format(
+            cause=getattr(error, "strerror", None) or error),
+            _("check that the workbook folder is writable, then run `forgelab page` again"))
+    path = page_file(workbook, course, active(), stage)
+    if built:
+        print(_("built the course page in page/ from this workbook's files"))
+    print(_("course page: {path}").format(path=workbook.relative(path)))
+    print(path.as_uri())
+    if not args.print and open_in_browser(path.as_uri()):
+        print(_("opened in your web browser; pick your verification.json on a stage's page to self-check it"))
+    else:
+        print(_("open that address in your web browser: the page works from the file itself, offline, and what you "
+                "pick is read there and never uploaded"))
+    return 0
+
+
 # ---------------------------------------------------------------- design answer
 def cmd_answer(args: argparse.Namespace) -> int:
     from forgelab.answers import length_warning, save_answer
@@ -244,11 +344,16 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     hint.add_argument("--reset", action="store_true", help=_("hide the hints again"))
     hint.set_defaults(handler=cmd_hint)
 
-    fault = sub.add_parser("fault", help=_("the fault lab in its own workspace: start, check, diff, reset; hint reveals "
-                                           "the story, each diagnosis step and the fix principle in turn"))
-    fault.add_argument("action", choices=["start", "check", "diff", "reset", "hint"])
+    fault = sub.add_parser("fault", help=_("the fault lab in its own workspace: start, check, diagnose (say what is wrong "
+                                           "before you repair it), diff, reset; hint reveals the story, each diagnosis "
+                                           "step and the fix principle in turn"))
+    fault.add_argument("action", choices=["start", "check", "diagnose", "diff", "reset", "hint"])
     fault.add_argument("stage", help=_("stage number, e.g. 01"))
     fault.add_argument("--reset", action="store_true", help=_("with `hint`: hide the revealed fault-lab hints again"))
+    fault.add_argument("--test", help=_("with `diagnose`: the test that shows the defect (its number or name)"))
+    fault.add_argument("--function", help=_("with `diagnose`: the function the defect lies in (its number or name)"))
+    fault.add_argument("--defect", help=_("with `diagnose`: which defect it is (its number in the list)"))
+    fault.add_argument("--because", help=_("with `diagnose`: what is wrong, in your own words"))
     add_judge_flags(fault)
     fault.set_defaults(handler=cmd_fault)
 
@@ -267,6 +372,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     backup.add_argument("name", nargs="?", help=_("the backup to restore (see `forgelab backup list`)"))
     backup.add_argument("--yes", action="store_true", help=_("do not ask before overwriting (for scripts)"))
     backup.set_defaults(handler=cmd_backup)
+
+    page = sub.add_parser("page", help=_("open the course page that came with the workbook (page/): a stage's page "
+                                         "self-checks its verification.json in your browser"))
+    page.add_argument("stage", nargs="?", help=_("stage number, e.g. 01 (default: the index)"))
+    page.add_argument("--print", action="store_true", help=_("only print the page's path and address, open nothing"))
+    page.add_argument("--rebuild", action="store_true", help=_("build page/ again from the workbook's files first"))
+    page.set_defaults(handler=cmd_page)
 
     answer = sub.add_parser("answer", help=_("save a stage's design answer with the evidence (from --file or stdin)"))
     answer.add_argument("stage", help=_("stage number, e.g. 01"))

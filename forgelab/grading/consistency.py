@@ -29,6 +29,7 @@ from forgelab.judge.outcomes import TestRow
 ACCEPTANCE_LABELS = {
     "required_tests_passed": "all required tests passed",
     "fault_lab_fixed": "the fault lab fixed",
+    "fault_lab_diagnosed": "the fault lab diagnosed",
     "transfer_passed": "the transfer test passed",
     "design_answer_present": "a design answer present",
 }
@@ -111,7 +112,7 @@ def edited_tests(stage: Stage, course_root: Path, home: Path) -> bool:
 def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None, observed: tuple[TestRow, ...],
           acceptance_seen: dict[str, bool]) -> Finding:
     """Judge ``home/<evidence dir>/verification.json`` against what grading observed: the stage test
-    rows and the four acceptance conditions (``required_tests_passed``, ``fault_lab_fixed``,
+    rows and the acceptance conditions (``required_tests_passed``, ``fault_lab_fixed``, ``fault_lab_diagnosed``,
     ``transfer_passed``, ``design_answer_present``)."""
     problems: list[str] = []
     tests_edited = edited_tests(stage, course_root, home)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forgelab import faultlab
+from forgelab.diagnosis import grading_note
 from forgelab.checker import Part, _judge_design, judge_transfer
 from forgelab.grading import consistency
 from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
@@ -228,17 +229,19 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
         return ctx.item("fault_lab", 0, MISSING, f"no fault lab handed in ({where} is missing): run "
                                                  f"`forgelab fault start {stage.number}`, fix it, and hand in labs/")
     verdict = faultlab.judge(stage, report, label)
+    diagnosis, _right = grading_note(ctx.root, laid.home, stage)  # the second fact of the lab, shown beside the fix
     if verdict.status == "fixed":
-        return ctx.item("fault_lab", top, PASSED, f"{where}: the target test and every stage test pass in the lab workspace")
+        return ctx.item("fault_lab", top, PASSED, f"{where}: the target test and every stage test pass in the lab "
+                                                  f"workspace; {diagnosis}")
     if verdict.status == "error":
-        return ctx.item("fault_lab", 0, ERROR, f"{where} is not fixed: {verdict.problem}")
+        return ctx.item("fault_lab", 0, ERROR, f"{where} is not fixed: {verdict.problem}; {diagnosis}")
     rows = report.in_file(label, stage.test_file)
     if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
         detail = f"{stage.fault.target_test} still fails: {_cause(verdict.target)}"
     else:
         detail = f"the target test passes, but the fix breaks: {', '.join(verdict.failing[:MAX_LISTED])}"
     result = TIMEOUT if _limit_outcome(list(rows)) else FAILED
-    return ctx.item("fault_lab", 0, result, f"{where} is not fixed: {detail}")
+    return ctx.item("fault_lab", 0, result, f"{where} is not fixed: {detail}; {diagnosis}")
 
 
 def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, bool]:
@@ -320,6 +323,7 @@ def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[Grade
     acceptance = {
         "required_tests_passed": by_key["stage_tests"].outcome == PASSED,
         "fault_lab_fixed": by_key["fault_lab"].outcome == PASSED,
+        "fault_lab_diagnosed": grading_note(ctx.root, laid.home, stage)[1],
         "transfer_passed": transfer_status == "passed",
         "design_answer_present": by_key["design_answer"].outcome == PASSED,
     }

@@ -44,6 +44,7 @@ from forgelab.site import pages, release
 ASSETS = ("site.css", "verify.js", "page.js")
 SCRIPTS = ("verify.js", "page.js")  # their t("…") messages go into assets/strings.js
 MARKER = ".forgelab-site"  # marks a folder this builder owns and may replace
+BUNDLE_PAGE = "page"  # where the learner bundle carries the built page (both editions: English here, others in page/<lang>/)
 MAX_VERIFICATION_BYTES = 1024 * 1024
 SUPPORTED_SCHEMA_VERSIONS = (evidence.SCHEMA_VERSION,)
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
@@ -123,8 +124,9 @@ def published_test_digests(course: Course, stage: Stage) -> list[dict[str, str]]
     return [{"path": stage.test_file, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
 
 
-def course_data(course: Course, language: str) -> dict[str, Any]:
-    """Everything the in-browser check compares a verification.json with."""
+def course_data(course: Course, language: str, in_bundle: bool = False) -> dict[str, Any]:
+    """Everything the in-browser check compares a verification.json with (and whether the page came inside the
+    learner's bundle: then the lab is already there)."""
     stages = {}
     for stage in course.stages:
         stages[stage.number] = {
@@ -146,6 +148,7 @@ def course_data(course: Course, language: str) -> dict[str, Any]:
         "max_bytes": MAX_VERIFICATION_BYTES,
         "schema": evidence.schema(),
         "stages": stages,
+        "in_bundle": in_bundle,
     }
 
 
@@ -206,10 +209,15 @@ def site_editions(course: Course, languages: Sequence[str]) -> tuple[pages.Editi
     return tuple(pages.Edition(language, "" if index == 0 else language) for index, language in enumerate(wanted))
 
 
-def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), with_bundle: bool = True) -> SiteBuild:
-    """Write the whole site into ``out`` (replacing an earlier build there): one folder per edition."""
+def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), with_bundle: bool = True,
+               in_bundle: bool = False) -> SiteBuild:
+    """Write the whole site into ``out`` (replacing an earlier build there): one folder per edition.
+
+    ``in_bundle`` builds the copy that ships inside the learner bundle (``page/``, see :data:`BUNDLE_PAGE`): it
+    offers no download (the learner has the lab already) and needs nothing but the workbook's own files — no git."""
     placed = site_editions(course, editions)
-    data = {edition.language: course_data(course, edition.language) for edition in placed}
+    with_bundle = with_bundle and not in_bundle
+    data = {edition.language: course_data(course, edition.language, in_bundle) for edition in placed}
     for edition in placed:
         _require_figures_and_opening(course, edition.language)
     strings = {edition.language: strings_js(edition.language) for edition in placed}
@@ -236,6 +244,7 @@ def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), 
             bundle_size=bundle.size if bundle else 0,
             folder=edition.folder,
             editions=placed,
+            in_bundle=in_bundle,
         )
         for name in ASSETS:
             _write(root, f"assets/{name}", asset_text(name))

@@ -101,6 +101,7 @@ class SiteContext:
     bundle_size: int
     folder: str = ""  # where this edition lives in the site ("" is the root)
     editions: tuple[Edition, ...] = ()  # every edition of this build, this one included; fewer than two: no switch
+    in_bundle: bool = False  # the copy inside the learner's bundle (page/): the lab is already there
 
     @property
     def title(self) -> str:
@@ -170,6 +171,11 @@ def _release_command(language: str) -> str:
 
 
 def _bundle_link(ctx: SiteContext) -> str:
+    if ctx.in_bundle:
+        here = say(_("This page came with your workbook (its `page/` folder), so the lab is already on your computer: "
+                     "work in JupyterLab (`make lab`) or the terminal, run `forgelab check NN`, and pick the "
+                     "verification.json it writes below. `forgelab page NN` opens a stage's page from the terminal."))
+        return f'<p class="in-bundle">{here}</p>'
     if not ctx.bundle_href:
         missing = say(_("The lab bundle is not part of this build: get the workbook from your instructor, or run "
                         "`{command}` in the course repository."), command=_release_command(ctx.language))

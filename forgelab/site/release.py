@@ -84,6 +84,7 @@ INCLUDE: tuple[str, ...] = (
 # Never shipped even inside an included folder (posix globs on the path relative to the root).
 EXCLUDED_FILES: tuple[str, ...] = (
     "solutions/*",
+    "course/learner/*",  # the bundle's own README files: shipped as README.md and README.zh-CN.md at its root
     "course/stages/*/mutants.toml",  # exact lines of the reference modules, for mutation testing
     "course/stages/*/fault.toml",  # the fault lab's defect as edits of the reference module (reference lines)
 )
@@ -393,6 +394,61 @@ def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
         contents[relative] = data
     contents.update(starter_copies(committed))
     return contents, cleared
+
+
+# ---------------------------------------------------------------- what a learner reads first: README and the page
+
+LEARNER_READMES = {"README.md": ("course/learner/README.md", "en"),
+                   "README.zh-CN.md": ("course/learner/README.zh-CN.md", "zh")}
+STAGES_PLACEHOLDER = "<!-- forgelab release: the stages -->"
+
+
+def stage_table(course: Course, language: str) -> str:
+    """The stages as a Markdown table in one edition (the learner README's list, made from the registry)."""
+    from forgelab.i18n import _, speaking
+
+    with speaking(language):
+        head = f"| # | {_('stage')} | {_('you write')} | {_('capability')} |"
+        rows = [f"| {stage.number} | {stage.text(language).title} | `{stage.module}` | {stage.text(language).capability} |"
+                for stage in course.stages]
+    return "\n".join([head, "|---|---|---|---|", *rows])
+
+
+def learner_readmes(committed: Committed, course: Course) -> dict[str, bytes]:
+    """``README.md`` and ``README.zh-CN.md`` of the bundle: the learner's own (``course/learner/``), with the stage
+    table filled in from the registry — not the course repository's README, which is the instructor's."""
+    readmes: dict[str, bytes] = {}
+    for shipped, (source, language) in LEARNER_READMES.items():
+        data = committed.files.get(source)
+        if data is None:
+            raise ReleaseError(f"{source} is not committed at HEAD ({committed.commit[:12]}): the bundle's {shipped} is "
+                               f"the learner's README, written there; add it (`git add {source} && git commit`)")
+        text = data.decode("utf-8")
+        if STAGES_PLACEHOLDER not in text:
+            raise ReleaseError(f"{source} has no {STAGES_PLACEHOLDER} line: put it where the list of stages goes")
+        readmes[shipped] = text.replace(STAGES_PLACEHOLDER, stage_table(course, language)).encode("utf-8")
+    return readmes
+
+
+def bundle_page(contents: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The course page as it ships inside the bundle (``page/``, every edition), built from the bundle's own files
+    — exactly what ``forgelab page`` builds in an unzipped bundle, where there is no git."""
+    from forgelab.registry import RegistryError, load_course
+    from forgelab.site.builder import BUNDLE_PAGE, SiteError, build_site
+
+    with tempfile.TemporaryDirectory(prefix="forgelab-bundle-page-") as scratch:
+        base = Path(scratch) / "workbook"
+        for path, data in contents.items():
+            if path.startswith(("course/", "tests/stages/")) or path == "pyproject.toml":
+                (base / path).parent.mkdir(parents=True, exist_ok=True)
+                (base / path).write_bytes(data)
+        try:
+            course = load_course(base)
+            build_site(course, base / BUNDLE_PAGE, editions=course.languages, in_bundle=True)
+        except (RegistryError, SiteError) as error:
+            raise ReleaseError(f"the course page for the bundle cannot be built ({error}): fix that and commit") from None
+        return {f"{BUNDLE_PAGE}/{path.relative_to(base / BUNDLE_PAGE).as_posix()}": path.read_bytes()
+                for path in sorted((base / BUNDLE_PAGE).rglob("*")) if path.is_file()}
 
 
 # ---------------------------------------------------------------- what the bundle needs, committed
@@ -722,6 +778,8 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
                            f"{list(course.languages)}): choose one of them")
     contents, cleared = bundle_contents(committed)
     contents = localized(contents, course, language)
+    contents.update(learner_readmes(committed, course))
+    contents.update(bundle_page(contents))
     leaks = reference_leaks(committed, contents, course)
     if leaks:
         raise ReleaseError(f"the bundle (HEAD {short}) would reveal a reference solution: {_shown(leaks)}")

@@ -40,6 +40,7 @@ from typing import Any
 from conftest import WorkbookCopy, copy_workbook
 
 from forgelab import evidence
+from forgelab.diagnosis import reference_answers
 
 STAGE = "01"
 BASE_STAGES = ("01", "05", "07")
@@ -78,6 +79,9 @@ def build_correct(destination: Path, stages: tuple[str, ...] = BASE_STAGES) -> W
     for number in stages:
         stage = course.stage(number)
         _checked(copy, "fault", "start", number)
+        test, function, defect = reference_answers(copy.root, stage)  # the lab counts once it is diagnosed too
+        _checked(copy, "fault", "diagnose", number, "--test", test, "--function", function, "--defect", defect,
+                 "--because", "the broken copy does what the defect says and the failing test shows it")
         fixed = solutions / "forge" / stage.fault.fault_file.removeprefix("forge/")
         shutil.copyfile(fixed, copy.root / "labs" / stage.key / stage.fault.fault_file)
         answer = solutions / "answers" / f"{stage.key}.md"

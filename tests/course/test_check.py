@@ -53,6 +53,10 @@ def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(wo
     first = workbook.run("check", "01")
     assert first.returncode == 1 and "fault lab      not started" in first.stdout
     assert workbook.run("fault", "start", "01").returncode == 0
+    diagnosed = workbook.run("fault", "diagnose", "01", "--test", "test_lower_trust_instruction_cannot_override_system",
+                             "--function", "explain", "--defect", "input-order", "--because",
+                             "explain lets the last instruction overwrite each key and records nothing")
+    assert diagnosed.returncode == 0, diagnosed.output
     workbook.write(f"labs/{KEY}/forge/instructions.py", (workbook.root / "solutions/forge/instructions.py").read_text())
     answer = workbook.root / "answer.md"
     answer.write_text((workbook.root / f"solutions/answers/{KEY}.md").read_text())
@@ -60,7 +64,7 @@ def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(wo
     final = workbook.run("check", "01")
     assert final.returncode == 0, final.stdout
     document = workbook.evidence(KEY)
-    assert document["acceptance"] == {"required_tests_passed": True, "fault_lab_fixed": True,
+    assert document["acceptance"] == {"required_tests_passed": True, "fault_lab_fixed": True, "fault_lab_diagnosed": True,
                                       "transfer_passed": True, "design_answer_present": True}
     assert "fixed_file_sha256" in document["fault_lab"]
 

@@ -1,7 +1,8 @@
 """`forgelab fault hint NN`: the fault lab's story, diagnosis steps and fix principle, one rung at a time.
 
 The counter lives in the workspace state (like the stage hints), so the notebook reads the same number
-through ``forgelab.state.fault_hints_shown``; nothing is written into the evidence.
+through ``forgelab.state.fault_hints_shown``; nothing is written into the evidence. The last diagnosis step
+names the defect: it stays closed until the learner's own diagnosis is right (test_fault_diagnosis.py).
 """
 
 from __future__ import annotations
@@ -20,33 +21,37 @@ from forgelab.workbench import Workbench
 def test_the_ladder_is_story_then_each_diagnosis_step_then_the_fix_principle(course) -> None:
     for stage in course.stages:
         text = stage.text()
-        rungs = ladder(text)
-        assert len(rungs) == len(text.fault_diagnosis) + 2
+        rungs = ladder(text, None)
+        steps = len(text.fault_diagnosis) + 1  # the open steps and the sealed one
+        assert len(rungs) == steps + 2
         assert rungs[0].label == "what you observe" and rungs[0].text == " ".join(text.fault_story.split())
-        assert [rung.text for rung in rungs[1:-1]] == [" ".join(step.split()) for step in text.fault_diagnosis]
+        assert [rung.text for rung in rungs[1:-2]] == [" ".join(step.split()) for step in text.fault_diagnosis]
+        assert rungs[-2].sealed and rungs[-2].text == "" and rungs[-2].label == f"diagnosis {steps}/{steps}"
+        assert ladder(text, "Confirm: it.")[-2].text == "Confirm: it."
         assert rungs[-1].label == "fix principle" and rungs[-1].text == " ".join(text.fault_fix_principle.split())
-        assert rungs[1].label == f"diagnosis 1/{len(text.fault_diagnosis)}"
+        assert rungs[1].label == f"diagnosis 1/{steps}"
 
 
 def test_fault_hint_reveals_one_rung_at_a_time_and_remembers(workbook, course) -> None:
     stage = course.stage("02")
-    rungs = ladder(stage.text())
+    rungs = ladder(stage.text(), None)
     first = workbook.run("fault", "hint", "02")
     assert first.returncode == 0, first.output
-    assert f"[new] 1/{len(rungs)} what you observe: {rungs[0].text}" in first.stdout
+    assert f"1/{len(rungs)} what you observe (new): {rungs[0].text}" in " ".join(first.stdout.split())
     assert "diagnosis 1/" not in first.stdout
     assert "next: `forgelab fault start 02`" in first.stdout  # the lab is not started yet
-    second = workbook.run("fault", "hint", "02").stdout
-    assert f"[   ] 1/{len(rungs)} what you observe" in second
-    assert f"[new] 2/{len(rungs)} {rungs[1].label}: {rungs[1].text}" in second
-    for _ in range(len(rungs) - 2):
+    second = " ".join(workbook.run("fault", "hint", "02").stdout.split())
+    assert f"1/{len(rungs)} what you observe: " in second
+    assert f"2/{len(rungs)} {rungs[1].label} (new): {rungs[1].text}" in second
+    for _ in range(len(rungs) - 4):  # up to the last open step, before the sealed one
         last = workbook.run("fault", "hint", "02").stdout
-    assert f"[new] {len(rungs)}/{len(rungs)} fix principle: {rungs[-1].text}" in last
-    done = workbook.run("fault", "hint", "02")
-    assert done.returncode == 0
-    assert f"all {len(rungs)} are shown" in done.stdout and "[new]" not in done.stdout
+    assert "(new)" in last and "it opens when your diagnosis is right" not in last
+    closed = workbook.run("fault", "hint", "02")
+    assert closed.returncode == 0
+    assert "it opens when your diagnosis is right" in closed.stdout and "(new)" not in closed.stdout
+    assert rungs[-1].text[:40] not in " ".join(closed.stdout.split())  # the fix principle comes after it
     state = json.loads((workbook.root / ".forgelab" / "state.json").read_text(encoding="utf-8"))
-    assert state["fault_hints"] == {"02": len(rungs)}
+    assert state["fault_hints"] == {"02": len(rungs) - 2}
     assert "hints" not in state, "the fault ladder has its own counter, apart from the stage hints"
 
 
@@ -60,7 +65,7 @@ def test_reset_hides_the_ladder_again_and_only_for_that_stage(workbook) -> None:
     assert fault_hints_shown(root, "03") == 0
     assert fault_hints_shown(root, "04") == 1
     again = workbook.run("fault", "hint", "03").stdout
-    assert "[new] 1/" in again and "2/" not in again
+    assert "1/" in again and "(new)" in again and "2/" not in again
 
 
 def test_reset_is_refused_for_the_other_fault_actions(workbook) -> None:
@@ -81,7 +86,8 @@ def test_the_counter_is_shared_with_the_notebook_through_the_workbench(workbook)
     bench = Workbench(Workbook(workbook.root, workbook.root), course)
     stage = course.stage("06")
     message = bench.fault_hint(stage)
-    assert message.ok and len(message.lines) == 1 and message.lines[0].startswith("[new] 1/")
+    assert message.ok and len(message.lines) == 1 and message.lines[0].startswith("1/")
+    assert "(new)" in message.lines[0]
     assert fault_hints_shown(bench.workbook, "06") == 1
     workbook.run("fault", "hint", "06")  # the terminal continues where the notebook stopped
     assert fault_hints_shown(bench.workbook, "06") == 2

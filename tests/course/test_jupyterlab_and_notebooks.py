@@ -80,7 +80,7 @@ def test_stage_01_notebook_on_the_starter_shows_friendly_lines_not_tracebacks(wo
     assert re.search(r"explain\(\) is not implemented yet — see hints 4–6", joined)
     assert "required tests: 1/13 passed" in joined
     assert "transfer challenge: not written" in joined
-    assert "Still open: stage tests, fault lab, transfer test, design answer" in joined  # the last cell
+    assert "Still open: stage tests, fault lab, diagnosis, transfer test, design answer" in joined  # the summary
     # running the notebook writes no evidence and starts no fault lab: those wait for the learner's button
     assert not (workbook.root / "evidence/prompt-context-output/01-instruction-hierarchy/verification.json").exists()
     assert not (workbook.root / "labs").exists()

@@ -53,3 +53,29 @@ def test_make_lab_serves_news_off_as_the_default(tmp_path: Path) -> None:
         assert setting["schema"]["properties"]["checkForUpdates"]["default"] is False
         assert setting["raw"] in ("{}", "")  # nothing was written into the user's own settings
     assert not (tmp_path / "user-settings" / "@jupyterlab").exists()
+
+
+@pytest.mark.slow
+def test_each_workbook_keeps_its_own_jupyterlab_workspace(tmp_path: Path) -> None:
+    """The tabs JupyterLab reopens are saved inside the workbook's own venv, not in ~/.jupyter: the English and
+    the Chinese bundle (two folders, two venvs) never reopen each other's notebooks."""
+    import uuid
+
+    if not (ROOT / ".venv" / "bin" / "jupyter").is_file():
+        pytest.skip("needs the workbook's .venv (make install)")
+    name = f"forge-workbook-test-{uuid.uuid4().hex[:8]}"
+    saved = ROOT / ".venv" / "share" / "jupyter" / "lab" / "workspaces"
+    try:
+        with running_make_lab(ROOT, tmp_path, ["-o", ".venv/.forge-workbook-installed"]) as lab:
+            body = json.dumps({"data": {"layout-restorer:data": {}}, "metadata": {"id": name}}).encode()
+            request = urllib.request.Request(lab.url(f"lab/api/workspaces/{name}"), data=body, method="PUT",
+                                             headers={"Content-Type": "application/json"})
+            urllib.request.urlopen(request, timeout=30).close()
+        written = [path.name for path in saved.glob("*.jupyterlab-workspace") if name in path.read_text(encoding="utf-8")]
+        assert written, f"no workspace saved in {saved}"
+        elsewhere = tmp_path / "workspaces"  # what JUPYTERLAB_WORKSPACES_DIR names: the machine's usual place
+        assert not elsewhere.is_dir() or not list(elsewhere.iterdir())
+    finally:
+        for path in saved.glob("*.jupyterlab-workspace"):
+            if name in path.read_text(encoding="utf-8"):
+                path.unlink()

@@ -57,9 +57,9 @@ def test_fault_commands_before_start_explain_what_to_do(workbook) -> None:
 def test_hints_are_revealed_one_at_a_time_and_remembered(workbook, course) -> None:
     total = len(course.stage("01").text().hints)
     first = workbook.run("hint", "01").stdout
-    assert f"[new] hint 1/{total}" in first and f"hint 2/{total}" not in first
+    assert f"hint 1/{total} (new):" in first and f"hint 2/{total}" not in first
     second = workbook.run("hint", "01").stdout
-    assert f"hint 1/{total}" in second and f"[new] hint 2/{total}" in second
+    assert f"hint 1/{total}:" in second and f"hint 2/{total} (new):" in second
     for _ in range(total - 1):
         done = workbook.run("hint", "01").stdout
     assert f"all {total} hints are shown" in done

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from forgelab.notebook_cells import HANDLER, MARKER, SHOW, NoHaltTransformer, explain
+from forgelab.notebook_cells import GUARD, HANDLER, LIMIT, MARKER, SHOW, CellTimeLimit, Guard, NoHaltTransformer, explain
 
 
 def _run(source: str) -> tuple[list[str], list[object]]:
@@ -18,7 +18,7 @@ def _run(source: str) -> tuple[list[str], list[object]]:
         printed.append(text)
 
     tree = NoHaltTransformer().visit(ast.parse(source))
-    namespace = {HANDLER: handle, SHOW: shown.append}
+    namespace = {HANDLER: handle, SHOW: shown.append, GUARD: Guard(), LIMIT: CellTimeLimit}
     exec(compile(tree, "<cell>", "exec"), namespace)
     return printed, shown
 

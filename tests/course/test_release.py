@@ -326,7 +326,7 @@ def test_a_committed_reference_transfer_test_is_refused(clone, tmp_path: Path) -
 def test_a_reference_answer_paragraph_is_refused(clone, tmp_path: Path) -> None:  # noqa: ANN001
     answer = (clone.root / "solutions" / "answers" / "02-context-selection.md").read_text(encoding="utf-8")
     paragraph = next(p for p in answer.split("\n\n") if len(" ".join(p.split())) >= 60)
-    readme = clone.root / "README.md"
+    readme = clone.root / "course" / "learner" / "README.md"  # what the bundle ships as its README.md
     readme.write_text(readme.read_text(encoding="utf-8") + "\n\n" + paragraph + "\n", encoding="utf-8")
     commit_all(clone.root, "readme")
     stderr = _refused(clone, tmp_path)

@@ -22,8 +22,8 @@ from browser import (  # noqa: F401  (fixtures are used by name)
 
 pytestmark = pytest.mark.browser
 
-ALL_CHECKS = ["schema", "experiment", "required-tests", "fault-lab", "transfer", "design-answer", "test-digests",
-              "integrity"]
+ALL_CHECKS = ["schema", "experiment", "required-tests", "fault-lab", "diagnosis", "transfer", "design-answer",
+              "test-digests", "integrity"]
 
 
 def second_stage_key() -> str | None:
@@ -52,7 +52,7 @@ def test_the_five_states_in_order_and_they_persist(site_tab: SitePage, evidence:
 
     tab.pick_document(evidence.starter)
     assert tab.state() == "results-read"
-    assert re.fullmatch(tab.pattern(Say("Not passed yet: {failing} of {count} checks need work", {"count": 8})),
+    assert re.fullmatch(tab.pattern(Say("Not passed yet: {failing} of {count} checks need work", {"count": 9})),
                         tab.headline()), tab.headline()
     tab.screenshot("state-4-results-read")
 
@@ -257,6 +257,10 @@ def _fault(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
     return lambda doc: doc["fault_lab"].update(status=status, detail=detail)
 
 
+def _diagnosis(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: doc["fault_lab"].update(diagnosis={"status": status, "detail": detail})
+
+
 def _transfer(status: str, detail: str) -> Callable[[dict[str, Any]], None]:
     return lambda doc: doc["transfer"].update(status=status, detail=detail)
 
@@ -284,6 +288,13 @@ FAILURES: dict[str, tuple[Callable[[dict[str, Any]], None], str, list[str | Say]
     "fault-lab-broken": (_fault("broken", "test_lower_trust_instruction_cannot_override_system still fails"),
                          "fault-lab", [Say("Fault lab not fixed yet"), Say("The lab copy still fails: {detail}", {
                              "detail": "test_lower_trust_instruction_cannot_override_system still fails."})]),
+    "diagnosis-not-stated": (_diagnosis("missing", "not stated yet"), "diagnosis",
+                             [Say("Fault lab diagnosis not stated"),
+                              Say("Say what is wrong in the lab before you repair it: `forgelab fault diagnose {number}` "
+                                  "(or part 7 of the notebook) asks which test shows the defect, where it lies and what "
+                                  "it is.", {"number": "01"})]),
+    "diagnosis-not-right": (_diagnosis("not_right", "stated, not right yet (where it lies)"), "diagnosis",
+                            [Say("Fault lab diagnosis not right yet"), "stated, not right yet (where it lies)."]),
     "transfer-not-written": (_transfer("not_written", "still the starter"), "transfer",
                              [Say("Transfer test not written yet"), "still the starter."]),
     "transfer-failed": (_transfer("failed", "test_office failed: assert 'allow' == 'deny'"), "transfer",
@@ -315,7 +326,7 @@ def test_each_failing_part_is_explained(site_tab: SitePage, evidence: Evidence, 
         assert tab.shows(phrase, text), (phrase, text)
     others = {key: value for key, value in tab.checks().items() if key in ALL_CHECKS and key != check_id}
     assert set(others.values()) == {"pass"}, others
-    assert tab.headline() == tab.say("Not passed yet: {failing} of {count} checks need work", failing=1, count=8)
+    assert tab.headline() == tab.say("Not passed yet: {failing} of {count} checks need work", failing=1, count=9)
     assert tab.state() == "results-read"
     tab.screenshot(f"failure-{case}")
 
@@ -414,12 +425,13 @@ MALFORMED: dict[str, tuple[Callable[[Evidence], bytes], str, str, list[str | Say
                         "where": "accepted", "expected": Say("true or false"), "actual": Say("text")}),
                         Say("{where} should be {expected}, but is {actual}", {
                             "where": "tests", "expected": Say("a list"), "actual": Say("an object")})]),
-    "schema-version-2": (lambda e: as_bytes({**e.passing, "schema_version": 2}), "verification.json",
+    # a file from before the fault lab recorded its diagnosis (schema version 1)
+    "schema-version-1": (lambda e: as_bytes({**e.passing, "schema_version": 1}), "verification.json",
                          "unsupported-version",
                          [Say("Schema version not supported"),
                           Say("This file uses schema version {version}; this page reads version {supported}. Use the "
                               "page that comes with the same course version as your workbook, or run the check again "
-                              "with this workbook.", {"version": 2, "supported": 1})]),
+                              "with this workbook.", {"version": 1, "supported": 2})]),
 }
 
 

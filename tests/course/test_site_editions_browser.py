@@ -101,12 +101,13 @@ def test_the_chinese_self_check_report_speaks_chinese(chromium: Any, built_site:
         tab.screenshot("stage-01")
         tab.scroll_to_read()
         tab.pick_document(evidence.starter)
-        assert re.fullmatch(r"尚未通过：8 项检查中有 \d 项需要改进", tab.headline()), tab.headline()
+        assert re.fullmatch(r"尚未通过：9 项检查中有 \d 项需要改进", tab.headline()), tab.headline()
         status, text = tab.check("required-tests")
         assert status == "fail" and "13 个必需测试中有 12 个尚未通过" in text
         assert "修改你的模块 forge/instructions.py，直到下面这些测试通过，然后重新运行 forgelab check 01：" in text
         assert re.search(r"test_lower_trust_instruction_cannot_override_system——失败：", text), text
         assert tab.check("fault-lab")[0] == "fail" and "故障实验尚未开始" in tab.check("fault-lab")[1]
+        assert tab.check("diagnosis")[0] == "fail" and "尚未给出故障实验的诊断" in tab.check("diagnosis")[1]
         assert tab.page.inner_text("#report .report-meta").startswith(f"forgelab 检查于 {evidence.starter['checked_at']}")
         steps = tab.page.eval_on_selector_all("#check-steps li .step-status", "nodes => nodes.map(n => n.textContent)")
         assert steps == ["已完成", "已完成", "未在此处下载", "当前", "待完成"]

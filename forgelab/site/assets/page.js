@@ -6,8 +6,8 @@
  * Every pick replaces the verdict: a valid result for this stage becomes the current result; a file
  * of another stage, or one that cannot be read, takes "self-check passed" away and says why, and the
  * last valid result stays on the page only as the *previous* one. Each step is marked done only by
- * its own event: "Lab downloaded" only by a click on the download link, never because a later step
- * was reached.
+ * its own event: "Lab downloaded" only by a click on the download link (or by opening the copy of the page
+ * that came inside the lab bundle), never because a later step was reached.
  *
  * Both editions of the page (English and Chinese) share the progress of a stage. What is saved is
  * language-free — the picked document itself, or the facts of a pick that was refused — and is put
@@ -365,10 +365,12 @@
       input.value = ""; // picking the same file again runs the checks again
     });
 
-    // Only a click on the download link itself marks the lab as downloaded.
+    // Only a click on the download link itself marks the lab as downloaded — or, for the copy of this page that
+    // ships inside the lab bundle, opening it: the lab is where the page is.
     for (const link of document.querySelectorAll("a[data-bundle]")) {
       link.addEventListener("click", () => update({ downloaded: true }));
     }
+    if (course.in_bundle && !progress.downloaded) update({ downloaded: true });
 
     // "Reading" means opened and scrolled: a scroll of READING_SCROLL_PX from where the page was when it
     // opened (or was cleared). A page too short to scroll counts as read when opened.

@@ -484,6 +484,33 @@
     }
   }
 
+  /* The second fact of the fault lab: the learner's own diagnosis, judged with the course's answer key. */
+  function checkDiagnosis(doc, stage) {
+    const diagnosis = doc.fault_lab.diagnosis;
+    switch (diagnosis.status) {
+      case "right": {
+        const words = diagnosis.explanation
+          ? [t("In your words: “{words}”", { words: diagnosis.explanation })] : [];
+        if (diagnosis.attempts) {
+          const stated = diagnosis.stated_after_fix
+            ? t("Stated at attempt {attempts}, after the repair.", { attempts: diagnosis.attempts })
+            : t("Stated at attempt {attempts}, before the repair.", { attempts: diagnosis.attempts });
+          words.push(stated);
+        }
+        return item("diagnosis", "pass", t("Fault lab diagnosed"),
+          t("Your diagnosis is right: {detail}", { detail: sentence(diagnosis.detail) }), words);
+      }
+      case "not_right":
+        return item("diagnosis", "fail", t("Fault lab diagnosis not right yet"),
+          t("{detail} Look again, then state it with `forgelab fault diagnose {number}`.",
+            { detail: sentence(diagnosis.detail), number: stage.number }));
+      default:
+        return item("diagnosis", "fail", t("Fault lab diagnosis not stated"),
+          t("Say what is wrong in the lab before you repair it: `forgelab fault diagnose {number}` (or part 7 of " +
+            "the notebook) asks which test shows the defect, where it lies and what it is.", { number: stage.number }));
+    }
+  }
+
   function transferTitle(status) {
     switch (status) {
       case "passed": return t("Transfer challenge passed");
@@ -568,11 +595,11 @@
     const experiment = checkExperiment(doc, stage, course);
     items.push(experiment);
     if (experiment.status === "pass") {
-      items.push(checkRequiredTests(doc, stage), checkFaultLab(doc, stage), checkTransfer(doc),
-        checkDesignAnswer(doc), checkTestDigests(doc, stage, course));
+      items.push(checkRequiredTests(doc, stage), checkFaultLab(doc, stage), checkDiagnosis(doc, stage),
+        checkTransfer(doc), checkDesignAnswer(doc), checkTestDigests(doc, stage, course));
     } else {
       const notChecked = [["required-tests", t("Required tests")], ["fault-lab", t("Fault lab")],
-        ["transfer", t("Transfer challenge")], ["design-answer", t("Design answer")],
+        ["diagnosis", t("Fault lab diagnosis")], ["transfer", t("Transfer challenge")], ["design-answer", t("Design answer")],
         ["test-digests", t("Stage test digests")]];
       for (const [id, title] of notChecked) items.push(skipped(id, title, experiment.belongsTo));
     }

@@ -1,0 +1,240 @@
+"""The learner's bundle as a complete product (issue 20, items 1–4): the self-check page inside it, built without
+git and working from file:// with the network blocked; a README and a `--help` for learners only; the fault
+lab's last diagnosis step nowhere in clear; the first `status` runs nothing.
+
+Every bundle is released from a temporary git clone (``git_workbook``) and unzipped into a fresh folder, with
+no git in it; its own ``forgelab`` runs it (``PYTHONPATH`` into the bundle), as `make lab` would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import chromium, open_tab  # noqa: F401  (fixtures are used by name)
+from git_workbook import git_workbook
+
+from forgelab.commands import INSTRUCTOR_COMMANDS
+from forgelab.registry import load_course
+from forgelab.site.release import BUNDLE_NAME, build_bundle
+
+KEY = "01-instruction-hierarchy"
+# what belongs to the course repository, never to a learner's README or --help
+INSTRUCTOR_WORDS = ("forgelab grade", "forgelab release", "verify-course", "new-stage", "forgelab build", "nbval",
+                    "make bench", "make mutation", "mutmut", "gradebook", "instructor/", "solutions/", "forgelab i18n",
+                    "site serve", "make typecheck")
+
+
+def _unzip(zip_path: Path, into: Path) -> Path:
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(into)
+    return into / BUNDLE_NAME
+
+
+def _zip_contents(zip_path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(zip_path) as archive:
+        return {info.filename.removeprefix(f"{BUNDLE_NAME}/"): archive.read(info) for info in archive.infolist()}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return git_workbook(tmp_path_factory.mktemp("learner-repo") / "course").root
+
+
+@pytest.fixture(scope="module")
+def zips(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("learner-release")
+    return {language: build_bundle(repo, out, language).path for language in ("en", "zh")}
+
+
+@pytest.fixture
+def bundle(zips: dict[str, Path], tmp_path: Path) -> Path:
+    """A fresh unzipped English bundle for each test (they write into it)."""
+    return _unzip(zips["en"], tmp_path / "fresh")
+
+
+def run(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """The bundle's own forgelab, with this venv's python and no display (so no browser is started)."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHON", "DISPLAY", "WAYLAND", "BROWSER"))}
+    clean.update(PYTHONPATH=str(root), FORGELAB_ROOT=str(root), FORGELAB_WIDTH="200", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=clean, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+# ---------------------------------------------------------------- item 1: the page in the bundle
+
+
+def test_the_bundle_carries_the_built_page_in_both_editions(repo: Path, zips: dict[str, Path]) -> None:
+    course = load_course(repo)
+    for language, zip_path in zips.items():
+        contents = _zip_contents(zip_path)
+        for folder in ("page", "page/zh"):
+            assert {f"{folder}/index.html", f"{folder}/assets/verify.js", f"{folder}/assets/page.js",
+                    f"{folder}/assets/course-data.js"} <= set(contents), (language, folder)
+            for stage in course.stages:
+                assert f"{folder}/{stage.key}.html" in contents
+        data = contents["page/assets/course-data.js"].decode("utf-8")
+        assert '"in_bundle": true' in data
+        index = contents["page/index.html"].decode("utf-8")
+        assert "This page came with your workbook" in index and "data-bundle" not in index  # nothing to download
+
+
+def test_the_page_is_built_in_the_bundle_without_git_as_shipped(bundle: Path, zips: dict[str, Path]) -> None:
+    assert not (bundle / ".git").exists() and shutil.which("git")  # git exists on this machine, just not here
+    shipped = {path: data for path, data in _zip_contents(zips["en"]).items() if path.startswith("page/")}
+    shutil.rmtree(bundle / "page")
+    done = run(bundle, "page", "01", "--print")
+    assert done.returncode == 0, done.stderr
+    assert "built the course page in page/" in done.stdout
+    rebuilt = {f"page/{p.relative_to(bundle / 'page').as_posix()}": p.read_bytes()
+               for p in (bundle / "page").rglob("*") if p.is_file()}
+    assert rebuilt == shipped  # the same files, byte for byte
+
+
+def test_forgelab_page_prints_where_the_page_is_without_a_browser(bundle: Path, zips: dict[str, Path],
+                                                                  tmp_path: Path) -> None:
+    done = run(bundle, "page", "01")
+    assert done.returncode == 0, done.stderr
+    page = bundle / "page" / f"{KEY}.html"
+    assert f"course page: page/{KEY}.html" in done.stdout and page.as_uri() in done.stdout
+    assert "open that address in your web browser" in done.stdout
+    chinese = _unzip(zips["zh"], tmp_path / "zh")
+    zh = run(chinese, "page", "01")
+    assert zh.returncode == 0 and f"page/zh/{KEY}.html" in zh.stdout and "课程页面" in zh.stdout
+
+
+def test_check_ends_by_naming_the_page(bundle: Path) -> None:
+    done = run(bundle, "check", "01")
+    assert done.returncode == 1
+    assert f"self-check page: page/{KEY}.html (`forgelab page 01` opens it" in " ".join(done.stdout.split())
+
+
+def test_the_notebooks_last_cell_opens_the_page(repo: Path) -> None:
+    for language, folder in (("en", "notebooks"), ("zh", "notebooks/zh")):
+        cells = json.loads((repo / folder / f"{KEY}.ipynb").read_text(encoding="utf-8"))["cells"]
+        last, before = "".join(cells[-1]["source"]), "".join(cells[-2]["source"])
+        assert last == "lab.page()", language
+        assert f"page/{'' if language == 'en' else 'zh/'}{KEY}.html" in before and "forgelab page 01" in before
+
+
+# ---------------------------------------------------------------- item 2: a bundle that speaks to learners
+
+
+def test_the_bundle_readme_is_the_learners(repo: Path, zips: dict[str, Path]) -> None:
+    course = load_course(repo)
+    contents = _zip_contents(zips["en"])
+    assert "course/learner/README.md" not in contents
+    for name, language in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+        text = contents[name].decode("utf-8")
+        assert text != (repo / name).read_text(encoding="utf-8")  # not the course repository's README
+        assert not [word for word in INSTRUCTOR_WORDS if word in text], (name, [w for w in INSTRUCTOR_WORDS if w in text])
+        for stage in course.stages:
+            assert stage.text(language).title in text and stage.module in text
+        for command in ("make lab", "forgelab check", "forgelab status", "forgelab fault diagnose", "forgelab page",
+                        "forgelab backup restore"):
+            assert command in text, (name, command)
+        assert "page/" in text and "<!--" not in text
+
+
+def test_help_lists_learner_commands_only_and_instructor_tools_are_named(bundle: Path) -> None:
+    shown = run(bundle, "--help")
+    assert shown.returncode == 0
+    listed = set(re.findall(r"^    ([a-z][a-z-]+)\s", shown.stdout, re.M))
+    assert {"check", "status", "hint", "fault", "page", "answer", "starter", "restore", "backup"} <= listed
+    assert listed.isdisjoint(INSTRUCTOR_COMMANDS), listed & set(INSTRUCTOR_COMMANDS)
+    for command in ("grade", "release", "build", "verify-course", "new-stage"):
+        refused = run(bundle, command, "--check") if command == "build" else run(bundle, command)
+        assert refused.returncode == 2, (command, refused.stdout)
+        assert "tool of the course repository" in refused.stderr and "Traceback" not in refused.stderr
+        assert "out of date" not in refused.stdout + refused.stderr
+
+
+# ---------------------------------------------------------------- item 3: the last diagnosis step is sealed
+
+
+def test_no_file_of_the_bundle_holds_the_last_diagnosis_step(repo: Path, zips: dict[str, Path]) -> None:
+    course = load_course(repo)
+    steps = []
+    for stage in course.stages:
+        confirm = tomllib.loads((stage.source_dir / "fault.toml").read_text(encoding="utf-8"))["diagnosis"]["confirm"]
+        steps += [(stage, " ".join(text.split())[:50]) for text in confirm.values()]
+    for language, zip_path in zips.items():
+        contents = _zip_contents(zip_path)
+        texts = {path: " ".join(data.decode("utf-8", "replace").split()) for path, data in contents.items()}
+        for stage, step in steps:
+            failure = texts[stage.fault_contract_file]
+            assert step not in failure, (language, stage.number)
+            found = [path for path, text in texts.items() if step in text]
+            assert found == [], (language, stage.number, found)
+        assert all(f"{stage.failure_lab}/fixtures/diagnosis.json" in contents for stage in course.stages)
+
+
+# ---------------------------------------------------------------- item 4: the first status runs nothing
+
+
+def test_the_first_status_on_a_fresh_bundle_runs_no_stage(bundle: Path) -> None:
+    done = run(bundle, "status")
+    assert done.returncode == 0, done.stderr
+    assert "nothing needed running" in done.stdout
+    assert "not started" in done.stdout
+    assert not (bundle / ".forgelab" / "cache").exists()  # the judge never started
+
+
+# ---------------------------------------------------------------- the page self-checks, offline, from file://
+
+
+def _accept_stage_01(bundle: Path, repo: Path) -> dict[str, Any]:
+    """Stage 01 done the way a learner does it, in the bundle: module, lab (diagnosed, fixed), transfer, answer."""
+    from forgelab.diagnosis import reference_answers
+
+    stage = load_course(repo).stage("01")
+    shutil.copyfile(repo / stage.solution_module, bundle / stage.module)
+    shutil.copyfile(repo / stage.reference_transfer, bundle / stage.transfer_file)
+    assert run(bundle, "fault", "start", "01").returncode == 0
+    test, function, defect = reference_answers(repo, stage)
+    diagnosed = run(bundle, "fault", "diagnose", "01", "--test", test, "--function", function, "--defect", defect,
+                    "--because", "explain decides each key by arrival order and records no rejection at all")
+    assert diagnosed.returncode == 0, diagnosed.stdout + diagnosed.stderr
+    shutil.copyfile(repo / stage.solution_module, bundle / stage.lab_module)
+    assert run(bundle, "fault", "check", "01").returncode == 0
+    answer = bundle / "answer.md"
+    shutil.copyfile(repo / stage.reference_answer, answer)
+    assert run(bundle, "answer", "01", "--file", str(answer)).returncode == 0
+    checked = run(bundle, "check", "01")
+    assert checked.returncode == 0, checked.stdout
+    return json.loads((bundle / stage.evidence_file).read_text(encoding="utf-8"))
+
+
+@pytest.mark.browser
+def test_the_unzipped_bundle_self_checks_from_file_with_the_network_blocked(bundle: Path, repo: Path,
+                                                                           chromium: Any) -> None:  # noqa: F811
+    document = _accept_stage_01(bundle, repo)
+    assert document["accepted"] and document["fault_lab"]["diagnosis"]["status"] == "right"
+    context, tab = open_tab(chromium, (bundle / "page").as_uri() + "/")
+    try:
+        context.set_offline(True)  # no network at all; and open_tab aborts anything that is not local
+        tab.open_stage(KEY)
+        tab.page.wait_for_selector("#local-check")
+        tab.pick((bundle / f"evidence/prompt-context-output/{KEY}/verification.json").read_bytes())
+        tab.wait_state("self-check-passed")
+        status, text = tab.check("diagnosis")
+        assert status == "pass" and "explain decides each key by arrival order" in text
+        assert tab.check("fault-lab")[0] == "pass"
+        lab_step = tab.page.locator('#check-steps li[data-step="lab-downloaded"] .step-status').inner_text()
+        assert lab_step != "" and "not downloaded" not in lab_step  # the page came with the lab
+        tab.screenshot("bundle-self-check-passed")
+        assert tab.foreign_requests() == [] and tab.errors == []
+        assert all(url.startswith("file://") for url in tab.requests)
+    finally:
+        context.close()

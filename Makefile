@@ -25,6 +25,9 @@ help:
 # when uv fails for any reason. Neither compiles bytecode up front: Python does that on first import.
 INSTALLER ?= uv
 PIP := $(BIN)/python -m pip --disable-pip-version-check
+# The course repository installs its development tools too (test suite, browsers' driver, type gate, mutation
+# testing, catalogs); a learner bundle (no solutions/) needs only the workbook and JupyterLab.
+EXTRAS := $(if $(wildcard solutions/forge),[dev],)
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d
 
 $(STAMP): pyproject.toml
@@ -37,9 +40,9 @@ $(STAMP): pyproject.toml
 	   if [ -n "$$PIP_INDEX_URL" ] || $(PIP) config list 2>/dev/null | grep -q '[.]index-url='; then \
 	     echo "pip is configured with its own package index: installing with pip (slower than uv)"; \
 	   elif $(PIP) install --quiet uv >/dev/null 2>&1; then use_uv=yes; fi; fi; \
-	 if [ $$use_uv = yes ] && $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'; then :; else \
+	 if [ $$use_uv = yes ] && $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.$(EXTRAS)'; then :; else \
 	   if [ $$use_uv = yes ]; then echo "uv did not finish: installing with pip instead (slower)"; fi; \
-	   $(PIP) install --quiet --no-compile -e '.[dev]' 2>&1 | grep -v "is ignored: it is neither" || true; fi
+	   $(PIP) install --quiet --no-compile -e '.$(EXTRAS)' 2>&1 | grep -v "is ignored: it is neither" || true; fi
 	@$(BIN)/python -c 'import forgelab, nbval, jupyterlab, pydantic' || { echo "installation failed: see the output above, or try INSTALLER=pip"; exit 2; }
 	@touch $(STAMP)
 

@@ -256,8 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         i18n.use(i18n.resolve(speak, edition=_workbook_edition()))
     except i18n.LanguageError as error:
         return fail(str(error), "use --lang en or --lang zh (or set FORGE_LANG)")
+    from forgelab.commands import route
+
     learner_only = _in_learner_bundle()
     command = next((item for item in arguments if not item.startswith("-")), "")
+    arguments = route(arguments)  # `grade report` is one command
     if learner_only:
         from forgelab.commands import INSTRUCTOR_COMMANDS
 

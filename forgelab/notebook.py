@@ -105,7 +105,7 @@ class StageTools:
                 verdict.value = "<p>" + _("Pick one option first: press its letter.") + "</p>"
                 return
             correct = choice == prediction.answer
-            state.update(self.workbook, "predictions", self.stage.number, {"choice": choice, "correct": correct})
+            state.record_prediction(self.workbook, self.stage.number, choice, len(prediction.options), correct)
             answer = f"<strong>{letters[prediction.answer]}</strong> — {_html(prediction.options[prediction.answer])}"
             head = (_("<strong>Right:</strong> {answer}") if correct
                     else _("<strong>Not quite.</strong> The answer is {answer}")).format(answer=answer)

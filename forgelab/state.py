@@ -49,6 +49,11 @@ def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tup
     if shown >= len(items):
         return shown, None
     update(workbook, section, stage_number, shown + 1)
+    if section in ("hints", "fault_hints"):  # the learning record keeps the deepest hint ever revealed
+        from forgelab import learning
+
+        learning.note_hint(workbook, stage_number, "hints" if section == "hints" else "fault_hints", shown + 1,
+                           len(items))
     return shown + 1, items[shown]
 
 
@@ -69,3 +74,11 @@ def reveal_next_fault_hint(workbook: Workbook, stage_number: str, rungs: tuple[s
 
 def hide_fault_hints(workbook: Workbook, stage_number: str) -> None:
     update(workbook, "fault_hints", stage_number, 0)
+
+
+def record_prediction(workbook: Workbook, stage_number: str, choice: int, options: int, correct: bool) -> None:
+    """The prediction quiz was answered: the latest answer here, the first one in the learning record."""
+    from forgelab import learning
+
+    update(workbook, "predictions", stage_number, {"choice": choice, "correct": correct})
+    learning.note_prediction(workbook, stage_number, choice, options, correct)

@@ -95,6 +95,10 @@ class Workbench:
                             settings=self.settings)
         if target == "learner":
             self._remember(outcome)
+            if write and out is None and outcome.path is not None:  # the learning record: first check, acceptance
+                from forgelab import learning
+
+                learning.note_check(self.workbook, stage.number, outcome.accepted)
         return outcome
 
     def _remember(self, outcome: CheckOutcome) -> None:

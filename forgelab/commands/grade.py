@@ -120,7 +120,24 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return fail(str(error))
     print(f"merged {len(folders)} shard(s): {count} submission(s), {len(pages)} feedback page(s)")
     print(f"gradebook: {_shown(book)}, {_shown(csv_path)}")
+    read, missing = _shards_of(book)
+    if read:
+        print(f"shards read: {', '.join(read)}")
+    if missing:
+        print(f"warning: shard(s) {', '.join(missing)} of this split are missing: their submissions are not in the "
+              f"merged gradebook — merge again with every shard's folder")
+    print(f"next: `forgelab grade report {_shown(into)} --html` shows what the class struggles with")
     return 0
+
+
+def _shards_of(book: Path) -> tuple[list[str], list[str]]:
+    from forgelab.grading import gradebook
+
+    connection = gradebook.open_gradebook(book)
+    try:
+        return gradebook.shards_read(gradebook.run_records(connection))
+    finally:
+        connection.close()
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -128,7 +145,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         "grade", help="grade learner submissions (folders or zips): stage tests, instructor checks, notebooks, evidence",
         description="Grade each submission with the judge: its code runs only in a sandbox (bubblewrap) and is "
                     "called across a data-only boundary. Writes an SQLite gradebook, CSV exports and one feedback "
-                    "page per learner. Submissions are never written.")
+                    "page per learner. Submissions are never written. Afterwards, `forgelab grade report OUT [--html]` "
+                    "shows what the class struggles with, test by test (aggregates only).")
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="a learner's workbook folder or its zip")
     grade.add_argument("--out", help="folder for gradebook.sqlite, gradebook.csv, totals.csv and feedback/ "
                                      "(default: build/grading in the course)")

@@ -90,7 +90,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                 graded.append(result)
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(
                     result.submission.id, result.content_sha256, str(result.submission.path), result.submission.kind),
-                    result.items, result.timings)
+                    result.items, result.timings, result.tests, result.facts)
                 review = sum(1 for item in result.items if item.flag == REVIEW)
                 regrade = sum(1 for item in result.items if item.flag == REGRADE)
                 note = f" — {review} item(s) to review" if review else ""

@@ -3,6 +3,9 @@
 ``grades`` holds one row per submission × stage × item: points, the maximum, the outcome, a review
 flag and the reason. Rows carry no timestamps and no durations, so grading the same submission
 twice writes identical rows. When and how long are kept apart, in ``runs`` and ``timings``.
+``tests`` (each course test's outcome and first difference) and ``facts`` (the transfer verdict and
+the submission's own learning evidence, :mod:`forgelab.grading.class_facts`) feed the class report;
+they too are the same whenever the same submission is graded.
 
 The schema version is SQLite's ``PRAGMA user_version``. A gradebook from a newer forgelab is
 refused rather than guessed at; older ones are migrated in place, step by step.
@@ -17,9 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FILENAME = "gradebook.sqlite"
 CSV_NAME = "gradebook.csv"
 TOTALS_NAME = "totals.csv"
@@ -72,6 +76,24 @@ _MIGRATIONS: dict[int, str] = {
     """,
     3: """
     ALTER TABLE runs ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+    """,
+    4: """
+    CREATE TABLE tests (
+        submission TEXT NOT NULL REFERENCES submissions(submission),
+        stage TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        test TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        cause TEXT NOT NULL,
+        PRIMARY KEY (submission, stage, kind, test)
+    );
+    CREATE TABLE facts (
+        submission TEXT NOT NULL REFERENCES submissions(submission),
+        stage TEXT NOT NULL,
+        facts TEXT NOT NULL,
+        PRIMARY KEY (submission, stage)
+    );
+    ALTER TABLE runs ADD COLUMN merged_from TEXT NOT NULL DEFAULT '';
     """,
 }
 
@@ -129,8 +151,10 @@ def finish_run(connection: sqlite3.Connection, run_id: int, finished_at: str) ->
 
 
 def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord, items: list[GradeItem],
-           timings: Iterable[tuple[str, str, float]]) -> None:
-    """Replace this submission's rows for the stages in ``items`` and keep the run's timings."""
+           timings: Iterable[tuple[str, str, float]], tests: Iterable[TestResult] = (),
+           facts: Iterable[tuple[str, StageFacts]] = ()) -> None:
+    """Replace this submission's rows for the stages in ``items`` (grades, tests and facts) and keep the run's
+    timings."""
     unique: dict[tuple[str, str], GradeItem] = {}
     for item in items:  # one row per stage and item, whatever a caller passed (the last one wins)
         if item.submission == record.submission:
@@ -143,16 +167,30 @@ def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord
             "ON CONFLICT(submission) DO UPDATE SET content_sha256 = excluded.content_sha256, "
             "source = excluded.source, kind = excluded.kind",
             (record.submission, record.content_sha256, record.source, record.kind))
-        connection.executemany("DELETE FROM grades WHERE submission = ? AND stage = ?",
-                               [(record.submission, stage) for stage in stages])
+        for table in ("grades", "tests", "facts"):
+            connection.executemany(f"DELETE FROM {table} WHERE submission = ? AND stage = ?",
+                                   [(record.submission, stage) for stage in stages])
         connection.executemany(
             "INSERT INTO grades (submission, stage, item, item_order, points, max_points, outcome, flag, reason) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
              for i in sorted(items, key=lambda i: i.sort_key)])
+        _insert_class_records(connection, record.submission, set(stages), tests, facts)
         connection.executemany(
             "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
             [(run_id, record.submission, stage, phase, float(seconds)) for stage, phase, seconds in timings])
+
+
+def _insert_class_records(connection: sqlite3.Connection, submission: str, stages: set[str],
+                          tests: Iterable[TestResult], facts: Iterable[tuple[str, StageFacts]]) -> None:
+    """This submission's test results and stage facts for ``stages`` (inside the caller's transaction)."""
+    connection.executemany(
+        "INSERT OR REPLACE INTO tests (submission, stage, kind, test, outcome, cause) VALUES (?, ?, ?, ?, ?, ?)",
+        sorted((t.submission, t.stage, t.kind, t.test, t.outcome, t.cause) for t in tests
+               if t.submission == submission and t.stage in stages))
+    connection.executemany(
+        "INSERT OR REPLACE INTO facts (submission, stage, facts) VALUES (?, ?, ?)",
+        sorted((submission, stage, found.dump()) for stage, found in facts if stage in stages))
 
 
 def rows(connection: sqlite3.Connection, submissions: list[str] | None = None) -> list[GradeItem]:
@@ -161,6 +199,40 @@ def rows(connection: sqlite3.Connection, submissions: list[str] | None = None) -
              "ORDER BY submission, stage, item_order")
     found = [GradeItem(*row) for row in connection.execute(query)]
     return [row for row in found if submissions is None or row.submission in submissions]
+
+
+def test_results(connection: sqlite3.Connection) -> list[TestResult]:
+    """Every course test of every graded submission, in a stable order: submission, stage, kind, test."""
+    return [TestResult(*row) for row in connection.execute(
+        "SELECT submission, stage, kind, test, outcome, cause FROM tests ORDER BY submission, stage, kind, test")]
+
+
+def stage_facts(connection: sqlite3.Connection) -> list[tuple[str, str, StageFacts]]:
+    """(submission, stage, facts) for every graded submission's stages, in a stable order."""
+    return [(submission, stage, StageFacts.load(text)) for submission, stage, text in connection.execute(
+        "SELECT submission, stage, facts FROM facts ORDER BY submission, stage")]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One grading run as the gradebook keeps it (a merged gradebook holds each shard's runs)."""
+
+    started_at: str
+    finished_at: str | None
+    tool_version: str
+    course_version: str
+    stages: str
+    jobs: int
+    submissions: int
+    sandbox: str
+    shard: str
+    merged_from: str
+
+
+def run_records(connection: sqlite3.Connection) -> list[RunRecord]:
+    return [RunRecord(*row) for row in connection.execute(
+        "SELECT started_at, finished_at, tool_version, course_version, stages, jobs, submissions, sandbox, shard, "
+        "merged_from FROM runs ORDER BY run_id")]
 
 
 def _cell(value: object) -> object:
@@ -237,6 +309,12 @@ class Shard:
     items: list[GradeItem]
     runs: list[tuple[object, ...]]
     timings: list[tuple[object, ...]]
+    tests: list[TestResult]
+    facts: list[tuple[str, str, StageFacts]]
+
+    def class_records(self, submission: str) -> tuple[list[TestResult], list[tuple[str, StageFacts]]]:
+        return ([test for test in self.tests if test.submission == submission],
+                [(stage, found) for name, stage, found in self.facts if name == submission])
 
 
 def read_shard(folder: Path) -> Shard:
@@ -246,9 +324,11 @@ def read_shard(folder: Path) -> Shard:
     connection = open_gradebook(path)
     try:
         runs = list(connection.execute("SELECT run_id, started_at, finished_at, tool_version, course_version, stages, "
-                                       "jobs, network, submissions, sandbox, shard, settings FROM runs ORDER BY run_id"))
+                                       "jobs, network, submissions, sandbox, shard, settings, merged_from FROM runs "
+                                       "ORDER BY run_id"))
         timings = list(connection.execute("SELECT run_id, submission, stage, phase, seconds FROM timings"))
-        return Shard(folder, submission_records(connection), rows(connection), runs, timings)
+        return Shard(folder, submission_records(connection), rows(connection), runs, timings, test_results(connection),
+                     stage_facts(connection))
     finally:
         connection.close()
 
@@ -267,31 +347,34 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
     if target.exists():
         target.unlink()
     connection = open_gradebook(target)
-    seen: dict[str, tuple[SubmissionRecord, list[GradeItem], Path]] = {}
+    seen: dict[str, tuple[SubmissionRecord, list[GradeItem], Path, Shard]] = {}
     for shard in shards:
         for record in shard.records:
             mine = sorted((item for item in shard.items if item.submission == record.submission), key=lambda i: i.sort_key)
             if record.submission in seen:
-                earlier, earlier_items, where = seen[record.submission]
-                if earlier_items != mine or earlier.content_sha256 != record.content_sha256:
+                earlier, earlier_items, where, other = seen[record.submission]
+                if earlier_items != mine or earlier.content_sha256 != record.content_sha256 \
+                        or other.class_records(record.submission) != shard.class_records(record.submission):
                     connection.close()
                     raise GradebookError(f"submission {record.submission!r} was graded differently in {where} and "
                                          f"{shard.path}: grade it once (each submission belongs to one shard)")
                 continue
-            seen[record.submission] = (record, mine, shard.path)
+            seen[record.submission] = (record, mine, shard.path, shard)
     for shard in shards:
         for run in shard.runs:
             with connection:
                 cursor = connection.execute(
                     "INSERT INTO runs (started_at, finished_at, tool_version, course_version, stages, jobs, network, "
-                    "submissions, sandbox, shard, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run[1:])
+                    "submissions, sandbox, shard, settings, merged_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*run[1:12], run[12] or str(shard.path)))
                 new_id = cursor.lastrowid
                 connection.executemany(
                     "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
                     [(new_id, *timing[1:]) for timing in shard.timings if timing[0] == run[0]])
     for submission in sorted(seen):
-        record, mine, _ = seen[submission]
-        record_rows(connection, record, mine)
+        record, mine, _, shard = seen[submission]
+        tests, facts = shard.class_records(submission)
+        record_rows(connection, record, mine, tests, facts)
     return connection, [seen[name][0] for name in sorted(seen)]
 
 
@@ -319,6 +402,32 @@ def _same_grading(shards: list[Shard]) -> None:
                 differ = _settings_difference(str(settings_0), str(settings))
                 raise GradebookError(f"{where} and {shard.path} were graded with different settings ({differ}): grade "
                                      "every shard with the same limits and sandbox mode, then merge")
+    _same_split(shards)
+
+
+def _same_split(shards: list[Shard]) -> None:
+    """Shards K/N merge only with shards of the same N: another N is another split of the submissions, whose
+    slices overlap or leave some out."""
+    counts: dict[str, tuple[str, Path]] = {}
+    for shard in shards:
+        for run in shard.runs:
+            text = str(run[10] or "")
+            if "/" in text:
+                counts.setdefault(text.split("/", 1)[1], (text, shard.path))
+    if len(counts) > 1:
+        (one, (shard_a, where_a)), (two, (shard_b, where_b)) = sorted(counts.items())[:2]
+        raise GradebookError(f"{where_a} is shard {shard_a} but {where_b} is shard {shard_b}: shards of {one} and of "
+                             f"{two} split the submissions differently; merge the shards of one split (the same N in "
+                             "every --shard K/N)")
+
+
+def shards_read(runs: list[RunRecord]) -> tuple[list[str], list[str]]:
+    """The shards a gradebook's runs came from (``K/N``, in order) and the shards of that split that are missing."""
+    found = sorted({run.shard for run in runs if "/" in run.shard}, key=lambda text: int(text.split("/")[0]))
+    if not found:
+        return [], []
+    count = int(found[0].split("/")[1])
+    return found, [f"{index}/{count}" for index in range(1, count + 1) if f"{index}/{count}" not in found]
 
 
 def _settings_difference(left: str, right: str) -> str:
@@ -332,8 +441,9 @@ def _settings_difference(left: str, right: str) -> str:
     return ", ".join(f"{key}: {one.get(key)} and {two.get(key)}" for key in keys[:4]) or "the same values written differently"
 
 
-def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem]) -> None:
-    """The submission and its grade rows, without timings (used by merge)."""
+def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem],
+                tests: Iterable[TestResult] = (), facts: Iterable[tuple[str, StageFacts]] = ()) -> None:
+    """The submission, its grade rows, test results and stage facts, without timings (used by merge)."""
     with connection:
         connection.execute(
             "INSERT INTO submissions (submission, content_sha256, source, kind) VALUES (?, ?, ?, ?) "
@@ -345,3 +455,4 @@ def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
              for i in sorted(items, key=lambda i: i.sort_key)])
+        _insert_class_records(connection, record_.submission, {item.stage for item in items}, tests, facts)

@@ -36,10 +36,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgelab.grading import items, submission as submissions
+from forgelab.grading import class_facts, items, submission as submissions
+from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.rubric import ERROR, GradeItem
 from forgelab.judge import core, jobs
 from forgelab.judge.core import CourseTests, LearnerTests, TargetSpec
@@ -143,6 +144,8 @@ class Graded:
     wall_s: float
     problem: str | None = None
     sandbox: str = ""
+    tests: list[TestResult] = field(default_factory=list)  # each course test, for the class report
+    facts: list[tuple[str, StageFacts]] = field(default_factory=list)  # (stage, facts), for the class report
 
     @property
     def points(self) -> int:
@@ -187,17 +190,26 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
             reason = items.cannot_lay_out(problem)
             unlaid = [row for stage in stages for row in items.failed_stage(sub.id, stage, ERROR, reason,
                                                                              course.root, flag="")]
-            return Graded(sub, "", unlaid, [], time.monotonic() - started, reason)
+            failing = [test for stage in stages
+                       for test in class_facts.unlaid_results(course, stage, sub.id, items.clean(reason, course.root))]
+            return Graded(sub, "", unlaid, [], time.monotonic() - started, reason, tests=failing,
+                          facts=[(stage.number, StageFacts(transfer="error")) for stage in stages])
         copied = time.monotonic() - started
         report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
         rows: list[GradeItem] = []
+        tests: list[TestResult] = []
+        facts: list[tuple[str, StageFacts]] = []
         on_reference = reference_layers(workbook) is not None
         for stage in stages:
             rows.extend(items.grade_stage(course, workbook, stage, laid, report, on_reference))
+            if not report.problem:  # a session that died saw nothing to report on (its rows say: grade again)
+                tests.extend(class_facts.test_results(course, stage, sub.id, report))
+                transfer, _timed_out = items.transfer_part(stage, report, laid, on_reference)
+                facts.append((stage.number, class_facts.stage_facts(stage, laid.home, transfer.status)))
         timings = [("", "copy_s", round(copied, 3)), *timings_of(report, stages, course.root)]
         wall = time.monotonic() - started
         timings.append(("", "submission_wall_s", round(wall, 3)))
-        return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox)
+        return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox, tests, facts)
     except Exception as error:  # noqa: BLE001 - one submission must never stop the batch
         reason = (f"{items.GRADER_FAILED} on this submission ({type(error).__name__}: {str(error)[:200]}); this is not "
                   "the learner's fault — grade it again, and report it to the course maintainers if it fails again")

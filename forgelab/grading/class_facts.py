@@ -1,0 +1,224 @@
+"""What the class report needs from each graded submission beyond its grade rows.
+
+Grading keeps, per submission and stage, two more kinds of record in the gradebook (tables ``tests``
+and ``facts``), so that ``forgelab grade report`` can work from a graded folder — or from merged
+shards — without the submissions:
+
+* :class:`TestResult` — each course test of the stage (the required stage tests and the instructor
+  checks) with its outcome as grading saw it and, for a stage test, its first difference (the same
+  short cause the gradebook's reason lists). Instructor checks keep name and outcome only, as
+  everywhere else.
+* :class:`StageFacts` — the transfer test's verdict as grading judged it (typed: ``cannot_tell`` is a
+  test that passes on the known-wrong code too), and what the submission's own evidence says about how
+  the learner got there: the fault-lab diagnosis from its verification.json (where the course records
+  one) and its learning record (:mod:`forgelab.learning`: hint depth, the prediction-quiz answer, the
+  first check and the first acceptance).
+
+The evidence is the learner's own account, read as untrusted data: a part that does not fit the
+course (a quiz option that does not exist, more hints than the stage has, an acceptance before the
+first check) is left out and counted as unreadable, never trusted. Like the grade rows, none of it
+holds a timestamp of grading, so grading the same submission again gives the same records.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from forgelab import learning
+from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+from forgelab.registry import Course, Stage
+
+STAGE_TEST, INSTRUCTOR_CHECK = "stage_test", "instructor_check"
+KINDS = (STAGE_TEST, INSTRUCTOR_CHECK)
+MAX_EVIDENCE_BYTES = 4 * 1024 * 1024
+DIAGNOSIS_STATUSES = ("right", "not_right", "missing")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One course test of one stage for one submission (no timestamps, no durations)."""
+
+    submission: str
+    stage: str
+    kind: str  # STAGE_TEST or INSTRUCTOR_CHECK
+    test: str
+    outcome: str  # an Outcome value
+    cause: str  # a stage test's first difference ("" when it passed, and for every instructor check)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == Outcome.PASSED
+
+
+class StageFacts(BaseModel):
+    """The report's facts about one submission's stage, stored as canonical JSON (see :func:`dump`)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    transfer: str  # the transfer part's status as graded: missing, not_written, passed, failed, error, cannot_tell
+    diagnosis: Literal["right", "not_right", "missing"] | None = None  # None: the evidence records no diagnosis
+    diagnosis_attempts: int | None = None
+    learning: Literal["recorded", "absent", "unreadable"] = "absent"
+    hints_deepest: int | None = None
+    hints_available: int | None = None
+    fault_hints_deepest: int | None = None
+    fault_hints_available: int | None = None
+    prediction_choice: int | None = None
+    prediction_correct: bool | None = None
+    checks: int | None = None
+    first_check_at: str | None = None
+    accepted_at: str | None = None
+
+    def dump(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, text: str) -> StageFacts:
+        return cls.model_validate_json(text)
+
+
+# ---------------------------------------------------------------- tests
+
+
+def instructor_check_names(course_root: Path, files: list[str]) -> list[str]:
+    """The test functions of the stage's instructor check files, read as syntax (never imported here)."""
+    names: set[str] = set()
+    for relative in files:
+        try:
+            tree = ast.parse((course_root / relative).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                names.add(node.name)
+    return sorted(names)
+
+
+def _verdict(rows: list[TestRow]) -> tuple[str, str]:
+    """A test (all its parametrized rows) and its first difference: the cause of its first row that did not pass,
+    as the gradebook's reason states it."""
+    from forgelab.grading.items import _cause
+
+    bad = [row for row in rows if row.outcome is not Outcome.PASSED]
+    if not rows:
+        return str(Outcome.NOT_RUN), "not found: did it run?"
+    if not bad:
+        return str(Outcome.PASSED), ""
+    return str(bad[0].outcome), _cause(bad[0])
+
+
+def test_results(course: Course, stage: Stage, submission: str, report: RunReport) -> list[TestResult]:
+    """Every required test and instructor check of ``stage`` as grading saw it (label ``sub-NN``)."""
+    from forgelab.grading.grader import check_files, sub_label
+    from forgelab.grading.items import clean
+
+    label = sub_label(stage)
+    problem = report.import_problems.get(label)
+    found: list[TestResult] = []
+    rows = report.in_file(label, stage.test_file)
+    for name in stage.required_tests:
+        if problem is not None:
+            outcome, cause = str(Outcome.NOT_RUN), clean(problem.cause, course.root)
+        else:
+            outcome, cause = _verdict([row for row in rows if row.name == name])
+        found.append(TestResult(submission, stage.number, STAGE_TEST, name, outcome, cause))
+    files = check_files(course.root, stage)
+    check_rows = [row for row in report.for_target(label) if row.file in files]
+    for name in sorted(set(instructor_check_names(course.root, files)) | {row.name for row in check_rows}):
+        if problem is not None:
+            outcome = str(Outcome.NOT_RUN)
+        else:
+            outcome, _ignored = _verdict([row for row in check_rows if row.name == name])
+        found.append(TestResult(submission, stage.number, INSTRUCTOR_CHECK, name, outcome, ""))
+    return found
+
+
+def unlaid_results(course: Course, stage: Stage, submission: str, reason: str) -> list[TestResult]:
+    """A submission that cannot be laid out fails every test, for the one reason it has."""
+    from forgelab.grading.grader import check_files
+
+    names = instructor_check_names(course.root, check_files(course.root, stage))
+    return ([TestResult(submission, stage.number, STAGE_TEST, name, str(Outcome.ERROR), reason)
+             for name in stage.required_tests]
+            + [TestResult(submission, stage.number, INSTRUCTOR_CHECK, name, str(Outcome.ERROR), "") for name in names])
+
+
+# ---------------------------------------------------------------- the submission's own account
+
+
+def _read_json(path: Path) -> object:
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_EVIDENCE_BYTES:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def diagnosis_of(document: object) -> tuple[str | None, int | None]:
+    """The fault-lab diagnosis a verification.json records (``fault_lab.diagnosis``): status and attempts."""
+    if not isinstance(document, dict):
+        return None, None
+    lab = document.get("fault_lab")
+    found = lab.get("diagnosis") if isinstance(lab, dict) else None
+    if not isinstance(found, dict) or found.get("status") not in DIAGNOSIS_STATUSES:
+        return None, None
+    attempts = found.get("attempts")
+    valid = isinstance(attempts, int) and not isinstance(attempts, bool) and 1 <= attempts <= 1000
+    return str(found["status"]), attempts if valid else None
+
+
+def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
+    """The record's numbers are possible for this stage of the course."""
+    text = stage.text()
+    if entry.hints and (entry.hints.available != len(text.hints) or entry.hints.deepest > entry.hints.available):
+        return False
+    if entry.fault_hints and entry.fault_hints.deepest > entry.fault_hints.available:
+        return False
+    if entry.prediction:
+        options = len(text.prediction.options)
+        if entry.prediction.options != options or entry.prediction.choice >= options \
+                or entry.prediction.correct != (entry.prediction.choice == text.prediction.answer):
+            return False
+    if entry.checks and entry.checks.accepted_at and entry.checks.accepted_at < entry.checks.first_at:
+        return False
+    return True
+
+
+def stage_facts(stage: Stage, home: Path, transfer_status: str) -> StageFacts:
+    """The facts of one stage: ``home`` is the submission's scratch copy (its ``evidence/``)."""
+    diagnosis, attempts = diagnosis_of(_read_json(home / stage.evidence_dir / "verification.json"))
+    found: dict[str, object] = {"transfer": transfer_status, "diagnosis": diagnosis, "diagnosis_attempts": attempts}
+    record_file = home / "evidence" / learning.FILENAME
+    if record_file.is_file() and not record_file.is_symlink():
+        found.update(_learning(stage, record_file))
+    return StageFacts.model_validate(found)
+
+
+def _learning(stage: Stage, record_file: Path) -> dict[str, object]:
+    try:
+        record = learning.parse(record_file.read_bytes())
+    except (OSError, learning.RecordError):
+        return {"learning": "unreadable"}
+    entry = record.stages.get(stage.number)
+    if entry is None:
+        return {}
+    if not _fits(stage, entry):
+        return {"learning": "unreadable"}
+    found: dict[str, object] = {"learning": "recorded"}
+    if entry.hints:
+        found.update(hints_deepest=entry.hints.deepest, hints_available=entry.hints.available)
+    if entry.fault_hints:
+        found.update(fault_hints_deepest=entry.fault_hints.deepest, fault_hints_available=entry.fault_hints.available)
+    if entry.prediction:
+        found.update(prediction_choice=entry.prediction.choice, prediction_correct=entry.prediction.correct)
+    if entry.checks:
+        found.update(checks=entry.checks.count, first_check_at=entry.checks.first_at,
+                     accepted_at=entry.checks.accepted_at)
+    return found

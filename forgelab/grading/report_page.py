@@ -86,8 +86,8 @@ def words() -> dict[str, str]:
         "test": _("test"),
         "failing": _("failing"),
         "differences": _("most common first differences"),
-        "unshared_more": _("+ {count} seen in one submission only (not listed)"),
-        "unshared_only": _("{count} seen in one submission only (not listed)"),
+        "unshared_more": _("+ {count} submission(s), each with a difference of its own (not listed)"),
+        "unshared_only": _("{count} submission(s), each with a difference of its own (not listed)"),
         "instructor_check": _("instructor check: name and share only"),
         "item_analysis": _("Item analysis"),
         "items_intro": _("Difficulty is the share of the class that passes a test; discrimination is the "

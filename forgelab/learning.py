@@ -3,8 +3,8 @@
 ``evidence/learning-record.json`` is written by the tools as the learner works and handed in with
 the rest of ``evidence/``. Per stage it keeps:
 
-* ``hints`` and ``fault_hints``: the deepest hint (and fault-lab rung) ever revealed, of how many —
-  hiding them again (``--reset``) does not lower it;
+* ``hints``: the deepest stage hint ever revealed, of how many — hiding them again (``--reset``) does
+  not lower it (the fault lab's own ladder is not recorded here: the fault lab's evidence is its own);
 * ``prediction``: the first option picked in the prediction quiz (before the rationale was shown),
   whether it was right, and when;
 * ``checks``: how many times ``forgelab check`` wrote the stage's evidence, when it first did, and
@@ -66,7 +66,6 @@ class CheckHistory(_Strict):
 
 class StageRecord(_Strict):
     hints: HintDepth | None = None
-    fault_hints: HintDepth | None = None
     prediction: PredictionAnswer | None = None
     checks: CheckHistory | None = None
 
@@ -146,13 +145,12 @@ def _quietly(workbook: Workbook, number: str, change: Callable[[StageRecord], di
         pass
 
 
-def note_hint(workbook: Workbook, number: str, kind: Literal["hints", "fault_hints"], shown: int, available: int) -> None:
-    """``shown`` hints of ``kind`` are revealed now; the record keeps the deepest ever."""
+def note_hint(workbook: Workbook, number: str, shown: int, available: int) -> None:
+    """``shown`` stage hints are revealed now; the record keeps the deepest ever."""
 
     def change(before: StageRecord) -> dict[str, object]:
-        earlier: HintDepth | None = getattr(before, kind)
-        deepest = max(shown, earlier.deepest if earlier else 0)
-        return {kind: HintDepth(deepest=min(deepest, 1000), available=min(available, 1000))}
+        deepest = max(shown, before.hints.deepest if before.hints else 0)
+        return {"hints": HintDepth(deepest=min(deepest, 1000), available=min(available, 1000))}
 
     _quietly(workbook, number, change)
 

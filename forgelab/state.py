@@ -49,11 +49,10 @@ def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tup
     if shown >= len(items):
         return shown, None
     update(workbook, section, stage_number, shown + 1)
-    if section in ("hints", "fault_hints"):  # the learning record keeps the deepest hint ever revealed
+    if section == "hints":  # the learning record keeps the deepest stage hint ever revealed
         from forgelab import learning
 
-        learning.note_hint(workbook, stage_number, "hints" if section == "hints" else "fault_hints", shown + 1,
-                           len(items))
+        learning.note_hint(workbook, stage_number, shown + 1, len(items))
     return shown + 1, items[shown]
 
 

@@ -11,8 +11,9 @@ shards — without the submissions:
 * :class:`StageFacts` — the transfer test's verdict as grading judged it (typed: ``cannot_tell`` is a
   test that passes on the known-wrong code too), and what the submission's own evidence says about how
   the learner got there: the fault-lab diagnosis from its verification.json (where the course records
-  one) and its learning record (:mod:`forgelab.learning`: hint depth, the prediction-quiz answer, the
-  first check and the first acceptance).
+  one: its status, attempts and how many rungs of the fault lab's hint ladder were shown) and its
+  learning record (:mod:`forgelab.learning`: stage-hint depth, the prediction-quiz answer, the first
+  check and the first acceptance).
 
 The evidence is the learner's own account, read as untrusted data: a part that does not fit the
 course (a quiz option that does not exist, more hints than the stage has, an acceptance before the
@@ -67,8 +68,7 @@ class StageFacts(BaseModel):
     learning: Literal["recorded", "absent", "unreadable"] = "absent"
     hints_deepest: int | None = None
     hints_available: int | None = None
-    fault_hints_deepest: int | None = None
-    fault_hints_available: int | None = None
+    fault_hints_deepest: int | None = None  # rungs of the fault-lab ladder shown when the diagnosis was stated
     prediction_choice: int | None = None
     prediction_correct: bool | None = None
     checks: int | None = None
@@ -161,25 +161,26 @@ def _read_json(path: Path) -> object:
         return None
 
 
-def diagnosis_of(document: object) -> tuple[str | None, int | None]:
-    """The fault-lab diagnosis a verification.json records (``fault_lab.diagnosis``): status and attempts."""
+def _count(value: object, low: int) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= 1000 else None
+
+
+def diagnosis_of(document: object) -> tuple[str | None, int | None, int | None]:
+    """The fault-lab diagnosis a verification.json records (``fault_lab.diagnosis``, where the course asks for one):
+    its status, the attempts it took and the rungs of the fault lab's hint ladder shown; each None when absent."""
     if not isinstance(document, dict):
-        return None, None
+        return None, None, None
     lab = document.get("fault_lab")
     found = lab.get("diagnosis") if isinstance(lab, dict) else None
     if not isinstance(found, dict) or found.get("status") not in DIAGNOSIS_STATUSES:
-        return None, None
-    attempts = found.get("attempts")
-    valid = isinstance(attempts, int) and not isinstance(attempts, bool) and 1 <= attempts <= 1000
-    return str(found["status"]), attempts if valid else None
+        return None, None, None
+    return str(found["status"]), _count(found.get("attempts"), 1), _count(found.get("hints_shown"), 0)
 
 
 def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
     """The record's numbers are possible for this stage of the course."""
     text = stage.text()
     if entry.hints and (entry.hints.available != len(text.hints) or entry.hints.deepest > entry.hints.available):
-        return False
-    if entry.fault_hints and entry.fault_hints.deepest > entry.fault_hints.available:
         return False
     if entry.prediction:
         options = len(text.prediction.options)
@@ -191,10 +192,18 @@ def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
     return True
 
 
+def ladder_length(stage: Stage) -> int:
+    """Rungs of the stage's fault-lab hint ladder: what you observe, each diagnosis step, the fix principle."""
+    return len(stage.text().fault_diagnosis) + 2
+
+
 def stage_facts(stage: Stage, home: Path, transfer_status: str) -> StageFacts:
     """The facts of one stage: ``home`` is the submission's scratch copy (its ``evidence/``)."""
-    diagnosis, attempts = diagnosis_of(_read_json(home / stage.evidence_dir / "verification.json"))
-    found: dict[str, object] = {"transfer": transfer_status, "diagnosis": diagnosis, "diagnosis_attempts": attempts}
+    diagnosis, attempts, rungs = diagnosis_of(_read_json(home / stage.evidence_dir / "verification.json"))
+    if rungs is not None and rungs > ladder_length(stage) + 2:  # more than the ladder has (with room for a new rung)
+        rungs = None
+    found: dict[str, object] = {"transfer": transfer_status, "diagnosis": diagnosis, "diagnosis_attempts": attempts,
+                                "fault_hints_deepest": rungs}
     record_file = home / "evidence" / learning.FILENAME
     if record_file.is_file() and not record_file.is_symlink():
         found.update(_learning(stage, record_file))
@@ -214,8 +223,6 @@ def _learning(stage: Stage, record_file: Path) -> dict[str, object]:
     found: dict[str, object] = {"learning": "recorded"}
     if entry.hints:
         found.update(hints_deepest=entry.hints.deepest, hints_available=entry.hints.available)
-    if entry.fault_hints:
-        found.update(fault_hints_deepest=entry.fault_hints.deepest, fault_hints_available=entry.fault_hints.available)
     if entry.prediction:
         found.update(prediction_choice=entry.prediction.choice, prediction_correct=entry.prediction.correct)
     if entry.checks:

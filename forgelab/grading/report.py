@@ -6,7 +6,8 @@ shards — never the submissions, and it holds aggregates only: no submission's 
 Per stage and per course test: the share of the class that fails it and the three most common
 first differences; per stage: fault labs fixed, diagnoses right at the first attempt (where the
 evidence records a diagnosis), transfer tests that cannot tell right from wrong, how deep into the
-hint ladders learners went, which prediction-quiz options they picked, and the median time from a
+hint ladders learners went (the stage hints from their learning record; the fault lab's ladder from their
+diagnosis, where the evidence records one), which prediction-quiz options they picked, and the median time from a
 stage's first check to its acceptance (from their learning record). Then an item analysis over every
 test: its difficulty (the share that passes it) and its discrimination — the point-biserial
 correlation of the item (0 or 1) with the rest of the total (the number of the *other* tests
@@ -37,7 +38,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from forgelab.grading import gradebook
-from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult
+from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
 from forgelab.registry import Course
 
@@ -106,7 +107,7 @@ class StageFigure(_Model):
     learning_recorded: int
     learning_unreadable: int
     hints: HintUse
-    fault_hints: HintUse | None  # None: nobody's record covers the fault-lab ladder
+    fault_hints: HintUse | None  # rungs of the fault-lab ladder shown by the time of the diagnosis; None: not recorded
     prediction_answered: int
     prediction_answer: int  # the right option (0-based)
     prediction_choices: list[Count]  # per option (0-based), also options nobody chose
@@ -284,7 +285,8 @@ def _stage_figure(course: Course, stage: str, grades: list[GradeItem], tests: li
     found = {name: entry for name, number, entry in facts if number == stage}
     diagnosed = [entry for entry in found.values() if entry.diagnosis in ("right", "not_right")]
     recorded = [entry for entry in found.values() if entry.learning == "recorded"]
-    rungs = [entry.fault_hints_available for entry in recorded if entry.fault_hints_available is not None]
+    rungs = [entry.fault_hints_deepest for entry in found.values() if entry.fault_hints_deepest is not None]
+    ladder = ladder_length(course.stage(stage))
     choices = Counter(entry.prediction_choice for entry in recorded if entry.prediction_choice is not None)
     timed = [_minutes(entry.first_check_at, entry.accepted_at) for entry in recorded
              if entry.first_check_at and entry.accepted_at]
@@ -300,7 +302,7 @@ def _stage_figure(course: Course, stage: str, grades: list[GradeItem], tests: li
         transfer_cannot_tell=sum(1 for entry in found.values() if entry.transfer == "cannot_tell"),
         learning_recorded=len(recorded), learning_unreadable=sum(1 for e in found.values() if e.learning == "unreadable"),
         hints=_hint_use([entry.hints_deepest or 0 for entry in recorded], len(text.hints)),
-        fault_hints=_hint_use([entry.fault_hints_deepest or 0 for entry in recorded], max(rungs)) if rungs else None,
+        fault_hints=_hint_use(rungs, max([ladder, *rungs])) if rungs else None,
         prediction_answered=sum(choices.values()), prediction_answer=text.prediction.answer,
         prediction_choices=[Count(value=index, count=choices.get(index, 0))
                             for index in range(len(text.prediction.options))],

@@ -68,7 +68,7 @@ def words() -> dict[str, str]:
         "cannot_tell": _("transfer tests that cannot tell right from wrong"),
         "of_written": _("of {count} written"),
         "hints": _("hint depth (hints revealed)"),
-        "fault_hints": _("fault-lab ladder depth (rungs revealed)"),
+        "fault_hints": _("fault-lab ladder depth (rungs shown before the diagnosis)"),
         "depth": _("depth"),
         "median": _("median"),
         "of_recorded": _("{count} learning record(s) cover this stage"),

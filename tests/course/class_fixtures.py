@@ -47,11 +47,10 @@ def _stamp(clock: str) -> str:
 
 
 def _entry(hints: int = 0, choice: int | None = None, first: str | None = None, accepted: str | None = None,
-           available: int = 6, checks: int = 2, fault_hints: int | None = None) -> learning.StageRecord:
+           available: int = 6, checks: int = 2) -> learning.StageRecord:
     """One stage of a learning record; ``choice`` is checked against the quiz's answer (B, index 1, in 01 and 05)."""
     return learning.StageRecord(
         hints=learning.HintDepth(deepest=hints, available=available) if hints else None,
-        fault_hints=learning.HintDepth(deepest=fault_hints, available=6) if fault_hints is not None else None,
         prediction=(learning.PredictionAnswer(choice=choice, options=4, correct=choice == 1,
                                               answered_at=first or _stamp("08:00")) if choice is not None else None),
         checks=(learning.CheckHistory(count=checks, first_at=first, accepted_at=accepted) if first else None))
@@ -64,10 +63,10 @@ def _records() -> dict[str, learning.LearningRecord | str | None]:
             "01": _entry(choice=1, first=_stamp("09:00"), accepted=_stamp("09:40"), checks=3),
             "05": _entry(hints=1, available=9, choice=1, first=_stamp("10:00"), accepted=_stamp("10:20"))}),
         "bo-chen": learning.LearningRecord(stages={
-            "01": _entry(hints=3, choice=0, first=_stamp("09:00"), accepted=_stamp("10:00"), fault_hints=2),
+            "01": _entry(hints=3, choice=0, first=_stamp("09:00"), accepted=_stamp("10:00")),
             "05": _entry(hints=2, available=9, choice=1, first=_stamp("11:00"), accepted=_stamp("11:50"))}),
         "cai-wen": learning.LearningRecord(stages={
-            "01": _entry(hints=6, choice=0, first=_stamp("09:00"), checks=5, fault_hints=6),
+            "01": _entry(hints=6, choice=0, first=_stamp("09:00"), checks=5),
             "05": _entry(available=9, choice=2, first=_stamp("10:00"), accepted=_stamp("10:30"))}),
         "dara-okafor": learning.LearningRecord(stages={
             "01": _entry(hints=2, choice=1, first=_stamp("09:00")),

@@ -247,13 +247,14 @@ def test_the_page_in_chromium(reported: dict[str, Any], chromium: Any, language:
 
 def test_hints_are_recorded_at_their_deepest(tmp_path: Path) -> None:
     env = {"FORGELAB_WORKSPACE": str(tmp_path)}
-    for args in (("hint", "01"), ("hint", "01"), ("hint", "01", "--reset"), ("hint", "01"), ("fault", "hint", "01")):
+    for args in (("hint", "01"), ("hint", "01"), ("hint", "01", "--reset"), ("hint", "01"), ("fault", "hint", "01"),
+                 ("fault", "hint", "05")):
         done = run_cli(ROOT, *args, env=env)
         assert done.returncode == 0, done.output
     record = learning.parse((tmp_path / "evidence" / learning.FILENAME).read_bytes())
+    assert list(record.stages) == ["01"]  # the fault lab's ladder is not part of the learning record
     entry = record.stages["01"]
-    assert (entry.hints.deepest, entry.hints.available) == (2, 6)  # hiding them again does not undo what was read
-    assert entry.fault_hints is not None and entry.fault_hints.deepest == 1
+    assert entry.hints is not None and (entry.hints.deepest, entry.hints.available) == (2, 6)  # a reset undoes nothing
     assert entry.prediction is None and entry.checks is None
 
 
@@ -291,7 +292,7 @@ def test_a_damaged_record_is_set_aside_and_a_strange_one_is_refused(tmp_path: Pa
     workbook = Workbook(root=ROOT, workspace=tmp_path)
     (tmp_path / "evidence").mkdir()
     (tmp_path / "evidence" / learning.FILENAME).write_text("{ damaged", encoding="utf-8")
-    learning.note_hint(workbook, "01", "hints", 1, 6)
+    learning.note_hint(workbook, "01", 1, 6)
     assert (tmp_path / "evidence" / "learning-record.damaged.json").read_text(encoding="utf-8") == "{ damaged"
     assert learning.load(workbook).stages["01"].hints == learning.HintDepth(deepest=1, available=6)
     for bad in (b'{"schema_version": 1, "kind": "forge-workbook/learning-record", "stages": {}, "admin": true}',

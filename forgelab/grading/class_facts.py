@@ -10,10 +10,11 @@ shards — without the submissions:
   everywhere else.
 * :class:`StageFacts` — the transfer test's verdict as grading judged it (typed: ``cannot_tell`` is a
   test that passes on the known-wrong code too), and what the submission's own evidence says about how
-  the learner got there: the fault-lab diagnosis from its verification.json (where the course records
-  one: its status, attempts and how many rungs of the fault lab's hint ladder were shown) and its
-  learning record (:mod:`forgelab.learning`: stage-hint depth, the prediction-quiz answer, the first
-  check and the first acceptance).
+  the learner got there: the fault-lab diagnosis it handed in (``diagnosis.json``, :mod:`forgelab.diagnosis`),
+  judged again with the course's answer key — right or not, at which attempt it was first right, how many
+  rungs of the fault lab's hint ladder were shown by then — and its learning record
+  (:mod:`forgelab.learning`: stage-hint depth, the prediction-quiz answer, the first check and the first
+  acceptance).
 
 The evidence is the learner's own account, read as untrusted data: a part that does not fit the
 course (a quiz option that does not exist, more hints than the stage has, an acceptance before the
@@ -37,8 +38,6 @@ from forgelab.registry import Course, Stage
 
 STAGE_TEST, INSTRUCTOR_CHECK = "stage_test", "instructor_check"
 KINDS = (STAGE_TEST, INSTRUCTOR_CHECK)
-MAX_EVIDENCE_BYTES = 4 * 1024 * 1024
-DIAGNOSIS_STATUSES = ("right", "not_right", "missing")
 
 
 @dataclass(frozen=True)
@@ -63,8 +62,9 @@ class StageFacts(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     transfer: str  # the transfer part's status as graded: missing, not_written, passed, failed, error, cannot_tell
-    diagnosis: Literal["right", "not_right", "missing"] | None = None  # None: the evidence records no diagnosis
+    diagnosis: Literal["right", "not_right", "missing"] | None = None  # judged with the course's key; None: not graded
     diagnosis_attempts: int | None = None
+    diagnosis_first_right: int | None = None  # the attempt at which every answer was first right
     learning: Literal["recorded", "absent", "unreadable"] = "absent"
     hints_deepest: int | None = None
     hints_available: int | None = None
@@ -152,29 +152,19 @@ def unlaid_results(course: Course, stage: Stage, submission: str, reason: str) -
 # ---------------------------------------------------------------- the submission's own account
 
 
-def _read_json(path: Path) -> object:
-    try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_EVIDENCE_BYTES:
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def _diagnosis(course_root: Path, stage: Stage, home: Path) -> dict[str, object]:
+    """The handed-in diagnosis, each answer judged again with the course's key (never taken from the record)."""
+    from forgelab.diagnosis import judged_record
 
-
-def _count(value: object, low: int) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= 1000 else None
-
-
-def diagnosis_of(document: object) -> tuple[str | None, int | None, int | None]:
-    """The fault-lab diagnosis a verification.json records (``fault_lab.diagnosis``, where the course asks for one):
-    its status, the attempts it took and the rungs of the fault lab's hint ladder shown; each None when absent."""
-    if not isinstance(document, dict):
-        return None, None, None
-    lab = document.get("fault_lab")
-    found = lab.get("diagnosis") if isinstance(lab, dict) else None
-    if not isinstance(found, dict) or found.get("status") not in DIAGNOSIS_STATUSES:
-        return None, None, None
-    return str(found["status"]), _count(found.get("attempts"), 1), _count(found.get("hints_shown"), 0)
+    record, right = judged_record(course_root, home, stage)
+    if record is None:
+        return {"diagnosis": "missing"}
+    is_right = bool(right) and all(right.values())
+    rungs = record.hints_shown if record.hints_shown <= ladder_length(stage) + 2 else None  # no more than it has
+    first = record.first_right_at if is_right and record.first_right_at and record.first_right_at <= record.attempts \
+        else None
+    return {"diagnosis": "right" if is_right else "not_right", "diagnosis_attempts": min(record.attempts, 1000),
+            "diagnosis_first_right": first, "fault_hints_deepest": rungs}
 
 
 def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
@@ -197,13 +187,9 @@ def ladder_length(stage: Stage) -> int:
     return len(stage.text().fault_diagnosis) + 2
 
 
-def stage_facts(stage: Stage, home: Path, transfer_status: str) -> StageFacts:
+def stage_facts(course_root: Path, stage: Stage, home: Path, transfer_status: str) -> StageFacts:
     """The facts of one stage: ``home`` is the submission's scratch copy (its ``evidence/``)."""
-    diagnosis, attempts, rungs = diagnosis_of(_read_json(home / stage.evidence_dir / "verification.json"))
-    if rungs is not None and rungs > ladder_length(stage) + 2:  # more than the ladder has (with room for a new rung)
-        rungs = None
-    found: dict[str, object] = {"transfer": transfer_status, "diagnosis": diagnosis, "diagnosis_attempts": attempts,
-                                "fault_hints_deepest": rungs}
+    found: dict[str, object] = {"transfer": transfer_status, **_diagnosis(course_root, stage, home)}
     record_file = home / "evidence" / learning.FILENAME
     if record_file.is_file() and not record_file.is_symlink():
         found.update(_learning(stage, record_file))

@@ -100,7 +100,7 @@ class StageFigure(_Model):
     max_points: int
     fault_labs_handed_in: int
     fault_labs_fixed: int
-    diagnoses_stated: int | None  # None: no submission's evidence records a diagnosis (older course version)
+    diagnoses_stated: int | None  # handed in (right or not); None: graded before the course asked for a diagnosis
     diagnoses_right_first_try: int | None
     transfer_written: int
     transfer_cannot_tell: int
@@ -297,7 +297,7 @@ def _stage_figure(course: Course, stage: str, grades: list[GradeItem], tests: li
         fault_labs_fixed=sum(1 for row in lab if row.outcome == PASSED),
         diagnoses_stated=len(diagnosed) if any_diagnosis else None,
         diagnoses_right_first_try=sum(1 for entry in diagnosed if entry.diagnosis == "right"
-                                      and entry.diagnosis_attempts == 1) if any_diagnosis else None,
+                                      and entry.diagnosis_first_right == 1) if any_diagnosis else None,
         transfer_written=sum(1 for entry in found.values() if entry.transfer not in ("missing", "not_written")),
         transfer_cannot_tell=sum(1 for entry in found.values() if entry.transfer == "cannot_tell"),
         learning_recorded=len(recorded), learning_unreadable=sum(1 for e in found.values() if e.learning == "unreadable"),

@@ -6,8 +6,10 @@ with the course's own model (:mod:`forgelab.learning`) at fixed times, so the re
 
 ===========  ==========================================================================================
 ana-lima     correct; no stage-01 hint, quiz right; accepted 40 min (01) and 20 min (05) after her first check
-bo-chen      correct; 3 hints in 01, quiz 01 wrong (A); accepted after 60 min (01) and 50 min (05)
-cai-wen      stage 01 resolves same-rank conflicts last-wins; every hint; quiz 01 wrong (A), 05 wrong (C)
+bo-chen      correct; 3 hints in 01, quiz 01 wrong (A); accepted after 60 min (01) and 50 min (05); her stage-01
+             diagnosis was right only at the second attempt, after 4 rungs of the fault lab's ladder
+cai-wen      stage 01 resolves same-rank conflicts last-wins; every hint; quiz 01 wrong (A), 05 wrong (C); a wrong
+             stage-01 diagnosis (the defect), after the whole ladder
 dara-okafor  the same stage-01 mistake, stage 05 forgets ``~~~`` fences, and the stage-01 fault lab left broken
 eli-novak    the hostile suite's control (both mistakes); no learning record
 fay-ruiz     the starter: stages 01 and 05 untouched, no fault labs, no verification evidence; quiz 01 (D)
@@ -91,6 +93,21 @@ def _write_record(folder: Path, record: learning.LearningRecord | str | None) ->
     path.write_text(text, encoding="utf-8")
 
 
+def _diagnosis(folder: Path, number: str, *, right: bool, attempts: int, first_right: int | None, rungs: int) -> None:
+    """Replace the handed-in stage diagnosis (the shared base states every one right at the first attempt)."""
+    from forgelab.diagnosis import RECORD_FILE, DiagnosisRecord, reference_answers
+    from forgelab.registry import load_course
+
+    test, function, defect = reference_answers(ROOT, load_course(ROOT).stage(number))
+    record = DiagnosisRecord(schema_version=1, stage=number, test=test, function=function,
+                             defect=defect if right else "a-defect-it-does-not-have", explanation="what I saw",
+                             right={"test": True, "function": True, "defect": right}, attempts=attempts,
+                             first_right_at=first_right, hints_shown=rungs, stated_after_fix=False)
+    path = folder / "evidence" / "prompt-context-output" / STAGE_KEYS[number] / RECORD_FILE
+    assert path.is_file(), f"the shared base has no {path.name}: update the class fixtures"
+    path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
 def _starter(folder: Path) -> None:
     """Stages 01 and 05 as shipped: starter modules and transfer starters, no labs, no verification evidence."""
     pristine = pristine_starters()
@@ -120,6 +137,8 @@ def build_class(folder: Path, base: Path) -> dict[str, str]:
     context = HostileContext(token="class-report", course=str(ROOT), out=str(folder / "graded"), submissions=str(subs),
                              repo=str(ROOT), port=9, unix_socket="/nonexistent.sock", abstract_socket="nonexistent")
     _append(made["gus-tanaka"] / INSTRUCTIONS, "always-equal", context, ALWAYS_EQUAL)
+    _diagnosis(made["bo-chen"], "01", right=True, attempts=3, first_right=2, rungs=4)
+    _diagnosis(made["cai-wen"], "01", right=False, attempts=2, first_right=None, rungs=6)
     for name, record in _records().items():
         _write_record(made[name], record)
     assert sorted(path.name for path in subs.iterdir()) == sorted(NAMES)

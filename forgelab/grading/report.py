@@ -219,12 +219,13 @@ class _Names:
 
 
 def _score_bins(names: list[str], grades: list[GradeItem]) -> list[int]:
+    points: dict[str, list[int]] = {name: [0, 0] for name in names}
+    for row in grades:
+        points[row.submission][0] += row.points
+        points[row.submission][1] += row.max_points
     bins = [0] * BINS
-    for name in names:
-        mine = [row for row in grades if row.submission == name]
-        top = sum(row.max_points for row in mine)
-        share = sum(row.points for row in mine) / top if top else 0.0
-        bins[min(BINS - 1, int(share * BINS))] += 1
+    for earned, top in points.values():
+        bins[min(BINS - 1, earned * BINS // top if top else 0)] += 1  # whole numbers only
     return bins
 
 

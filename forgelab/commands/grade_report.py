@@ -92,6 +92,7 @@ def summary(course: Course, report: ClassReport) -> str:
         title = course.stage(stage.stage).text().title
         lines += ["", f"{_('stage')} {stage.stage} · {title}"]
         diagnoses = (_("not recorded") if stage.diagnoses_stated is None else
+                     _("none handed in") if not stage.diagnoses_stated else
                      _("{right} of {count} stated").format(right=stage.diagnoses_right_first_try,
                                                           count=stage.diagnoses_stated))
         minutes = (_("no record holds both times") if stage.median_minutes_to_accept is None else
@@ -100,15 +101,15 @@ def summary(course: Course, report: ClassReport) -> str:
         wrong = [f"{chr(ord('A') + choice.value)} × {choice.count}" for choice in stage.prediction_choices
                  if choice.value != stage.prediction_answer and choice.count]
         facts = [
-            (_("mean points"), f"{stage.mean_points} / {stage.max_points}"),
+            (_("mean points"), f"{stage.mean_points:.1f} / {stage.max_points}"),
             (_("fault labs fixed"), _("{fixed} of {count} handed in").format(fixed=stage.fault_labs_fixed,
                                                                             count=stage.fault_labs_handed_in)),
             (_("diagnoses right at the first attempt"), diagnoses),
             (_("transfer tests that cannot tell right from wrong"), _("{bad} of {count} written").format(
                 bad=stage.transfer_cannot_tell, count=stage.transfer_written)),
             (_("median hint depth"), _("{median} of {available} ({count} record(s))").format(
-                median=stage.hints.median if stage.hints.median is not None else "–", available=stage.hints.available,
-                count=stage.hints.recorded)),
+                median=stage.hints.median, available=stage.hints.available, count=stage.hints.recorded)
+             if stage.hints.recorded else _("no learning record covers this stage")),
             (_("prediction quiz, wrong options chosen"), ", ".join(wrong) if wrong else _("none") if
              stage.prediction_answered else _("nobody's record holds an answer")),
             (_("median time from the first check to acceptance"), minutes),

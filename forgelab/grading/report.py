@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 import sqlite3
 import statistics
 from collections import Counter
@@ -40,6 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from forgelab.grading import gradebook
 from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
+from forgelab.i18n import _
 from forgelab.registry import Course
 
 MIN_CLASS = 5
@@ -157,8 +159,8 @@ def _round(value: float) -> float:
 def open_graded(folder: Path) -> sqlite3.Connection:
     path = folder / gradebook.FILENAME
     if not path.is_file():
-        raise ReportError(f"{folder} holds no {gradebook.FILENAME}: give the --out folder of `forgelab grade` "
-                          "(or the --into folder of `forgelab gradebook merge`)")
+        raise ReportError(_("{folder} holds no {file}: give the --out folder of `forgelab grade` (or the --into folder "
+                            "of `forgelab gradebook merge`)").format(folder=folder, file=gradebook.FILENAME))
     try:
         return gradebook.open_gradebook(path)
     except gradebook.GradebookError as error:
@@ -205,14 +207,16 @@ def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], fa
 
 
 class _Names:
-    """What a report must not say: a submission's name."""
+    """What a report must not say: a submission's name, as a word of its own (any case; "ana" hides "Ana said" but
+    not "banana"). A name shorter than 3 characters is too common a word to look for."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        self.names = [name.lower() for name in names if len(name) >= 3]
+        words = sorted({name.lower() for name in names if len(name) >= 3}, key=lambda name: (-len(name), name))
+        self.pattern = re.compile("|".join(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])" for name in words)) \
+            if words else None
 
     def hides(self, text: str) -> bool:
-        lowered = text.lower()
-        return any(name in lowered for name in self.names)
+        return self.pattern is not None and self.pattern.search(text.lower()) is not None
 
 
 # ---------------------------------------------------------------- figures

@@ -302,9 +302,9 @@ def judge_diagnosis(workbook: Workbook, stage: Stage, target: Target) -> Part:
                              "defect_text": defect, "explanation": record.explanation, "attempts": record.attempts,
                              "stated_after_fix": record.stated_after_fix, "hints_shown": record.hints_shown}
     if all(right.values()):
-        return Part("right", _("right at attempt {attempts}: {test} shows it, it lies in {function}(), and the defect "
-                               "is: {defect}").format(attempts=record.attempts, test=record.test,
-                                                      function=record.function, defect=defect), extra)
+        return Part("right", _("{test} shows it, it lies in {function}(), and the defect is: {defect} (stated at attempt "
+                               "{attempts})").format(attempts=record.attempts, test=record.test,
+                                                     function=record.function, defect=defect), extra)
     wrong = [_(QUESTION_WORDS[question]) for question, ok in right.items() if not ok]
     return Part("not_right", _("stated, not right yet ({wrong}): look again and state it with `forgelab fault "
                                "diagnose {number}`").format(wrong=", ".join(wrong), number=stage.number), extra)

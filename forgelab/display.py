@@ -1,15 +1,17 @@
 """Plain-text tables and short messages for the terminal and the notebook.
 
-Nothing is ever cut: a cell too long for its column wraps onto the next lines of the same row
-(rich lays the table out). Widths are display columns, not characters: a Chinese character takes two
-columns in a terminal, so tables line up — and wrap — in both editions. Output is plain text (no
-colour, no box-drawing characters), so it reads the same in a terminal, a pipe, a log and a notebook.
+Nothing is ever cut: a cell too long for its column wraps onto the next lines of the same row (rich lays
+the table out; :func:`fill` breaks the lines, between words and between Chinese characters). Widths are
+display columns, not characters: a Chinese character takes two columns in a terminal, so tables line up —
+and wrap — in both editions. Output is plain text (no colour, no box-drawing characters), so it reads the
+same in a terminal, a pipe, a log and a notebook.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import sys
 import unicodedata
@@ -60,6 +62,51 @@ def _render(renderable: Table | Text, total: int) -> str:
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
 
 
+_CJK = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+# a CJK character (each is a place to break), else a run of other non-space characters (a word, a path)
+_TOKEN = re.compile(rf"(\s*)([{_CJK}]|[^\s{_CJK}]+)")
+_NO_LINE_START = set("，。、；：！？）」』》〕】’”…—%,.;:!?)]}")  # kept with what comes before them
+
+
+def fill(text: str, size: int) -> list[str]:
+    """``text`` broken into lines of at most ``size`` columns: between words, and between any two Chinese (or
+    Japanese) characters as a Chinese reader expects — never before a closing mark such as ，or ）; a word
+    longer than a line is folded. Nothing is dropped; the spaces between words are kept."""
+    lines: list[str] = []
+    line, used = "", 0
+    for match in _TOKEN.finditer(" ".join(text.split())):
+        space, token = (" " if match.group(1) else ""), match.group(2)
+        cost = columns(token)
+        if line and used + columns(space) + cost <= size:
+            line, used = line + space + token, used + columns(space) + cost
+            continue
+        if line and token[0] in _NO_LINE_START and used + cost <= size + 2:
+            if used + cost <= size:
+                line, used = line + space + token, used + cost
+                continue
+            # the mark would start the next line: take the last character down with it
+            carry = line[-1] if columns(line[-1]) == 2 else ""
+            if carry:
+                lines.append(line[:-1].rstrip())
+                line, used = carry + token, columns(carry) + cost
+                continue
+        if line:
+            lines.append(line.rstrip())
+        line, used = "", 0
+        while cost > size:  # a word longer than a line (a long path, a test name): fold it
+            piece, width_so_far = "", 0
+            for ch in token:
+                if width_so_far + columns(ch) > size:
+                    break
+                piece, width_so_far = piece + ch, width_so_far + columns(ch)
+            lines.append(piece)
+            token, cost = token[len(piece):], columns(token[len(piece):])
+        line, used = token, cost
+    if line or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
 def column_widths(rows: Sequence[Sequence[str]], total: int) -> list[int]:
     """Each column's width for ``rows`` (the header included) in ``total`` columns: every column but the last
     as wide as its widest cell while the last keeps at least :data:`MIN_LAST_COLUMN`; the last takes the rest."""
@@ -78,7 +125,7 @@ def _rows(rows: Sequence[Sequence[str]], widths: Sequence[int], right: Sequence[
     for index, size in enumerate(widths):
         grid.add_column(width=size, overflow="fold", justify="right" if index in right else "left")
     for row in rows:
-        grid.add_row(*(Text(str(cell)) for cell in row))
+        grid.add_row(*(Text("\n".join(fill(str(cell), size))) for cell, size in zip(row, widths)))
     return _render(grid, sum(widths) + GAP * (len(widths) - 1))
 
 
@@ -106,8 +153,7 @@ def wrap(text: str, total_width: int | None = None, indent: int = 0) -> str:
     spaces stay; the lines after the first are indented by ``indent`` more spaces."""
     total = total_width or width()
     lead = len(text) - len(text.lstrip(" "))
-    body = _render(Text(" ".join(text.split())), max(total - lead - indent, 20))
-    first, *rest = body.split("\n")
+    first, *rest = fill(text, max(total - lead - indent, 20))
     return "\n".join([" " * lead + first, *(" " * (lead + indent) + line for line in rest)])
 
 

@@ -439,9 +439,12 @@ class StageTools:
              _("{words} words (at least {minimum})").format(words=words, minimum=MIN_DESIGN_WORDS)),
         ]
         open_items = [name for name, ok, _detail in rows if not ok]
+        current = accepted is True and not open_items  # a file accepted earlier says nothing about the parts now
         evidence_detail = (_("not written yet (part 10 button)") if accepted is None
-                           else _("written: accepted") if accepted else _("written: not accepted"))
-        rows.append((_("evidence"), accepted is True, evidence_detail))
+                           else _("written: accepted") if current
+                           else _("written earlier, accepted then; a part is open now (part 10 writes it again)")
+                           if accepted else _("written: not accepted"))
+        rows.append((_("evidence"), current, evidence_detail))
         print(_("Stage {number} at a glance:").format(number=self.stage.number))
         width = max(columns(name) for name, _ok, _detail in rows) + 1
         for name, ok, detail in rows:
@@ -450,7 +453,7 @@ class StageTools:
         if open_items:
             print(_("Still open: {items}. Next: {step}").format(items=", ".join(open_items),
                                                                 step=self.bench.next_step(outcome)))
-        elif accepted:
+        elif current:
             print(_("Accepted. Self-check it: open {page} (below) and pick your verification.json.").format(page=page))
         else:
             print(_("Every part holds. Write your evidence (part 10), then open {page} (below) and pick it.").format(

@@ -304,8 +304,13 @@ class Workbench:
         else:
             lines = [_("fault lab {number}: {test} passes, but these stage tests still fail: {tests}").format(
                 number=number, test=target, tests=", ".join(result.failing))]
-        return Message((*lines, *note), False, _("diagnose and edit {path}; `forgelab fault hint {number}` reveals the "
-                                                 "next diagnosis step").format(path=stage.lab_module, number=number))
+        diagnosed = self.diagnosis(stage)
+        step = (_("repair {path}, then `forgelab fault check {number}` again").format(path=stage.lab_module, number=number)
+                if diagnosed is not None and diagnosed.is_right else
+                _("find the cause and state it with `forgelab fault diagnose {number}` before you repair {path}; "
+                  "`forgelab fault hint {number}` reveals the next diagnosis step").format(path=stage.lab_module,
+                                                                                          number=number))
+        return Message((*lines, *note), False, step)
 
     def fault_diff(self, stage: Stage) -> Message:
         text = faultlab.diff(self.workbook, stage)

@@ -98,8 +98,8 @@ def _diagnose(bench: Workbench, stage: Stage, args: argparse.Namespace) -> Messa
         return bench.fault_diagnose(stage, "", "", "", "")  # explains that the lab must be started first
     key = bench.diagnosis_questions(stage)
     questions = [
-        ("test", _("Which test shows the defect? (`forgelab fault check {number}` lists the failing ones)").format(
-            number=number), list(key.test.choices)),
+        ("test", _("Which test shows the defect? (a stage test that fails on the broken copy; `forgelab fault check "
+                   "{number}` names one)").format(number=number), list(key.test.choices)),
         ("function", _("In which function of {module} does the defect lie?").format(module=stage.module),
          [f"{name}()" for name in key.function.choices]),
         ("defect", _("What is the defect?"), [choice.text.get(active()) or choice.text["en"] for choice in key.defect.choices]),
@@ -111,7 +111,7 @@ def _diagnose(bench: Workbench, stage: Stage, args: argparse.Namespace) -> Messa
             for index, (_name, question, choices) in enumerate(questions, 1):
                 print(f"{index}. {question}")
                 for number_of_choice, choice in enumerate(choices, 1):
-                    print(wrap(f"   {number_of_choice:>2}. {choice}", indent=7))
+                    print(wrap(f"   {number_of_choice:>2}. {choice}", indent=4))
             raise _NoTerminal(fail(_("`forgelab fault diagnose {number}` asks these questions, and there is no terminal "
                                      "to ask in").format(number=number),
                                    _("give the answers (a choice's number or name) and a sentence: `forgelab fault "
@@ -124,11 +124,12 @@ def _diagnose(bench: Workbench, stage: Stage, args: argparse.Namespace) -> Messa
             print()
             print(wrap(question))
             for index, choice in enumerate(choices, 1):
-                print(wrap(f"  {index:>2}. {choice}", indent=6))
+                print(wrap(f"  {index:>2}. {choice}", indent=4))
             given[name] = _ask(_("your choice (1–{count}): ").format(count=len(choices)))
         if not because:
             print()
-            because = _ask(_("In your own words: what is wrong, and how does the failing test show it? "))
+            print(wrap(_("In your own words: what is wrong, and how does the failing test show it? ").strip()))
+            because = _ask("> ")
     ids = {"defect": [choice.id for choice in key.defect.choices]}
     defect = given["defect"]
     if defect.isdigit() and 1 <= int(defect) <= len(ids["defect"]):
@@ -275,6 +276,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- the course page
 def cmd_page(args: argparse.Namespace) -> int:
+    from forgelab.display import wrap
     from forgelab.i18n import active
     from forgelab.site.builder import SiteError
     from forgelab.site.local import ensure_page, open_in_browser, page_file
@@ -289,20 +291,21 @@ def cmd_page(args: argparse.Namespace) -> int:
             _("check that the workbook folder is writable, then run `forgelab page` again"))
     path = page_file(workbook, course, active(), stage)
     if built:
-        print(_("built the course page in page/ from this workbook's files"))
-    print(_("course page: {path}").format(path=workbook.relative(path)))
+        print(wrap(_("built the course page in page/ from this workbook's files")))
+    print(wrap(_("course page: {path}").format(path=workbook.relative(path))))
     print(path.as_uri())
     if not args.print and open_in_browser(path.as_uri()):
-        print(_("opened in your web browser; pick your verification.json on a stage's page to self-check it"))
+        print(wrap(_("opened in your web browser; pick your verification.json on a stage's page to self-check it")))
     else:
-        print(_("open that address in your web browser: the page works from the file itself, offline, and what you "
-                "pick is read there and never uploaded"))
+        print(wrap(_("open that address in your web browser: the page works from the file itself, offline, and what "
+                     "you pick is read there and never uploaded")))
     return 0
 
 
 # ---------------------------------------------------------------- design answer
 def cmd_answer(args: argparse.Namespace) -> int:
     from forgelab.answers import length_warning, save_answer
+    from forgelab.display import wrap
 
     workbook, course = open_workbook()
     stage = course.stage(args.stage)
@@ -320,15 +323,15 @@ def cmd_answer(args: argparse.Namespace) -> int:
         return fail(_("the answer is empty"),
                     _("write it in a file and run `forgelab answer {number} --file FILE`").format(number=stage.number))
     path, words = save_answer(workbook, stage, text)
-    print(ngettext("design answer for stage {number} saved to {path} ({count} word)",
-                   "design answer for stage {number} saved to {path} ({count} words)", words).format(
-        number=stage.number, path=workbook.relative(path), count=words))
+    print(wrap(ngettext("design answer for stage {number} saved to {path} ({count} word)",
+                        "design answer for stage {number} saved to {path} ({count} words)", words).format(
+        number=stage.number, path=workbook.relative(path), count=words), indent=2))
     warning = length_warning(stage, words)
     if warning:
-        print(_("warning: {problem}").format(problem=warning))
+        print(wrap(_("warning: {problem}").format(problem=warning), indent=2))
     print(_("rubric — a strong answer covers:"))
     for point in stage.text().design_rubric:
-        print(f"  - {point}")
+        print(wrap(f"  - {point}", indent=2))
     return 0
 
 

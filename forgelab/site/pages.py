@@ -401,8 +401,8 @@ def _local_check(ctx: SiteContext, stage: Stage) -> str:
     state_line = esc(_("State: {state} (step {step} of {total}).").format(state=_(STATES[0][1]), step=1,
                                                                          total=len(STATES)))
     heading, progress, check = esc(_("Local check")), esc(_("Progress of this stage")), esc(_("Check your evidence"))
-    run = say(_("Run `forgelab check {number}` in the workbook (the notebook's last cell does the same)."),
-              number=stage.number)
+    run = say(_("Run `forgelab check {number}` in the workbook (the notebook's evidence button, part 10, does the "
+                "same)."), number=stage.number)
     writes = say(_("It writes `{path}`."), path=f"{stage.evidence_dir}/verification.json")
     pick = esc(_("Pick that file below. It is read here, in this browser; it is not uploaded."))
     label = esc(_("Pick your verification.json"))

@@ -238,3 +238,16 @@ def test_the_unzipped_bundle_self_checks_from_file_with_the_network_blocked(bund
         assert all(url.startswith("file://") for url in tab.requests)
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------- item 10: timings that name the machine state
+
+
+def test_the_readmes_give_measured_timings_with_the_machine_state(repo: Path) -> None:
+    for name, load in (("README.md", "load average"), ("README.zh-CN.md", "负载平均值")):
+        text = (repo / name).read_text(encoding="utf-8")
+        assert "benchmarks/bench_make_lab.py" in text and load in text, name
+        assert "**13 s**" not in text and "**13 s**（" not in text, name  # the earlier figure that was not reproduced
+    for name, load in (("course/learner/README.md", "load average"), ("course/learner/README.zh-CN.md", "负载平均值")):
+        assert load in (repo / name).read_text(encoding="utf-8"), name
+    assert (repo / "benchmarks" / "bench_make_lab.py").is_file()

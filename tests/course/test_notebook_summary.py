@@ -71,3 +71,11 @@ def test_why_is_offered_only_for_failing_tests(tools, capsys) -> None:  # noqa: 
     assert button.description == "Why does it fail?"
     assert "test_instructions_are_immutable" not in picker.options  # it passes on the starter
     assert "test_lower_trust_instruction_cannot_override_system" in picker.options
+
+
+def test_evidence_accepted_earlier_is_not_done_while_a_part_is_open(tools, capsys) -> None:  # noqa: ANN001
+    tools("solution").write_evidence()  # a verification.json that says accepted (the reference's)
+    capsys.readouterr()
+    tools().summary()  # the learner's starter: every part open now
+    row = _evidence_row(capsys.readouterr().out)
+    assert row.split()[:2] == ["open", "evidence"] and "accepted then; a part is open now" in row, row

@@ -491,11 +491,8 @@
       case "right": {
         const words = diagnosis.explanation
           ? [t("In your words: “{words}”", { words: diagnosis.explanation })] : [];
-        if (diagnosis.attempts) {
-          const stated = diagnosis.stated_after_fix
-            ? t("Stated at attempt {attempts}, after the repair.", { attempts: diagnosis.attempts })
-            : t("Stated at attempt {attempts}, before the repair.", { attempts: diagnosis.attempts });
-          words.push(stated);
+        if (typeof diagnosis.stated_after_fix === "boolean") {
+          words.push(diagnosis.stated_after_fix ? t("Stated after the repair.") : t("Stated before the repair."));
         }
         return item("diagnosis", "pass", t("Fault lab diagnosed"),
           t("Your diagnosis is right: {detail}", { detail: sentence(diagnosis.detail) }), words);

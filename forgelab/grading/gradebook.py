@@ -309,12 +309,11 @@ class Shard:
     items: list[GradeItem]
     runs: list[tuple[object, ...]]
     timings: list[tuple[object, ...]]
-    tests: list[TestResult]
-    facts: list[tuple[str, str, StageFacts]]
+    tests: dict[str, list[TestResult]]  # by submission
+    facts: dict[str, list[tuple[str, StageFacts]]]  # by submission: (stage, facts)
 
     def class_records(self, submission: str) -> tuple[list[TestResult], list[tuple[str, StageFacts]]]:
-        return ([test for test in self.tests if test.submission == submission],
-                [(stage, found) for name, stage, found in self.facts if name == submission])
+        return self.tests.get(submission, []), self.facts.get(submission, [])
 
 
 def read_shard(folder: Path) -> Shard:
@@ -327,8 +326,13 @@ def read_shard(folder: Path) -> Shard:
                                        "jobs, network, submissions, sandbox, shard, settings, merged_from FROM runs "
                                        "ORDER BY run_id"))
         timings = list(connection.execute("SELECT run_id, submission, stage, phase, seconds FROM timings"))
-        return Shard(folder, submission_records(connection), rows(connection), runs, timings, test_results(connection),
-                     stage_facts(connection))
+        tests: dict[str, list[TestResult]] = {}
+        for test in test_results(connection):
+            tests.setdefault(test.submission, []).append(test)
+        facts: dict[str, list[tuple[str, StageFacts]]] = {}
+        for submission, stage, found in stage_facts(connection):
+            facts.setdefault(submission, []).append((stage, found))
+        return Shard(folder, submission_records(connection), rows(connection), runs, timings, tests, facts)
     finally:
         connection.close()
 

@@ -85,20 +85,20 @@ def test_course_demos_import_only_forge(course) -> None:  # type: ignore[no-unty
 def test_new_stage_is_incomplete_until_written_and_removing_it_restores_the_tree(tmp_path: Path) -> None:
     workbook = copy_workbook(tmp_path / "workbook")
     before = _files(workbook.root)
-    created = workbook.run("new-stage", "11", "tool-budget", "--module", "forge/tool_budget.py")
+    created = workbook.run("new-stage", "12", "tool-budget", "--module", "forge/tool_budget.py")
     assert created.returncode == 0, created.output
     listed = [line.strip() for line in created.stdout.splitlines() if line.startswith("  ")]
-    assert "forge/tool_budget.py" in listed and "tests/stages/test_11_tool_budget.py" in listed
-    assert "course/stages/11-tool-budget/stage.toml" in listed
+    assert "forge/tool_budget.py" in listed and "tests/stages/test_12_tool_budget.py" in listed
+    assert "course/stages/12-tool-budget/stage.toml" in listed
     assert sorted(set(_files(workbook.root)) - set(before)) == sorted(listed)  # only new files, nothing edited
-    verified = workbook.run("verify-course", "11", timeout=300)
+    verified = workbook.run("verify-course", "12", timeout=300)
     assert verified.returncode == 1
-    assert "FAIL 11 tool-budget" in verified.stdout and "incomplete: 10 file(s)" in verified.stdout
-    again = workbook.run("new-stage", "11", "other", "--module", "forge/other.py")
-    assert again.returncode == 2 and "stage 11 already exists" in again.stderr
+    assert "FAIL 12 tool-budget" in verified.stdout and "incomplete: 10 file(s)" in verified.stdout
+    again = workbook.run("new-stage", "12", "other", "--module", "forge/other.py")
+    assert again.returncode == 2 and "stage 12 already exists" in again.stderr
     for relative in listed:
         (workbook.root / relative).unlink()
-    (workbook.root / "course" / "stages" / "11-tool-budget").rmdir()
+    (workbook.root / "course" / "stages" / "12-tool-budget").rmdir()
     assert _files(workbook.root) == before
 
 

@@ -9,6 +9,7 @@ Screenshots go to ``test-artifacts/lab/``.
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -185,4 +186,8 @@ def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveal
     button.click()
     page.wait_for_selector(".jp-OutputArea-output li:has-text('rank_of')", timeout=WAIT_MS)  # hint 1 names rank_of
     _shot(page, "hint-01")
-    assert not (lab.root / "evidence").exists()  # Run All and a hint write no evidence
+    # Run All writes no verification evidence; the hint is kept in the learning record, and only there
+    evidence = lab.root / "evidence"
+    assert sorted(p.name for p in evidence.iterdir()) == ["learning-record.json"]
+    record = json.loads((evidence / "learning-record.json").read_text(encoding="utf-8"))
+    assert record["stages"]["01"]["hints"]["deepest"] == 1

@@ -9,7 +9,7 @@ STAMP := $(VENV)/.forge-workbook-installed
 PORT ?= 8888
 JOBS ?= auto
 
-.PHONY: lab test install verify typecheck nbval course-tests bench clean help
+.PHONY: lab test install verify typecheck imports nbval course-tests bench clean help
 
 help:
 	@echo "make lab    — install into $(VENV) and open the workbook in JupyterLab"
@@ -17,6 +17,7 @@ help:
 	  echo "make test   — install into $(VENV) and run the whole test suite"; \
 	  echo "make bench  — run the benchmarks and print their ratios"; \
 	  echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"; \
+	  echo "make imports — the dependency rule of forgelab/'s packages (lint-imports; also part of make test)"; \
 	else echo "make test   — check every stage of your workbook (forgelab check all)"; fi
 
 # The installer: uv (installed into the venv by pip, then resolving and downloading in parallel) is about
@@ -70,6 +71,7 @@ test: $(STAMP)
 	  echo "== learner bundle: checking every stage of your workbook (forgelab check all)"; \
 	  $(BIN)/forgelab check all; exit $$?; fi
 	@echo "== type gate (mypy --strict over forgelab/ and forge/)"; $(BIN)/mypy
+	@echo "== the dependency rule of forgelab/ (lint-imports: pyproject.toml [tool.importlinter])"; $(BIN)/lint-imports --no-cache
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
@@ -81,6 +83,10 @@ verify: $(STAMP)
 typecheck: $(STAMP)
 	@test -d solutions || { echo "the type gate checks the course's tooling: it runs in the course repository"; exit 2; }
 	$(BIN)/mypy
+
+imports: $(STAMP)
+	@test -d solutions || { echo "the dependency rule checks the course's tooling: it runs in the course repository"; exit 2; }
+	$(BIN)/lint-imports --no-cache
 
 nbval: $(STAMP)
 	$(BIN)/forgelab nbval

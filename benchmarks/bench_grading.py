@@ -56,7 +56,7 @@ TARGET_RATE, TARGET_RATIO = 5.0, 1.6
 def build(folder: Path, count: int) -> list[Path]:
     from grading_fixtures import (SAME_RANK_FIND, SAME_RANK_LAST_WINS, break_module, build_correct, derive_handed_in,
                                   hand_in)
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     stages = tuple(stage.number for stage in load_course(ROOT).stages)
     base = hand_in(build_correct(folder / "base", stages))
@@ -183,20 +183,21 @@ def load() -> str:
 
 def profile(submission: Path, root: Path) -> None:
     """Grade one submission in this process and show where its time goes."""
-    from forgelab.grading import grader, submission as submissions
+    from forgelab.core import submission as submissions
+    from forgelab.grading import grader, plan
     from forgelab.grading.rubric import parse_stages
     from forgelab.judge import core
     from forgelab.judge.sandbox import bwrap_command, isolation
     from forgelab.judge.settings import DEFAULT, SandboxMode
-    from forgelab.paths import Workbook
-    from forgelab.registry import load_course
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
 
     course = load_course(root)
     workbook = Workbook(root=root, workspace=root)
     stages = parse_stages(course, None)
     sub = submissions.discover([str(submission)])[0]
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as scratch:
-        laid = grader.lay_out(sub, Path(scratch) / "submission")
+        laid = plan.lay_out(sub, Path(scratch) / "submission")
         job = grader.grading_job(course, workbook, stages, laid, Path(scratch))
         started = time.perf_counter()
         report = core.run(job, DEFAULT)

@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from forgelab.registry import Stage, load_course  # noqa: E402
+from forgelab.core.registry import Stage, load_course  # noqa: E402
 
 THRESHOLD = 0.95
 KILLED = {"killed", "timeout", "segfault"}  # the tests noticed (a mutant that never finishes is caught too)

@@ -9,8 +9,13 @@ the sandbox, the course's tests, instructor checks and notebook replay decide on
 * the fault-lab fix, the transfer test (also against the known-wrong variant) and the design answer;
 * a consistency check of its own ``verification.json`` against what grading observed.
 
-Layers: :mod:`rubric` (items and points) → :mod:`submission` (read and copy a submission) →
-:mod:`grader` (one judge job per submission) → :mod:`items` and :mod:`consistency` (the seven items
-of a stage) → :mod:`batch` (many, in parallel; shards and their merge) → :mod:`gradebook` and
-:mod:`feedback` (what people read).
+Layers: :mod:`rubric` (items and points) → :mod:`plan` (the submission laid out, the judge's labels) →
+:mod:`items` and :mod:`consistency` (the seven items of a stage) → :mod:`grader` (one judge job per submission)
+→ :mod:`batch` (many, in parallel; shards and their merge) → :mod:`gradebook` and :mod:`feedback` (what people
+read). Reading a submission itself is :mod:`forgelab.core.submission` (``forgelab check --target PATH`` reads one
+the same way); judging a stage's parts is :mod:`forgelab.verdicts`, shared with ``forgelab check``.
+
+**What belongs here:** grading many submissions and what the instructor reads. **What it may import:**
+:mod:`forgelab.site`, :mod:`forgelab.verdicts`, :mod:`forgelab.judge`, :mod:`forgelab.core` — never ``learner``,
+``project``, ``authoring`` or ``cli`` (``pyproject.toml`` ``[tool.importlinter]``).
 """

@@ -23,11 +23,11 @@ from forgelab import __version__
 from forgelab.grading import feedback, gradebook
 from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
-from forgelab.grading.submission import Submission
+from forgelab.core.submission import Submission
 from forgelab.judge.sandbox import isolation
 from forgelab.judge.settings import JudgeSettings
-from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ shards — without the submissions:
   everywhere else.
 * :class:`StageFacts` — the transfer test's verdict as grading judged it (typed: ``cannot_tell`` is a
   test that passes on the known-wrong code too), and what the submission's own evidence says about how
-  the learner got there: the fault-lab diagnosis it handed in (``diagnosis.json``, :mod:`forgelab.diagnosis`),
+  the learner got there: the fault-lab diagnosis it handed in (``diagnosis.json``, :mod:`forgelab.verdicts.diagnosis`),
   judged again with the course's answer key — right or not, at which attempt it was first right, how many
   rungs of the fault lab's hint ladder were shown by then — and its learning record
-  (:mod:`forgelab.learning`: stage-hint depth, the prediction-quiz answer, the first check and the first
+  (:mod:`forgelab.core.learning`: stage-hint depth, the prediction-quiz answer, the first check and the first
   acceptance).
 
 The evidence is the learner's own account, read as untrusted data: a part that does not fit the
@@ -32,9 +32,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forgelab import learning
+from forgelab.core import learning
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
-from forgelab.registry import Course, Stage
+from forgelab.core.registry import Course, Stage
+from forgelab.grading.items import _cause, clean
+from forgelab.grading.plan import check_files, sub_label
+from forgelab.verdicts.diagnosis import judged_record
 
 STAGE_TEST, INSTRUCTOR_CHECK = "stage_test", "instructor_check"
 KINDS = (STAGE_TEST, INSTRUCTOR_CHECK)
@@ -103,8 +106,6 @@ def instructor_check_names(course_root: Path, files: list[str]) -> list[str]:
 def _verdict(rows: list[TestRow]) -> tuple[str, str]:
     """A test (all its parametrized rows) and its first difference: the cause of its first row that did not pass,
     as the gradebook's reason states it."""
-    from forgelab.grading.items import _cause
-
     bad = [row for row in rows if row.outcome is not Outcome.PASSED]
     if not rows:
         return str(Outcome.NOT_RUN), "not found: did it run?"
@@ -115,9 +116,6 @@ def _verdict(rows: list[TestRow]) -> tuple[str, str]:
 
 def test_results(course: Course, stage: Stage, submission: str, report: RunReport) -> list[TestResult]:
     """Every required test and instructor check of ``stage`` as grading saw it (label ``sub-NN``)."""
-    from forgelab.grading.grader import check_files, sub_label
-    from forgelab.grading.items import clean
-
     label = sub_label(stage)
     problem = report.import_problems.get(label)
     found: list[TestResult] = []
@@ -141,8 +139,6 @@ def test_results(course: Course, stage: Stage, submission: str, report: RunRepor
 
 def unlaid_results(course: Course, stage: Stage, submission: str, reason: str) -> list[TestResult]:
     """A submission that cannot be laid out fails every test, for the one reason it has."""
-    from forgelab.grading.grader import check_files
-
     names = instructor_check_names(course.root, check_files(course.root, stage))
     return ([TestResult(submission, stage.number, STAGE_TEST, name, str(Outcome.ERROR), reason)
              for name in stage.required_tests]
@@ -154,8 +150,6 @@ def unlaid_results(course: Course, stage: Stage, submission: str, reason: str) -
 
 def _diagnosis(course_root: Path, stage: Stage, home: Path) -> dict[str, object]:
     """The handed-in diagnosis, each answer judged again with the course's key (never taken from the record)."""
-    from forgelab.diagnosis import judged_record
-
     record, right = judged_record(course_root, home, stage)
     if record is None:
         return {"diagnosis": "missing"}

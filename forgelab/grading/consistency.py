@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forgelab import evidence
+from forgelab.core import evidence
 from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
-from forgelab.registry import Stage
+from forgelab.core.registry import Stage
 from forgelab.judge.outcomes import TestRow
 
 ACCEPTANCE_LABELS = {

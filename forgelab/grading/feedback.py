@@ -14,8 +14,8 @@ from pathlib import Path
 
 from forgelab.grading.items import is_grader_failure, is_unlaid
 from forgelab.grading.rubric import REVIEW, SPEC, GradeItem
-from forgelab.grading.submission import safe_name
-from forgelab.registry import Course
+from forgelab.core.submission import safe_name
+from forgelab.core.registry import Course
 
 RESULT_WORDS = {
     "passed": "Full marks.",

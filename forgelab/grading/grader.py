@@ -1,7 +1,7 @@
 """Grade one submission: one judge job for all its stages, then seven items per stage.
 
 The submission is only read: the files grading needs are copied into a scratch layout
-(:mod:`forgelab.grading.submission`). Everything that runs its code goes through one judge job
+(:mod:`forgelab.core.submission`). Everything that runs its code goes through one judge job
 (:mod:`forgelab.judge`):
 
 =====================  ================================================================================
@@ -39,68 +39,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgelab.grading import class_facts, items, submission as submissions
+from forgelab.core import submission as submissions
+from forgelab.grading import class_facts, items
 from forgelab.grading.class_facts import StageFacts, TestResult
+from forgelab.grading.plan import (Laid, check_files, lab_handed_in, lab_label, lay_out, reference_layers, sub_label,
+                                   transfer_label, wrong_label, wrong_labels)
 from forgelab.grading.rubric import ERROR, GradeItem
-from forgelab.judge import core, jobs
+from forgelab.judge import core
+from forgelab.verdicts import jobs
 from forgelab.judge.core import CourseTests, LearnerTests, TargetSpec
 from forgelab.judge.outcomes import RunReport
 from forgelab.judge.settings import JudgeSettings
-from forgelab.mutants import transfer_variants
-from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage
-
-def transfer_label(stage: Stage) -> str:
-    return f"transfer-{stage.number}"
-
-
-def sub_label(stage: Stage) -> str:
-    return f"sub-{stage.number}"
-
-
-def lab_label(stage: Stage) -> str:
-    return f"lab-{stage.number}"
-
-
-def wrong_label(stage: Stage) -> str:
-    return f"known-wrong-{stage.number}"
-
-
-def check_files(course_root: Path, stage: Stage) -> list[str]:
-    return sorted(path.relative_to(course_root).as_posix() for path in course_root.glob(stage.instructor_checks))
-
-
-@dataclass(frozen=True)
-class Laid:
-    """A submission copied into scratch: ``import_dir/forge`` and ``home`` (transfer/, labs/, evidence/, tests/)."""
-
-    submission: submissions.Submission
-    content_sha256: str
-    import_dir: Path
-    home: Path
-    file_count: int
-
-
-def lay_out(sub: submissions.Submission, scratch: Path) -> Laid:
-    """Raises :class:`~forgelab.grading.submission.LayoutError` when the submission cannot be laid out."""
-    laid = submissions.lay_out(sub, scratch)
-    return Laid(sub, laid.content_sha256, laid.import_dir, laid.home, len(laid.files))
-
-
-def lab_handed_in(laid: Laid, stage: Stage) -> bool:
-    return (laid.home / stage.lab_dir / "forge" / "__init__.py").is_file() or (laid.home / stage.lab_module).is_file()
-
-
-def reference_layers(workbook: Workbook) -> tuple[Path, ...] | None:
-    """The course's reference implementation as forge layers (the pristine starters, then ``solutions/``), or
-    None where there is none (a learner bundle)."""
-    if not workbook.has_solutions:
-        return None
-    return (jobs.starters(workbook) / "forge", workbook.solutions / "forge")
-
-
-def wrong_labels(stage: Stage, extra: int) -> list[str]:
-    return [wrong_label(stage), *(f"{wrong_label(stage)}-{index}" for index in range(1, extra + 1))]
+from forgelab.verdicts.mutants import transfer_variants
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
 
 
 def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid, scratch: Path) -> core.Job:

@@ -19,21 +19,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from forgelab import faultlab
-from forgelab.diagnosis import grading_note
-from forgelab.checker import Part, _judge_design, judge_transfer
+from forgelab.verdicts.diagnosis import grading_note
+from forgelab.verdicts.parts import Part, judge_design, judge_lab, judge_transfer
 from forgelab.grading import consistency
+from forgelab.grading.plan import Laid, check_files, lab_handed_in, sub_label, transfer_label, wrong_label
 from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
                                      GradeItem, outcome_for, proportional)
-from forgelab.judge.files import LayoutError
+from forgelab.core.files import LayoutError
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
-from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage
-
-if TYPE_CHECKING:
-    from forgelab.grading.grader import Laid
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
 
 MAX_LISTED = 4
 CAUSE_CHARS = 180
@@ -228,7 +224,7 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
     if not any(label == key for key in (*report.import_problems, *(row.target for row in report.rows))):
         return ctx.item("fault_lab", 0, MISSING, f"no fault lab handed in ({where} is missing): run "
                                                  f"`forgelab fault start {stage.number}`, fix it, and hand in labs/")
-    verdict = faultlab.judge(stage, report, label)
+    verdict = judge_lab(stage, report, label)
     diagnosis, _right = grading_note(ctx.root, laid.home, stage)  # the second fact of the lab, shown beside the fix
     if verdict.status == "fixed":
         return ctx.item("fault_lab", top, PASSED, f"{where}: the target test and every stage test pass in the lab "
@@ -251,8 +247,6 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
     known-wrong variant (where it must fail). Otherwise (a learner bundle, no reference) it ran on the
     submission's own ``forge/`` as ``forgelab check`` runs it, and the detail says so.
     """
-    from forgelab.grading.grader import transfer_label, wrong_label
-
     shown = stage.transfer_file
     if not (laid.home / shown).is_file():
         return Part("missing", f"{shown} was not handed in"), False
@@ -305,7 +299,7 @@ def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
 
 def grade_design(ctx: _Stage, laid: Laid) -> GradeItem:
     stage = ctx.stage
-    part = _judge_design(laid.home / stage.design_answer_file, stage.design_answer_file)
+    part = judge_design(laid.home / stage.design_answer_file, stage.design_answer_file)
     top = SPEC["design_answer"].max_points
     if part.status == "present":
         return ctx.item("design_answer", top, PASSED, f"{stage.design_answer_file}: handed in ({part.detail}); its "
@@ -336,8 +330,6 @@ def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[Grade
 
 def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, report: RunReport,
                 on_reference: bool = True) -> list[GradeItem]:
-    from forgelab.grading.grader import check_files, sub_label
-
     ctx = _Stage(laid.submission.id, stage, course.root)
     label = sub_label(stage)
     part, timed_out = transfer_part(stage, report, laid, on_reference)
@@ -356,8 +348,6 @@ def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, re
 
 def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root: Path) -> dict[str, GradeItem]:
     """When the trusted session died, the items it should have judged: errors worth their full points."""
-    from forgelab.grading.grader import lab_handed_in
-
     if not report.problem:
         return {}
     can = gradeable(course_root, ctx.stage)
@@ -368,8 +358,6 @@ def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root:
 
 def gradeable(course_root: Path, stage: Stage) -> dict[str, bool]:
     """Which items the course can grade for this stage (the others are worth 0 of 0)."""
-    from forgelab.grading.grader import check_files
-
     return {key: (key != "instructor_checks" or bool(check_files(course_root, stage)))
             and (key != "notebook" or (course_root / stage.notebook).is_file()) for key in SPEC}
 

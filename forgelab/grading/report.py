@@ -41,8 +41,9 @@ from pydantic import BaseModel, ConfigDict
 from forgelab.grading import gradebook
 from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
-from forgelab.i18n import _
-from forgelab.registry import Course
+from forgelab.core.i18n import _
+from forgelab.core.registry import Course
+from forgelab.core.evidence import write_atomic
 
 MIN_CLASS = 5
 DISCRIMINATION_MIN = 0.2  # below this an item separates strong from weak submissions poorly (Ebel's rule of thumb)
@@ -356,8 +357,6 @@ def _items(names: list[str], tests: list[TestResult], figures: list[StageFigure]
 
 
 def write_json(report: ClassReport, folder: Path) -> Path:
-    from forgelab.evidence import write_atomic
-
     path = folder / "report.json"
     write_atomic(path, report.model_dump_json(indent=2) + "\n")
     path.chmod(0o644)

@@ -4,7 +4,7 @@ The page lives beside its figures (``figures/*.svg``, drawn by :mod:`forgelab.gr
 and loads nothing else: no script, no font, no network. Its words are the active language's, from
 the gettext catalog; the course's own text (stage titles, quiz options) comes from the stage sources
 in that language. Everything it shows is escaped by Jinja2 except the quiz options, which are the
-course's Markdown rendered by :func:`forgelab.site.markdown.inline` (escaped there).
+course's Markdown rendered by :func:`forgelab.core.text.inline` (escaped there).
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.grading.report import DISCRIMINATION_MIN, MIN_SHARED, ClassReport, StageFigure
-from forgelab.i18n import N_, _, active
-from forgelab.registry import Course
+from forgelab.core.i18n import N_, _, active
+from forgelab.core.registry import Course
+from forgelab.core.text import inline
+from forgelab.core.evidence import write_atomic
+from forgelab.grading import report_plots
 
 TEMPLATE = "class-report.html.j2"
 FLAG_WORDS = {
@@ -118,7 +121,6 @@ class StageView:
 def _stage_view(course: Course, figure: StageFigure) -> StageView:
     from markupsafe import Markup
 
-    from forgelab.site.markdown import inline
 
     text = course.stage(figure.stage).text()
     options = [(chr(ord("A") + choice.value), Markup(inline(text.prediction.options[choice.value])), choice.count,
@@ -153,9 +155,6 @@ def render(course: Course, report: ClassReport, figures: dict[str, str]) -> str:
 
 def write(course: Course, report: ClassReport, folder: Path, threshold: float = DISCRIMINATION_MIN) -> Path:
     """The page and its figures in ``folder``, in the active language; returns the page."""
-    from forgelab.evidence import write_atomic
-    from forgelab.grading import report_plots
-
     figures: dict[str, str] = {}
     if not report.withheld and report.stage_figures:
         drawn = report_plots.write_all(report, folder / "figures", threshold)

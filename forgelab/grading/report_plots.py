@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgelab.i18n import _, active
+from forgelab.core.i18n import _, active
+from forgelab.core.evidence import write_atomic
 
 if TYPE_CHECKING:
     from forgelab.grading.report import ClassReport
@@ -136,8 +137,6 @@ def discrimination_chart(report: ClassReport, threshold: float) -> str:
 
 def write_all(report: ClassReport, folder: Path, threshold: float) -> dict[str, Path]:
     """Draw every figure into ``folder`` in the active language; name → path."""
-    from forgelab.evidence import write_atomic
-
     language = active()
     drawn = {"score-distribution": score_distribution(report), "failure-heat-map": failure_heat_map(report),
              "discrimination": discrimination_chart(report, threshold)}

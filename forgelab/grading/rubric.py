@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from forgelab.registry import Course, RegistryError, Stage
+from forgelab.core.registry import Course, RegistryError, Stage
 
 
 @dataclass(frozen=True)

@@ -15,4 +15,10 @@ learner code through :func:`forgelab.judge.core.run`. The layers, bottom up:
 ``session_plugin``  the pytest plugin of the trusted session; ``explain``: first differences
 ``core``            jobs: targets, course tests, learner tests → one report
 ==================  ===========================================================================
+
+**The judge knows no course content.** A job names folders, test files and labels; what they mean for a stage
+— which target, which starters, which tests — is decided above it (:mod:`forgelab.verdicts.jobs`). So the judge
+imports nothing of ``forgelab`` but its own modules and the tools' words (:mod:`forgelab.core.i18n`): not the
+registry, not the workbook's paths, not targets or starters (``pyproject.toml`` ``[tool.importlinter]``, contract
+``judge-knows-no-course``). **What belongs here:** running code someone else wrote, and typing what happened.
 """

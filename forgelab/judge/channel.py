@@ -40,7 +40,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from forgelab.i18n import _
+from forgelab.core.i18n import _
 from forgelab.judge import wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace

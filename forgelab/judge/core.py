@@ -34,8 +34,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from forgelab import i18n
-from forgelab.i18n import _
+from forgelab.core import i18n
+from forgelab.core.i18n import _
 from forgelab.judge import channel, relay
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from forgelab.i18n import N_, _
+from forgelab.core.i18n import N_, _
 
 MARKER = N_("first difference at")
 SHOWN = 70

@@ -60,7 +60,7 @@ def demonstration_cells(notebook: dict[str, Any]) -> list[tuple[int, str, bool, 
         source = _source(cell)
         tags = set(cell.get("metadata", {}).get("tags", []))
         stripped = source.lstrip()
-        if tags & SKIPPED_TAGS or stripped.startswith(("%", "lab.", "from forgelab.notebook")) or not stripped:
+        if tags & SKIPPED_TAGS or stripped.startswith(("%", "lab.", "from forgelab.learner.notebook")) or not stripped:
             continue
         reference = "".join("".join(out.get("text", "")) if isinstance(out.get("text"), list) else str(out.get("text", ""))
                             for out in cell.get("outputs", []) if out.get("output_type") == "stream"

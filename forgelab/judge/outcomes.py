@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from forgelab.core.i18n import _
 
 
 class Outcome(enum.StrEnum):
@@ -53,8 +54,6 @@ class ImportProblem:
     @property
     def cause(self) -> str:
         """One line a learner can act on."""
-        from forgelab.i18n import _
-
         if self.kind is ImportKind.MISSING:
             fix = (_("`forgelab starter {stage}` brings back the shipped starter").format(stage=self.stage) if self.stage
                    else _("restore it from the workbook"))

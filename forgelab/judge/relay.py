@@ -50,8 +50,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgelab import i18n
-from forgelab.i18n import _
+from forgelab.core import i18n
+from forgelab.core.i18n import _
 from forgelab.judge import channel, wire
 from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded, TimeBudget
 from forgelab.judge.interface import Offered
@@ -68,8 +68,8 @@ console_output_style = classic
 addopts = -p no:cacheprovider --import-mode=importlib
 """
 # what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
-TESTER_MODULES = ("__init__.py", "i18n.py", "judge/__init__.py", "judge/channel.py", "judge/host.py",
-                  "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py", "judge/sandbox.py",
+TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/channel.py",
+                  "judge/host.py", "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py", "judge/sandbox.py",
                   "judge/settings.py", "judge/tester.py", "judge/wire.py")
 MAX_EVENTS = 5000
 POLL_S = 0.05

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forgelab.judge import wire
-from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded, TimeBudget
+from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded, TimeBudget, apply_in_place
 from forgelab.judge.outcomes import ImportProblem, Limit
 from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
@@ -209,8 +209,6 @@ def _remote_property(module: str, qualname: str) -> property:
 def _remote_setattr(module: str, qualname: str) -> Callable[[object, str, object], None]:
     def assign(instance: object, name: str, value: object) -> None:
         """Assigning to an attribute is the learner's class's business (e.g. a frozen model refuses it)."""
-        from forgelab.judge.channel import apply_in_place
-
         changed = active_pool().current_host().request(
             {"op": "setattr", "target": f"{module}:{qualname}"}, (instance, name, value), {})
         apply_in_place(instance, changed)

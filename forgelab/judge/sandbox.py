@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+import forgelab
 from forgelab.judge.settings import SandboxMode
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -94,8 +95,6 @@ def _python_roots() -> list[Path]:
 
 def _hidden_paths(roots: list[Path]) -> list[Path]:
     """Folders inside a mounted root that graded code must not see (e.g. a non-editable forgelab install)."""
-    import forgelab
-
     candidates = [Path(forgelab.__file__).resolve().parent]
     hidden = []
     for path in candidates:

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from forgelab import i18n
-from forgelab.i18n import N_, _
+from forgelab.core import i18n
+from forgelab.core.i18n import N_, _
 from forgelab.judge import explain
 from forgelab.judge.channel import BoundaryError, LimitExceeded, NotImplementedYet
 from forgelab.judge.outcomes import Limit, Outcome
@@ -167,7 +167,7 @@ class JudgeSession:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.suffix == ".ipynb" and str(file_path.resolve()) in self.files:
-            from forgelab.judge.notebook_replay import NotebookFile
+            from forgelab.judge.notebook_replay import NotebookFile  # lazy: nbformat loads only for a notebook
 
             return NotebookFile.from_parent(parent, path=file_path)
         return None

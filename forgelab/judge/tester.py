@@ -37,8 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from forgelab import i18n
-from forgelab.i18n import _
+from forgelab.core import i18n
+from forgelab.core.i18n import _
 from forgelab.judge import channel, learner_plugin, remote, wire
 from forgelab.judge.channel import FrameReader, Host, LimitExceeded
 from forgelab.judge.host import apply_limits

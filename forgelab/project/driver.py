@@ -24,7 +24,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from forgelab.i18n import N_, _
+from forgelab.core.i18n import N_, _
+from forgelab.core import i18n
 
 # who rejects an answer in recovery mode: not stage 05, which recovery mode never calls
 RECOVERY_CAUGHT_BY = N_("the strict JSON parser of recovery mode (forge/project/strict.py: nothing is repaired)")
@@ -190,7 +191,6 @@ def answer_for(request: dict[str, Any], base: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     answer_file, base = Path(argv[1]), os.path.realpath(argv[2])
     request = json.loads(sys.stdin.read())
-    from forgelab import i18n
 
     try:  # the parent's language (the request says which)
         i18n.use(str(request.get("lang") or "en"))

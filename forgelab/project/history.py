@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from forgelab.i18n import _
+from forgelab.core.i18n import _
 
 FILENAME = "regressions.sqlite3"
 

@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from forgelab.i18n import _, active
-from forgelab.paths import Workbook
-from forgelab.targets import Target
+from forgelab.core.i18n import _, active
+from forgelab.core.paths import Workbook
+from forgelab.core.targets import Target
 
 MOCK_TIMEOUT_S = int(os.environ.get("FORGELAB_PROJECT_TIMEOUT", "60"))
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from forgelab.i18n import _
-from forgelab.registry import Course
-from forgelab.targets import Target
-from forgelab.workbench import unfinished_functions
+from forgelab.core.i18n import _
+from forgelab.core.registry import Course
+from forgelab.core.targets import Target
+from forgelab.core.starters import unfinished_functions
 
 # stage -> the functions recovery mode calls (None: every function the learner writes in that module)
 EXTRACT_NEEDS: dict[str, tuple[str, ...] | None] = {

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from forgelab.display import table
-from forgelab.i18n import _
-from forgelab.paths import Workbook
+from forgelab.core.display import table
+from forgelab.core.i18n import _
+from forgelab.core.paths import Workbook
 from forgelab.project.history import CaseOutcome, History, StoredRun, text_sha256, version_id
-from forgelab.targets import Target
+from forgelab.core.targets import Target
 
 SHIPPED_DEFAULT = "extractor"
 DIFF_LINES = 12

@@ -1,4 +1,7 @@
-"""``forgelab site build``: render the static course page from the stage registry, in one or both editions.
+"""The static course page, rendered from the stage registry, in one or both editions.
+
+``forgelab site build`` adds each edition's learner bundle to its ``downloads/`` (:mod:`forgelab.authoring.publish`);
+the copy inside the bundle (``page/``) offers none.
 
 Layout of one edition's folder::
 
@@ -13,7 +16,7 @@ Layout of one edition's folder::
     assets/course-data.js          what the page checks against: required tests, published test
                                    digests, the verification.json schema (generated)
     downloads/forge-workbook-lab.zip   the learner bundle of this edition (``…-zh.zip`` for the Chinese
-                                   one; see forgelab.site.release)
+                                   one), put there by forgelab.authoring.publish
 
 One language (``--lang en`` or ``--lang zh``) builds that edition at the site's root. ``--lang all``
 puts English at the root and every other edition in a folder named after its language (``zh/``),
@@ -29,17 +32,18 @@ import hashlib
 import json
 import re
 import shutil
-import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from forgelab import evidence, figures
-from forgelab.i18n import LANGUAGES, _, speaking
-from forgelab.registry import Course, Stage
-from forgelab.site import pages, release
+from forgelab.core import evidence
+from forgelab.core import figures
+from forgelab.core.i18n import LANGUAGES, _, speaking
+from forgelab.core.registry import Course, Stage
+from forgelab.site import pages
+from forgelab.core.opening import OpeningError, opening_texts
 
 ASSETS = ("site.css", "verify.js", "page.js")
 SCRIPTS = ("verify.js", "page.js")  # their t("…") messages go into assets/strings.js
@@ -57,11 +61,21 @@ class SiteError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Download:
+    """The file an edition's page offers for download — its learner bundle — at ``downloads/<name>``.
+
+    The site only links to it: whoever builds the site with bundles (:mod:`forgelab.authoring.publish`) puts the
+    file there."""
+
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
 class EditionBuild:
     language: str
     folder: str  # "" for the site's root
     pages: tuple[str, ...]  # relative to the edition's folder
-    bundle: release.Bundle | None
 
 
 @dataclass(frozen=True)
@@ -74,11 +88,6 @@ class SiteBuild:
         """Every page written, relative to ``out`` (``index.html``, ``zh/index.html``, …)."""
         return tuple(f"{edition.folder}/{page}" if edition.folder else page
                      for edition in self.editions for page in edition.pages)
-
-    @property
-    def bundle(self) -> release.Bundle | None:
-        """The bundle of the edition at the site's root."""
-        return self.editions[0].bundle if self.editions else None
 
 
 def asset_text(name: str) -> str:
@@ -175,8 +184,6 @@ def _write(out: Path, relative: str, text: str) -> None:
 
 def _require_figures_and_opening(course: Course, language: str) -> None:
     """Fail before anything is written when a figure or an opening text the pages need is missing."""
-    from forgelab.build import OpeningError, opening_texts
-
     try:
         opening_texts(course, language)
         for stage in course.stages:
@@ -209,39 +216,43 @@ def site_editions(course: Course, languages: Sequence[str]) -> tuple[pages.Editi
     return tuple(pages.Edition(language, "" if index == 0 else language) for index, language in enumerate(wanted))
 
 
-def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), with_bundle: bool = True,
-               in_bundle: bool = False) -> SiteBuild:
+def check_sources(course: Course, editions: Sequence[str]) -> tuple[pages.Edition, ...]:
+    """Where each edition goes, after checking everything a build needs (a :class:`SiteError` names what is missing).
+
+    :func:`build_site` checks the same before it writes; a caller with slow work of its own to do first (building
+    the bundles, :mod:`forgelab.authoring.publish`) calls this before that work."""
+    placed = site_editions(course, editions)
+    for edition in placed:
+        course_data(course, edition.language)
+        _require_figures_and_opening(course, edition.language)
+    script_messages()
+    return placed
+
+
+def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), in_bundle: bool = False,
+               downloads: Mapping[str, Download] | None = None) -> SiteBuild:
     """Write the whole site into ``out`` (replacing an earlier build there): one folder per edition.
 
+    ``downloads`` names, per edition's language, the learner bundle its pages link to (``downloads/<name>``); the
+    file itself is the caller's to put there (:func:`forgelab.authoring.publish.publish_site` builds the bundles).
     ``in_bundle`` builds the copy that ships inside the learner bundle (``page/``, see :data:`BUNDLE_PAGE`): it
     offers no download (the learner has the lab already) and needs nothing but the workbook's own files — no git."""
     placed = site_editions(course, editions)
-    with_bundle = with_bundle and not in_bundle
+    offered = {} if in_bundle else dict(downloads or {})
     data = {edition.language: course_data(course, edition.language, in_bundle) for edition in placed}
     for edition in placed:
         _require_figures_and_opening(course, edition.language)
     strings = {edition.language: strings_js(edition.language) for edition in placed}
-    bundles: dict[str, release.Bundle | None] = {}
-    with tempfile.TemporaryDirectory(prefix="forgelab-site-") as scratch:
-        for edition in placed:
-            bundles[edition.language] = (release.build_bundle(course.root, Path(scratch) / edition.language,
-                                                              edition.language) if with_bundle else None)
-        _prepare(out)  # only after everything that can fail: an earlier build stays until then
-        for edition in placed:
-            bundle = bundles[edition.language]
-            if bundle:
-                target = out / edition.folder / "downloads" / release.zip_name(edition.language)
-                target.parent.mkdir(parents=True)
-                bundles[edition.language] = replace(bundle, path=Path(shutil.move(bundle.path, target)))
+    _prepare(out)  # only after everything that can fail: an earlier build stays until then
     built = []
     for edition in placed:
-        bundle = bundles[edition.language]
+        download = offered.get(edition.language)
         root = out / edition.folder
         ctx = pages.SiteContext(
             course=course,
             language=edition.language,
-            bundle_href=f"downloads/{release.zip_name(edition.language)}" if bundle else None,
-            bundle_size=bundle.size if bundle else 0,
+            bundle_href=f"downloads/{download.name}" if download else None,
+            bundle_size=download.size if download else 0,
             folder=edition.folder,
             editions=placed,
             in_bundle=in_bundle,
@@ -259,5 +270,5 @@ def build_site(course: Course, out: Path, *, editions: Sequence[str] = ("en",), 
             name = pages.stage_page(stage)
             _write(root, name, pages.stage_html(ctx, stage))
             written.append(name)
-        built.append(EditionBuild(edition.language, edition.folder, tuple(written), bundle))
+        built.append(EditionBuild(edition.language, edition.folder, tuple(written)))
     return SiteBuild(out, tuple(built))

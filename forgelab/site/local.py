@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from forgelab.paths import Workbook
-from forgelab.registry import Course, Stage
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
 from forgelab.site.builder import BUNDLE_PAGE, build_site
 from forgelab.site.pages import stage_page
 

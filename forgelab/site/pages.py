@@ -12,15 +12,13 @@ the registry in the same language. A page built beside the other edition links t
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 
-from forgelab import figures
-from forgelab.i18n import N_, _, speaking
-from forgelab.registry import Course, Stage, edition_notebook
-from forgelab.site import markdown
+from forgelab.core import figures
+from forgelab.core.i18n import N_, _, speaking
+from forgelab.core.registry import Course, Stage, edition_notebook
+from forgelab.core.text import esc, inline, md
+from forgelab.core.opening import CONCEPT_PARTS, CONCEPTS, opening_texts, is_project
 
 STATES = (
     ("not-started", N_("Not started")),
@@ -34,43 +32,6 @@ HTML_LANG = {"en": "en", "zh": "zh-CN"}  # <html lang> and hreflang of each edit
 AUTONYM = {"en": "English", "zh": "中文"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'none'; form-action 'none'; base-uri 'none'")
-
-
-def esc(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
-# A code span opens with a run of backticks and closes with a run of the same length (CommonMark), so
-# ```` ```json ```` shows a fence marker as code. A run that is never closed is a literal backtick.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-_KEPT_SPAN = re.compile("\x00(\\d+)\x00")
-_LITERAL_BACKTICK = "\x01"
-
-
-def _with_code_spans(text: str, renderer: Callable[[str], str]) -> str:
-    spans: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        content = match.group(2).replace("\n", " ")
-        if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():
-            content = content[1:-1]
-        spans.append(content)
-        return f"\x00{len(spans) - 1}\x00"
-
-    protected = _CODE_SPAN.sub(keep, text.replace("\x00", "").replace(_LITERAL_BACKTICK, ""))
-    rendered = renderer(protected.replace("`", _LITERAL_BACKTICK))
-    rendered = rendered.replace(_LITERAL_BACKTICK, "`")
-    return _KEPT_SPAN.sub(lambda m: f"<code>{escape(spans[int(m.group(1))], quote=False)}</code>", rendered)
-
-
-def inline(text: str) -> str:
-    """One line of stage text as HTML: escaped; code spans (any backtick run), **bold** and *emphasis*."""
-    return _with_code_spans(text, markdown.inline)
-
-
-def md(text: str) -> str:
-    """A block of stage text (paragraphs, lists) as HTML, with the inline rules of :func:`inline`."""
-    return _with_code_spans(text, markdown.render)
 
 
 def say(template: str, **values: object) -> str:
@@ -249,8 +210,6 @@ def _layout(ctx: SiteContext, *, page: str, title: str, body_attributes: str, co
 
 def _opening(ctx: SiteContext) -> str:
     """The chapter's opening, from the same course.toml texts as notebooks/00-opening.ipynb."""
-    from forgelab.build import CONCEPT_PARTS, CONCEPTS, opening_texts
-
     text = opening_texts(ctx.course, ctx.language)
     concepts = []
     for concept, title in CONCEPTS:
@@ -440,8 +399,6 @@ def stage_html(ctx: SiteContext, stage: Stage) -> str:
 
 
 def _stage_html(ctx: SiteContext, stage: Stage) -> str:
-    from forgelab.build import is_project
-
     text = stage.text(ctx.language)
     label = _stage_label(stage)
     breadcrumb = esc(_("Breadcrumb"))

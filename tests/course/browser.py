@@ -69,12 +69,12 @@ def _once(key: str, make: Any) -> Any:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The course page built from this repository in both editions, each with its lab bundle."""
-    from forgelab.registry import load_course
-    from forgelab.site.builder import build_site
+    from forgelab.core.registry import load_course
+    from forgelab.authoring.publish import publish_site
 
     def build() -> Path:
         out = tmp_path_factory.mktemp("site") / "site"
-        build_site(load_course(ROOT), out, editions=EDITIONS)
+        publish_site(load_course(ROOT), out, editions=EDITIONS)
         return out
 
     return _once("built_site", build)  # type: ignore[no-any-return]
@@ -95,7 +95,7 @@ class Say:
 
 def template(language: str, message: str) -> str:
     """The catalog's words for ``message`` in ``language``, placeholders unfilled."""
-    from forgelab.i18n import _, speaking
+    from forgelab.core.i18n import _, speaking
 
     with speaking(language):
         return _(message)
@@ -103,7 +103,7 @@ def template(language: str, message: str) -> str:
 
 def said(language: str, message: str, **values: Any) -> str:
     """``message`` as the page of ``language`` shows it: the catalog's words, ``{name}`` filled in."""
-    from forgelab.i18n import _, speaking
+    from forgelab.core.i18n import _, speaking
 
     with speaking(language):
         filled = {name: said(language, value.message, **value.values) if isinstance(value, Say) else value
@@ -150,7 +150,7 @@ def as_bytes(document: dict[str, Any]) -> bytes:
 
 
 def sealed(document: dict[str, Any]) -> dict[str, Any]:
-    from forgelab.evidence import seal
+    from forgelab.core.evidence import seal
 
     return seal(document)
 

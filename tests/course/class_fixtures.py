@@ -2,7 +2,7 @@
 
 Every learner derives from the shared correct submission (``grading_fixtures.shared_base``) with one
 or two changes in stages 01 and 05, the stages the class is graded on, and a learning record written
-with the course's own model (:mod:`forgelab.learning`) at fixed times, so the report's figures are known:
+with the course's own model (:mod:`forgelab.core.learning`) at fixed times, so the report's figures are known:
 
 ===========  ==========================================================================================
 ana-lima     correct; no stage-01 hint, quiz right; accepted 40 min (01) and 20 min (05) after her first check
@@ -33,7 +33,7 @@ from grading_fixtures import (SAME_RANK_FIND, SAME_RANK_LAST_WINS, TRIVIAL_TRANS
                               shared, shared_base)
 from hostile_submissions import ALWAYS_EQUAL, HostileContext, _append, make_control
 
-from forgelab import learning
+from forgelab.core import learning
 
 CLASS_STAGES = ("01", "05")
 STAGES_ARG = ",".join(CLASS_STAGES)
@@ -95,8 +95,8 @@ def _write_record(folder: Path, record: learning.LearningRecord | str | None) ->
 
 def _diagnosis(folder: Path, number: str, *, right: bool, attempts: int, first_right: int | None, rungs: int) -> None:
     """Replace the handed-in stage diagnosis (the shared base states every one right at the first attempt)."""
-    from forgelab.diagnosis import RECORD_FILE, DiagnosisRecord, reference_answers
-    from forgelab.registry import load_course
+    from forgelab.verdicts.diagnosis import RECORD_FILE, DiagnosisRecord, reference_answers
+    from forgelab.core.registry import load_course
 
     test, function, defect = reference_answers(ROOT, load_course(ROOT).stage(number))
     record = DiagnosisRecord(schema_version=1, stage=number, test=test, function=function,

@@ -106,7 +106,7 @@ def workbook(tmp_path: Path) -> WorkbookCopy:
 
 @pytest.fixture(scope="session")
 def course():  # type: ignore[no-untyped-def]
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     return load_course(ROOT)
 
@@ -115,7 +115,7 @@ def course():  # type: ignore[no-untyped-def]
 def verification_validator() -> Callable[[dict], None]:
     import jsonschema
 
-    from forgelab.evidence import schema
+    from forgelab.core.evidence import schema
 
     validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker())
 

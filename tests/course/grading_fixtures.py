@@ -39,8 +39,8 @@ from typing import Any
 
 from conftest import WorkbookCopy, copy_workbook
 
-from forgelab import evidence
-from forgelab.diagnosis import reference_answers
+from forgelab.core import evidence
+from forgelab.verdicts.diagnosis import reference_answers
 
 STAGE = "01"
 BASE_STAGES = ("01", "05", "07")
@@ -73,7 +73,7 @@ def build_correct(destination: Path, stages: tuple[str, ...] = BASE_STAGES) -> W
         shutil.copyfile(module, copy.root / "forge" / module.name)
     for test in sorted((solutions / "transfer").glob("*.py")):
         shutil.copyfile(test, copy.root / "transfer" / test.name)
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     course = load_course(copy.root)
     for number in stages:
@@ -239,7 +239,7 @@ def make_trivial_transfer(base: WorkbookCopy, destination: Path) -> Path:
 def snapshot(path: Path, max_depth: int = 64) -> dict[str, bytes]:
     """Every file under a folder (or the zip itself), for byte-for-byte comparison. Walked iteratively and never
     through a link, to ``max_depth`` levels: a hostile submission may hold a folder nested thousands deep."""
-    from forgelab.judge.files import walk
+    from forgelab.core.files import walk
 
     if path.is_file():
         return {path.name: path.read_bytes()}
@@ -251,7 +251,7 @@ def tree_digests(path: Path, max_depth: int = 64) -> dict[str, str]:
     """sha256 of every file under a folder (or of the zip itself), read in chunks (a file may be 500 MB)."""
     import hashlib
 
-    from forgelab.judge.files import walk
+    from forgelab.core.files import walk
 
     files = [(path.name, path)] if path.is_file() else \
         [(file.relative_to(path).as_posix(), file) for file, _depth in sorted(walk(path, max_depth))

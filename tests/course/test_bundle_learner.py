@@ -24,9 +24,9 @@ import pytest
 from browser import chromium, open_tab  # noqa: F401  (fixtures are used by name)
 from git_workbook import git_workbook
 
-from forgelab.commands import INSTRUCTOR_COMMANDS
-from forgelab.registry import load_course
-from forgelab.site.release import BUNDLE_NAME, build_bundle
+from forgelab.cli.main import INSTRUCTOR_COMMANDS
+from forgelab.core.registry import load_course
+from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
 KEY = "01-instruction-hierarchy"
 # what belongs to the course repository, never to a learner's README or --help
@@ -196,7 +196,7 @@ def test_the_first_status_on_a_fresh_bundle_runs_no_stage(bundle: Path) -> None:
 
 def _accept_stage_01(bundle: Path, repo: Path) -> dict[str, Any]:
     """Stage 01 done the way a learner does it, in the bundle: module, lab (diagnosed, fixed), transfer, answer."""
-    from forgelab.diagnosis import reference_answers
+    from forgelab.verdicts.diagnosis import reference_answers
 
     stage = load_course(repo).stage("01")
     shutil.copyfile(repo / stage.solution_module, bundle / stage.module)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forgelab.evidence import integrity_holds
+from forgelab.core.evidence import integrity_holds
 
 KEY = "01-instruction-hierarchy"
 

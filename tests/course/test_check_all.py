@@ -37,7 +37,7 @@ def _stage_rows(output: str) -> dict[str, tuple[re.Match[str], str]]:
 
 @pytest.mark.slow
 def test_each_stage_is_one_row_that_fits_and_the_last_line_names_the_next_step(workbook: WorkbookCopy) -> None:
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     course = load_course(ROOT)
     shutil.copy(ROOT / "solutions" / "forge" / "instructions.py", workbook.root / "forge" / "instructions.py")

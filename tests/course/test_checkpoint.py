@@ -19,8 +19,8 @@ import pytest
 from conftest import WorkbookCopy
 from git_workbook import git, git_workbook
 
-from forgelab.checkpoint import FIXED_TIMESTAMP, MANIFEST, sha256
-from forgelab.site.release import BUNDLE_NAME, build_bundle
+from forgelab.core.checkpoint import FIXED_TIMESTAMP, MANIFEST, sha256
+from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
 EARLY = ["forge/instructions.py", "forge/context_selection.py", "forge/fewshot.py", "forge/task_spec.py",
          "forge/output_repair.py"]

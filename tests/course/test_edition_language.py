@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forgelab.i18n import EDITION_FILE, LanguageError, resolve, workbook_edition
+from forgelab.core.i18n import EDITION_FILE, LanguageError, resolve, workbook_edition
 
 
 def test_the_order_is_flag_then_environment_then_edition_then_locale() -> None:

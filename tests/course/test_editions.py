@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from forgelab import editions
-from forgelab.registry import load_course
+from forgelab.authoring import editions
+from forgelab.core.registry import load_course
 
 STAGE = "course/stages/03-few-shot-selection"
 
@@ -69,8 +69,8 @@ def test_build_check_fails_when_a_key_is_removed_through_the_cli(workbook) -> No
 
 
 def test_verify_course_fails_on_a_stale_opening_of_either_edition(workbook) -> None:
-    from forgelab.build import stale_opening
-    from forgelab.verify import CourseReport
+    from forgelab.authoring.build import stale_opening
+    from forgelab.authoring.verify import CourseReport
 
     (workbook.root / "notebooks/zh/00-opening.ipynb").unlink()
     course = load_course(workbook.root)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from forgelab.evidence import canonical_bytes, integrity_holds, seal
+from forgelab.core.evidence import canonical_bytes, integrity_holds, seal
 
 
 def test_seal_and_detect_a_hand_edit(workbook, verification_validator) -> None:

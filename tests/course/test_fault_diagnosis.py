@@ -13,8 +13,8 @@ import pytest
 
 from conftest import ROOT, WorkbookCopy
 
-from forgelab import diagnosis
-from forgelab.registry import load_course
+from forgelab.verdicts import diagnosis
+from forgelab.core.registry import load_course
 
 KEY = "01-instruction-hierarchy"
 LAB_FILE = f"labs/{KEY}/forge/instructions.py"
@@ -35,7 +35,7 @@ def _confirm_steps() -> dict[str, dict[str, str]]:
 
 
 def test_every_stage_declares_a_diagnosis_and_its_key_is_current(course) -> None:  # noqa: ANN001
-    from forgelab.build import stale_diagnosis_key
+    from forgelab.authoring.build import stale_diagnosis_key
 
     for stage in course.stages:
         answer, choices, steps = diagnosis.declared(stage, tuple(course.languages))

@@ -1,7 +1,7 @@
 """`forgelab fault hint NN`: the fault lab's story, diagnosis steps and fix principle, one rung at a time.
 
 The counter lives in the workspace state (like the stage hints), so the notebook reads the same number
-through ``forgelab.state.fault_hints_shown``; nothing is written into the evidence. The last diagnosis step
+through ``forgelab.learner.state.fault_hints_shown``; nothing is written into the evidence. The last diagnosis step
 names the defect: it stays closed until the learner's own diagnosis is right (test_fault_diagnosis.py).
 """
 
@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from forgelab.faulthints import ladder
-from forgelab.paths import Workbook
-from forgelab.registry import load_course
-from forgelab.state import fault_hints_shown, hints_shown
-from forgelab.workbench import Workbench
+from forgelab.learner.faulthints import ladder
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
+from forgelab.learner.state import fault_hints_shown, hints_shown
+from forgelab.learner.workbench import Workbench
 
 
 def test_the_ladder_is_story_then_each_diagnosis_step_then_the_fix_principle(course) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from forgelab import figures
-from forgelab.build import stale_figures
-from forgelab.registry import load_course
+from forgelab.authoring import figures
+from forgelab.core.figures import FigureError, stage_figures, svg_size
+from forgelab.authoring.build import stale_figures
+from forgelab.core.registry import load_course
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = [stage.number for stage in load_course(ROOT).stages]
@@ -26,7 +27,7 @@ def _figure_cells(notebook) -> list:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("number", STAGES)
 def test_every_stage_has_a_figure_in_its_folder_and_its_notebook(course, number: str) -> None:
     stage = course.stage(number)
-    stage_figures = figures.stage_figures(stage.source_dir)
+    stage_figures = stage_figures(stage.source_dir)
     assert stage_figures, f"{stage.key} has no figure source (figure.mmd or figure-NAME.py)"
     notebook = nbformat.read(course.root / stage.notebook, as_version=4)
     cells = _figure_cells(notebook)
@@ -52,9 +53,9 @@ def test_the_committed_figures_are_current(course) -> None:
 
 @pytest.mark.parametrize("number", STAGES)
 def test_figure_svgs_are_self_contained_and_described(course, number: str) -> None:
-    for figure in figures.stage_figures(course.stage(number).source_dir):
+    for figure in stage_figures(course.stage(number).source_dir):
         text = figure.svg.read_text(encoding="utf-8")
-        width, height = figures.svg_size(figure.svg)
+        width, height = svg_size(figure.svg)
         assert 200 <= width <= 1300 and 100 <= height <= 1000, f"{figure.svg.name}: {width}×{height} is no small figure"
         assert not re.search(r"<script|<foreignObject|\son[a-z]+\s*=", text, re.I), figure.svg
         assert not re.search(r"(href|src)\s*=\s*[\"'](?!#)", text), f"{figure.svg}: an external reference"
@@ -106,8 +107,8 @@ def test_a_stage_without_a_figure_or_caption_is_reported(workbook) -> None:
     result = workbook.run("build", "--check", "04", timeout=600)
     assert "no figure: add figure.mmd (or a figure-NAME.py plot) to the stage's folder" in result.stdout
     (folder / "figure.mmd").write_text("flowchart LR\n  A --> B\n", encoding="utf-8")
-    with pytest.raises(figures.FigureError, match=r"figure\.mmd: no caption — start the file with a line `%% caption:"):
-        figures.stage_figures(folder)
+    with pytest.raises(FigureError, match=r"figure\.mmd: no caption — start the file with a line `%% caption:"):
+        stage_figures(folder)
 
 
 def test_an_svg_without_its_source_is_reported(workbook) -> None:
@@ -125,7 +126,7 @@ def test_a_mermaid_label_is_translated_and_code_keeps_its_words(tmp_path: Path) 
                       '%% zh: outranks => 高于\n'
                       'flowchart LR\n  A["same key:<br/>compare"] -->|"outranks"| B["lower_rank"]\n'
                       '  C["write = deny"] --> D["lost to system<br/>lower_rank"]\n', encoding="utf-8")
-    figure = figures.stage_figures(tmp_path)[0]
+    figure = stage_figures(tmp_path)[0]
     zh = figure.diagram("zh")
     assert 'A["同一个键：<br/>比较"] -->|"高于"| B["lower_rank"]' in zh
     assert "%% zh:" not in zh and "%% zh:" not in figure.diagram()
@@ -140,7 +141,7 @@ def test_a_state_diagram_translates_its_transition_labels(tmp_path: Path) -> Non
     (tmp_path / "figure-states.mmd").write_text(
         "%% caption: c\n%% zh: a quote => 双引号\nstateDiagram-v2\n  [*] --> outside\n"
         "  outside --> in_string: a quote\n  in_string --> outside: any character\n", encoding="utf-8")
-    figure = figures.stage_figures(tmp_path)[0]
+    figure = stage_figures(tmp_path)[0]
     assert "outside --> in_string: 双引号" in figure.diagram("zh")
     assert "in_string --> outside: any character" in figure.diagram("zh")
     assert figure.untranslated("zh") == ("any character",)
@@ -150,8 +151,8 @@ def test_a_state_diagram_translates_its_transition_labels(tmp_path: Path) -> Non
 def test_a_translation_with_a_double_quote_is_refused(tmp_path: Path) -> None:
     (tmp_path / "figure.mmd").write_text('%% caption: c\n%% zh: x y => "引号"\nflowchart LR\n  A["x y"]\n',
                                          encoding="utf-8")
-    with pytest.raises(figures.FigureError, match=r"figure\.mmd:2: the translation of 'x y' contains a double quote"):
-        figures.stage_figures(tmp_path)
+    with pytest.raises(FigureError, match=r"figure\.mmd:2: the translation of 'x y' contains a double quote"):
+        stage_figures(tmp_path)
 
 
 def test_text_width_counts_a_cjk_character_as_one_em() -> None:
@@ -166,12 +167,12 @@ def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -
     stage = course.stage(number)
     notebook = nbformat.read(course.root / stage.notebook_in("zh"), as_version=4)
     cells = _figure_cells(notebook)
-    stage_figures = figures.stage_figures(stage.source_dir)
+    stage_figures = stage_figures(stage.source_dir)
     assert len(cells) == len(stage_figures)
     for figure, cell in zip(stage_figures, cells):
         assert figure.caption_in("zh") in cell.source
         zh_svg = figure.svg_in("zh")
-        assert zh_svg.is_file() and figures.svg_size(zh_svg)
+        assert zh_svg.is_file() and svg_size(zh_svg)
         if figure.kind == "mermaid":
             assert f"```mermaid\n{figure.diagram('zh')}```" in cell.source
             assert figure.diagram("zh") != figure.diagram(), f"{figure.source}: no label was translated"
@@ -226,31 +227,31 @@ def test_the_chinese_site_publishes_the_chinese_drawings(course, tmp_path: Path)
     from forgelab.site.builder import build_site
     from forgelab.site.pages import figure_file
 
-    built = build_site(course, tmp_path / "site", editions=("en", "zh"), with_bundle=False)
+    built = build_site(course, tmp_path / "site", editions=("en", "zh"))
     assert [edition.folder for edition in built.editions] == ["", "zh"]
     for stage in course.stages:
         english = (tmp_path / "site" / f"{stage.key}.html").read_text(encoding="utf-8")
         chinese = (tmp_path / "site" / "zh" / f"{stage.key}.html").read_text(encoding="utf-8")
-        for figure in figures.stage_figures(stage.source_dir):
+        for figure in stage_figures(stage.source_dir):
             src = figure_file(stage, figure)
             assert (tmp_path / "site" / src).read_bytes() == figure.svg.read_bytes()
             assert (tmp_path / "site" / "zh" / src).read_bytes() == figure.svg_in("zh").read_bytes()
             for page, language in ((english, "en"), (chinese, "zh")):
-                width, height = figures.svg_size(figure.svg_in(language))
+                width, height = svg_size(figure.svg_in(language))
                 assert f'<img src="{src}" alt=' in page and f'width="{width}" height="{height}">' in page
 
 
 def test_the_bundle_ships_the_chinese_drawings(course) -> None:
-    from forgelab.site import release
+    from forgelab.authoring.release.source import select_files
 
-    shipped = set(release.select_files(course.root))
+    shipped = set(select_files(course.root))
     for stage in course.stages:
-        for figure in figures.stage_figures(stage.source_dir):
+        for figure in stage_figures(stage.source_dir):
             for language in ("en", "zh"):
                 assert figure.svg_in(language).relative_to(course.root).as_posix() in shipped
 
 
 def test_the_chinese_drawings_belong_to_their_stage(course) -> None:
-    from forgelab.scaffold import unowned_files
+    from forgelab.authoring.scaffold import unowned_files
 
     assert not [path for path in unowned_files(course) if "/figure" in path]

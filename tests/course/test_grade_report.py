@@ -22,7 +22,7 @@ from browser import CHROMIUM_ARGS, WAIT_MS, chromium, require_chromium  # noqa: 
 from class_fixtures import NAMES, shared_graded_class
 from conftest import ROOT, run_cli
 
-from forgelab import learning
+from forgelab.core import learning
 
 ARTIFACTS = ROOT / "test-artifacts" / "report"
 SAME_RANK = "First difference at ['format']: got 'plain text', expected 'markdown'"
@@ -194,7 +194,7 @@ def test_a_class_smaller_than_the_threshold_gets_no_breakdown(reported: dict[str
 def test_the_page_in_chromium(reported: dict[str, Any], chromium: Any, language: str) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    from forgelab.i18n import _, speaking
+    from forgelab.core.i18n import _, speaking
 
     page_file = reported["out"] / "report" / ("report.html" if language == "en" else "report.zh.html")
     context = chromium.new_context(viewport={"width": 1100, "height": 900}, java_script_enabled=False)
@@ -263,7 +263,7 @@ def test_a_check_records_the_first_check_and_the_first_acceptance(tmp_path: Path
 def test_the_notebook_records_the_first_prediction_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FORGELAB_ROOT", str(ROOT))
     monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path))
-    from forgelab.notebook import stage_tools
+    from forgelab.learner.notebook import stage_tools
 
     widget = stage_tools("01", lang="en").predict()
     picks = [row.children[0] for row in widget.children[:-2]]
@@ -278,7 +278,7 @@ def test_the_notebook_records_the_first_prediction_only(tmp_path: Path, monkeypa
 
 
 def test_a_damaged_record_is_set_aside_and_a_strange_one_is_refused(tmp_path: Path) -> None:
-    from forgelab.paths import Workbook
+    from forgelab.core.paths import Workbook
 
     workbook = Workbook(root=ROOT, workspace=tmp_path)
     (tmp_path / "evidence").mkdir()
@@ -303,7 +303,7 @@ def _class(rows: dict[str, list[int]], causes: dict[str, list[str]] | None = Non
     from forgelab.grading.class_facts import STAGE_TEST, StageFacts, TestResult
     from forgelab.grading.report import analyse
     from forgelab.grading.rubric import GradeItem
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     course = load_course(ROOT)
     names = course.stage("01").required_tests

@@ -146,7 +146,7 @@ def markers_left(context: HostileContext) -> list[str]:
     :data:`MARKER_DEPTH` levels deep, and skips whatever vanishes or cannot be read: /tmp is shared with
     other processes, and what they leave there (a folder 1,991 levels deep, say) is not this test's to fail on.
     """
-    from forgelab.judge.files import walk
+    from forgelab.core.files import walk
 
     needle = f"forgelab-hostile-{context.token}"
     found: set[str] = set()
@@ -278,7 +278,7 @@ def hidden_text(submissions: list[Path]) -> set[str]:
     """Lines of the reference solutions, instructor checks and mutants that a learner cannot know."""
     import tomllib
 
-    from forgelab.site.release import select_files
+    from forgelab.authoring.release.source import select_files
 
     hidden: set[str] = set()
     for path in sorted((ROOT / "solutions").rglob("*")) + sorted((ROOT / "instructor" / "checks").glob("*.py")):
@@ -673,7 +673,7 @@ def test_issue_7_check_and_nbval_on_a_path_run_in_the_sandbox(tmp_path: Path) ->
 
 def test_issue_7_without_the_sandbox_they_refuse_unless_told_and_then_say_so(tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from forgelab import cli
+    from forgelab.cli.main import main as cli
     from forgelab.judge import sandbox
 
     token = uuid.uuid4().hex[:12]

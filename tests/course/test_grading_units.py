@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from forgelab.grading import feedback, gradebook, submission
+from forgelab.core import submission
+from forgelab.grading import feedback, gradebook
 from forgelab.grading.batch import ShardSpec
 from forgelab.grading.rubric import ITEMS, GradeItem, parse_stages
-from forgelab.registry import RegistryError, load_course
+from forgelab.core.registry import RegistryError, load_course
 
 
 @pytest.fixture(scope="module")
@@ -373,7 +374,7 @@ def test_a_grader_failure_becomes_flagged_rows_and_the_batch_goes_on(course, tmp
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from forgelab.grading import batch, grader
     from forgelab.judge.settings import DEFAULT
-    from forgelab.paths import Workbook
+    from forgelab.core.paths import Workbook
 
     real_run = grader.core.run
 
@@ -405,7 +406,7 @@ def test_when_the_test_session_dies_every_item_it_owed_is_a_grader_error_worth_i
     from forgelab.grading import batch, grader, items
     from forgelab.judge.outcomes import RunReport
     from forgelab.judge.settings import DEFAULT
-    from forgelab.paths import Workbook
+    from forgelab.core.paths import Workbook
 
     def dead(*args, **kwargs):  # type: ignore[no-untyped-def]
         return RunReport((), problem="the test session could not finish: Killed")
@@ -478,7 +479,7 @@ def test_grading_refuses_to_run_without_the_sandbox(monkeypatch: pytest.MonkeyPa
 
 
 def test_instructor_checks_never_reach_the_learner_bundle() -> None:
-    from forgelab.site.release import select_files
+    from forgelab.authoring.release.source import select_files
 
     assert list((ROOT / "instructor" / "checks").glob("test_*.py"))
     shipped = select_files(ROOT)
@@ -622,7 +623,7 @@ def children(wanted):
 
 
 def _layout_problem(tmp_path: Path, path: Path, limits: "object | None" = None) -> "object":
-    from forgelab.judge.files import LayoutError
+    from forgelab.core.files import LayoutError
 
     sub = submission.discover([str(path)])[0]
     scratch = tmp_path / "scratch"
@@ -695,7 +696,7 @@ def test_sparse_and_huge_files_are_refused_before_anything_is_written(tmp_path: 
 
 
 def test_a_folder_is_held_to_the_same_total_cap_as_a_zip(tmp_path: Path) -> None:
-    from forgelab.judge.files import FileLimits
+    from forgelab.core.files import FileLimits
 
     folder = learner_folder(tmp_path / "big")
     for index in range(6):
@@ -719,7 +720,7 @@ def test_a_submission_that_cannot_be_laid_out_gets_a_row_per_item_naming_its_pro
 
     from forgelab.grading import batch
     from forgelab.judge.settings import DEFAULT
-    from forgelab.paths import Workbook
+    from forgelab.core.paths import Workbook
 
     folder = learner_folder(tmp_path / "deep")
     make_deep(folder / "forge" / "nested", 1991, leaf="module.py")

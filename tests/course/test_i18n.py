@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, WorkbookCopy
-from forgelab import i18n
+from forgelab.core import i18n
 
 PO = ROOT / "forgelab" / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po"
 # The locale variables are cleared so that the machine's own locale never decides a test.
@@ -133,7 +133,7 @@ def test_fault_hints_and_the_reset_mistake_speak_chinese(workbook: WorkbookCopy)
 
 @pytest.mark.slow
 def test_status_speaks_chinese_and_its_table_lines_up(workbook: WorkbookCopy) -> None:
-    from forgelab.display import columns
+    from forgelab.core.display import columns
 
     done = workbook.run("status", "--lang", "zh", env=NEUTRAL, timeout=900)
     assert done.returncode == 0, done.output
@@ -199,7 +199,7 @@ def test_every_translation_is_chinese_with_full_width_punctuation() -> None:
 
 
 def test_the_repository_catalog_is_complete_and_compiled() -> None:
-    from forgelab.i18n_catalogs import problems
+    from forgelab.authoring.catalogs import problems
 
     assert [str(problem) for problem in problems()] == []
 
@@ -223,7 +223,7 @@ def test_the_catalog_check_fails_when_one_translation_is_removed(workbook: Workb
 
     check = workbook.run("i18n", "check", env=NEUTRAL, timeout=300)
     assert check.returncode == 2, check.output
-    assert ("incomplete: catalog zh: message 'cancelled: nothing was changed' (forgelab/commands/starters.py"
+    assert ("incomplete: catalog zh: message 'cancelled: nothing was changed' (forgelab/cli/starters.py"
             in check.stdout), check.stdout
     assert "has no translation in forgelab/locale/zh/LC_MESSAGES/forgelab.po" in check.stdout
     assert "forgelab.mo is out of date: run `forgelab i18n compile`" in check.stdout
@@ -268,7 +268,7 @@ def test_extract_keeps_every_translation_and_changes_nothing_when_the_code_has_n
 
 
 def test_chinese_lines_up_in_tables_by_display_columns(speaking: None) -> None:
-    from forgelab.display import columns, table, table_header, table_row
+    from forgelab.core.display import columns, table, table_header, table_row
 
     rows = [("01", "指令层级", "通过"), ("02", "Few-shot 示例选择", "失败"), ("03", "context", "ok")]
     lines = table(["阶段", "标题", "结果"], rows, total_width=80).splitlines()
@@ -292,7 +292,7 @@ def test_chinese_lines_up_in_tables_by_display_columns(speaking: None) -> None:
 
 
 def test_a_long_chinese_cell_wraps_by_display_columns_and_loses_nothing(speaking: None) -> None:
-    from forgelab.display import columns, table
+    from forgelab.core.display import columns, table
 
     cause = "明显的中文原因，它非常长，需要折行显示才能在八十列的终端里读完整个句子。" * 2
     text = table(["测试", "结果", "原因"], [("test_一个很长的测试名称", "失败", cause)], total_width=60)
@@ -303,7 +303,7 @@ def test_a_long_chinese_cell_wraps_by_display_columns_and_loses_nothing(speaking
 
 
 def test_the_english_words_are_unchanged_by_the_catalog(speaking: None) -> None:
-    from forgelab.display import symbol
+    from forgelab.core.display import symbol
 
     i18n.use("en")
     assert symbol("failed") == "FAILED" and i18n._("next: {step}") == "next: {step}"

@@ -115,8 +115,8 @@ def test_new_stage_refuses_names_that_break_the_layout(tmp_path: Path, bad: tupl
 
 
 def test_a_file_no_stage_owns_is_reported(course, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from forgelab.registry import load_course
-    from forgelab.scaffold import unowned_files
+    from forgelab.core.registry import load_course
+    from forgelab.authoring.scaffold import unowned_files
 
     assert unowned_files(course) == []
     workbook = copy_workbook(tmp_path / "workbook")

@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from forgelab.judge import core, jobs
+from forgelab.judge import core
+from forgelab.verdicts import jobs
 from forgelab.judge.core import CourseTests, TargetSpec
 from forgelab.judge.outcomes import Outcome, RunReport
 from forgelab.judge.settings import JudgeSettings
-from forgelab.paths import Workbook
-from forgelab.registry import load_course
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from git_workbook import commit_all, git
 
-from forgelab.judge import jobs
+from forgelab.verdicts import jobs
 from forgelab.judge.cache import build_once
-from forgelab.paths import Workbook
+from forgelab.core.paths import Workbook
 
 
 def _tiny_repo(root: Path) -> Workbook:
@@ -65,7 +65,7 @@ def test_threads_of_one_process_build_the_starter_cache_once(tmp_path: Path) -> 
 
 def test_processes_build_the_starter_cache_once(tmp_path: Path) -> None:
     workbook = _tiny_repo(tmp_path / "course")
-    code = ("import sys; from pathlib import Path; from forgelab.paths import Workbook; from forgelab.judge import jobs; "
+    code = ("import sys; from pathlib import Path; from forgelab.core.paths import Workbook; from forgelab.verdicts import jobs; "
             "root = Path(sys.argv[1]); print(jobs.starters(Workbook(root, root)))")
     started = [subprocess.Popen([sys.executable, "-c", code, str(workbook.root)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for _ in range(4)]

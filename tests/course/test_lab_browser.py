@@ -35,7 +35,7 @@ def _unzipped_bundle(into: Path) -> Path:
 
     from git_workbook import git_workbook
 
-    from forgelab.site.release import BUNDLE_NAME, build_bundle
+    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
     bundle = build_bundle(git_workbook(into / "course").root, into / "release").path
     with zipfile.ZipFile(bundle) as archive:

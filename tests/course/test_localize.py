@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from forgelab.localize import LocalizeError, with_docstrings, with_stub_messages
-from forgelab.registry import load_course
+from forgelab.authoring.release.localize import LocalizeError, with_docstrings, with_stub_messages
+from forgelab.core.registry import load_course
 
 SOURCE = '''"""Stage 99 — example.
 

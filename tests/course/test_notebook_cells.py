@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from forgelab.notebook_cells import GUARD, HANDLER, LIMIT, MARKER, SHOW, CellTimeLimit, Guard, NoHaltTransformer, explain
+from forgelab.learner.notebook_cells import (GUARD, HANDLER, LIMIT, MARKER, SHOW, CellTimeLimit, Guard,
+    NoHaltTransformer, explain)
 
 
 def _run(source: str) -> tuple[list[str], list[object]]:

@@ -60,7 +60,7 @@ def kernel(workbook: WorkbookCopy) -> Iterator[Kernel]:
     (workbook.root / MODULE).write_bytes((ROOT / "solutions" / MODULE).read_bytes())
     running = Kernel(workbook.root)
     try:
-        assert "ESCAPED" not in running.run(f"%load_ext forgelab.notebook\n__forgelab_guard__.seconds = {CELL_LIMIT}")
+        assert "ESCAPED" not in running.run(f"%load_ext forgelab.learner.notebook\n__forgelab_guard__.seconds = {CELL_LIMIT}")
         yield running
     finally:
         running.close()
@@ -125,7 +125,7 @@ def test_run_all_reaches_the_last_cell_past_a_loop(workbook: WorkbookCopy) -> No
     module.write_text(source.replace("    ranks = [rank_of(item)", "    while True:\n        pass\n    ranks = [rank_of(item)",
                                      1), encoding="utf-8")
     notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(f"%load_ext forgelab.notebook\n__forgelab_guard__.seconds = {CELL_LIMIT}"),
+        nbformat.v4.new_code_cell(f"%load_ext forgelab.learner.notebook\n__forgelab_guard__.seconds = {CELL_LIMIT}"),
         nbformat.v4.new_code_cell("from forge.instructions import Instruction, resolve\n"
                                   "resolve([Instruction('system', 'write', 'deny')])"),
         nbformat.v4.new_code_cell("print('the last cell ran')"),

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 
-from forgelab.registry import load_course
+from forgelab.core.registry import load_course
 
 # the stage notebooks of both editions: the opening (00) has no fault lab, no summary and no starter demo
 STAGE_NOTEBOOKS = [stage.notebook_in(language) for language in ("en", "zh") for stage in load_course(ROOT).stages]
@@ -25,7 +25,7 @@ def test_run_all_on_the_starters_reaches_the_end_without_an_error(name: str, tmp
     import nbformat
     from nbclient import NotebookClient
 
-    from forgelab.notebook_cells import markers
+    from forgelab.learner.notebook_cells import markers
 
     notebook = nbformat.read(ROOT / name, as_version=4)
     glance, still_open, not_yet = WORDS[notebook.metadata["forgelab"]["language"]]

@@ -12,7 +12,7 @@ KEY = "01-instruction-hierarchy"
 
 @pytest.fixture
 def tools(workbook: WorkbookCopy, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    from forgelab.notebook import stage_tools
+    from forgelab.learner.notebook import stage_tools
 
     monkeypatch.setenv("FORGELAB_ROOT", str(workbook.root))
     monkeypatch.delenv("FORGELAB_WORKSPACE", raising=False)

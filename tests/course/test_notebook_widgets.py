@@ -21,7 +21,7 @@ ipywidgets = pytest.importorskip("ipywidgets")
 @pytest.fixture
 def tools(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     """Stage 01's notebook tools on the course repository, with a throwaway workspace for the state."""
-    from forgelab.notebook import stage_tools
+    from forgelab.learner.notebook import stage_tools
 
     monkeypatch.setenv("FORGELAB_ROOT", str(ROOT))
     monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path))
@@ -40,7 +40,7 @@ def of_type(root: Any, kind: type) -> list[Any]:
 
 
 def recorded(tools: Any) -> dict[str, Any]:
-    from forgelab import state
+    from forgelab.learner import state
 
     return state.load(tools.workbook)
 
@@ -61,14 +61,14 @@ def test_the_check_button_is_as_wide_as_its_label(tools: Any) -> None:
 
 
 def test_options_render_code_and_emphasis_as_html(tools: Any) -> None:
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
 
     quiz = tools.predict()
     options = [w.value for w in of_type(quiz, ipywidgets.HTML) if w.value]
     assert len(options) == len(tools.text.prediction.options) == 4
     assert not any("`" in value for value in options), options
     # every option, rationale and hint of every stage renders without a literal Markdown mark left over
-    from forgelab.notebook import _html, _markdown
+    from forgelab.learner.notebook import _html, _markdown
 
     for stage in load_course(ROOT).stages:
         text = stage.text()
@@ -82,7 +82,7 @@ def test_options_render_code_and_emphasis_as_html(tools: Any) -> None:
 
 
 def test_a_fence_marker_in_a_hint_is_shown_as_code(tools: Any) -> None:
-    from forgelab.notebook import _html
+    from forgelab.learner.notebook import _html
 
     assert _html("start with ```` ``` ```` or `~~~`") == "start with <code>```</code> or <code>~~~</code>"
     assert _html("an unclosed ```json fence") == "an unclosed ```json fence"

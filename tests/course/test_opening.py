@@ -14,7 +14,8 @@ import pytest
 
 from conftest import cli_env
 
-from forgelab.build import CONCEPTS, OPENING_KEYS, OPENING_NOTEBOOK, opening_notebook, opening_texts, stale_opening
+from forgelab.core.opening import CONCEPTS, OPENING_KEYS, opening_texts
+from forgelab.authoring.build import OPENING_NOTEBOOK, opening_notebook, stale_opening
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,10 +77,10 @@ def test_the_opening_passes_nbval() -> None:
 
 
 def test_nbval_runs_the_opening_with_the_stage_notebooks(course) -> None:
-    from forgelab.nbval_run import nbval_command
+    from forgelab.authoring.nbval import nbval_command
 
     # `forgelab nbval` without stage numbers: per edition, the opening first, then every stage notebook
-    import forgelab.nbval_run as runner
+    import forgelab.authoring.nbval as runner
 
     seen: list[list[str]] = []
     original = runner.subprocess.run
@@ -90,7 +91,7 @@ def test_nbval_runs_the_opening_with_the_stage_notebooks(course) -> None:
 
     runner.subprocess.run = fake_run  # type: ignore[assignment]
     try:
-        from forgelab.paths import Workbook
+        from forgelab.core.paths import Workbook
 
         runner.run_nbval(Workbook(ROOT, ROOT), course, "solution")
     finally:
@@ -125,11 +126,11 @@ def test_a_changed_opening_text_makes_the_notebook_stale(workbook) -> None:
 
 @pytest.fixture(scope="module")
 def index_html(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from forgelab.registry import load_course
+    from forgelab.core.registry import load_course
     from forgelab.site.builder import build_site
 
     out = tmp_path_factory.mktemp("opening-site") / "site"
-    build_site(load_course(ROOT), out, with_bundle=False)
+    build_site(load_course(ROOT), out)
     return (out / "index.html").read_text(encoding="utf-8")
 
 

@@ -16,7 +16,7 @@ from conftest import WorkbookCopy, copy_workbook
 
 from forge.project.scenarios import load_scenario
 from forge.project.strict import NotStrictJSON, parse_strict_object, repairs_needed
-from forgelab.workbench import unfinished_functions
+from forgelab.core.starters import unfinished_functions
 
 ZH = "为前端仓库增加功能、修改代码并补测试"
 STARTERS_KEPT = ("forge/output_repair.py", "forge/fewshot.py")  # stage 05 and stage 03 stay unfinished

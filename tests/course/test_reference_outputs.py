@@ -14,9 +14,9 @@ import pytest
 
 from git_workbook import commit_all, git_workbook
 
-from forgelab.build import GRADED, REFERENCE_OUTPUT_NOTE, WIDGET
-from forgelab.registry import load_course
-from forgelab.site.release import BUNDLE_NAME, build_bundle
+from forgelab.authoring.build import GRADED, REFERENCE_OUTPUT_NOTE, WIDGET
+from forgelab.core.registry import load_course
+from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 

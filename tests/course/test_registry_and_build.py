@@ -9,9 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from forgelab.build import (OPENING_NOTEBOOK, REFERENCE_OUTPUT_NOTE, fault_contract, is_project, notebook_source,
-                            stale_artefacts, stale_opening)
-from forgelab.registry import RegistryError, load_course
+from forgelab.authoring.build import (OPENING_NOTEBOOK, REFERENCE_OUTPUT_NOTE, fault_contract, notebook_source,
+    stale_artefacts, stale_opening)
+from forgelab.core.opening import is_project
+from forgelab.core.registry import RegistryError, load_course
 
 PARTS = ["## 1 ·", "## 2 ·", "## 3 ·", "## 4 ·", "## 5 ·", "## 6 ·", "## 7 ·", "## 8 ·", "## 9 ·", "## 10 ·"]
 

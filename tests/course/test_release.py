@@ -22,8 +22,8 @@ import pytest
 from conftest import copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
 
-from forgelab.registry import load_course
-from forgelab.site.release import BUNDLE_NAME, build_bundle
+from forgelab.core.registry import load_course
+from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
 PREFIX = f"{BUNDLE_NAME}/"
 
@@ -78,7 +78,7 @@ def test_the_bundle_is_reproducible(repo: Path, bundle: Path, tmp_path: Path) ->
 
 
 def test_entries_are_sorted_in_one_folder_dated_by_the_commit_with_fixed_modes(repo: Path, bundle: Path) -> None:
-    from forgelab.site.release import zip_date
+    from forgelab.authoring.release.bundle import zip_date
 
     with zipfile.ZipFile(bundle) as archive:
         infos = archive.infolist()
@@ -94,8 +94,8 @@ def test_entries_are_sorted_in_one_folder_dated_by_the_commit_with_fixed_modes(r
 
 def test_it_holds_what_a_learner_needs(repo: Path, contents: dict[str, bytes]) -> None:
     course = load_course(repo)
-    needed = {"forge/__init__.py", "course/course.toml", "pyproject.toml", ".gitignore", "forgelab/cli.py",
-              "forgelab/data/verification.schema.json", "forgelab/site/assets/verify.js", "forgelab/starters.py"}
+    needed = {"forge/__init__.py", "course/course.toml", "pyproject.toml", ".gitignore", "forgelab/cli/main.py",
+              "forgelab/data/verification.schema.json", "forgelab/site/assets/verify.js", "forgelab/core/starters.py"}
     needed |= {name for name in ("Makefile", "README.md") if (repo / name).is_file()}
     for stage in course.stages:
         needed |= {stage.module, stage.test_file, stage.transfer_file, f"course/stages/{stage.key}/stage.toml"}
@@ -120,7 +120,7 @@ def test_pristine_starters_are_shipped_as_course_data(repo: Path, contents: dict
 
 def test_notebook_outputs_are_cleared(repo: Path, contents: dict[str, bytes]) -> None:
     """Every output is cleared except a worked demonstration's reference output (test_reference_outputs.py)."""
-    from forgelab.site.release import keeps_reference_output
+    from forgelab.authoring.release.contents import keeps_reference_output
 
     notebooks = [name for name in contents if name.endswith(".ipynb")]
     committed = [path for path in (repo / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts]

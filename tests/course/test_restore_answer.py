@@ -9,7 +9,7 @@ import pytest
 
 from git_workbook import git_workbook, run_in_terminal
 
-from forgelab.checker import MIN_DESIGN_WORDS
+from forgelab.verdicts.parts import MIN_DESIGN_WORDS
 
 FIRST = "forge/instructions.py"
 SECOND = "forge/context_selection.py"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from forgelab.registry import load_course
+from forgelab.core.registry import load_course
 from browser import (  # noqa: F401  (fixtures are used by name)
     ARTIFACTS, EDITIONS, ROOT, STAGE_01, Evidence, Say, SitePage, as_bytes, built_site, chromium, edition_base, evidence,
     open_tab, sealed, site_tab,
@@ -509,7 +509,7 @@ def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evi
 
 
 def test_the_browser_sha256_and_canonical_form_match_python(site_tab: SitePage, evidence: Evidence) -> None:
-    from forgelab.evidence import canonical_bytes
+    from forgelab.core.evidence import canonical_bytes
 
     tab = site_tab.open_stage()
     samples = ["", "abc", "a" * 55, "a" * 56, "a" * 64, "a" * 1000, "é→😀中\u2028\"\\\n\t\x01"]
@@ -578,7 +578,7 @@ def test_readable_at_phone_width(chromium: Any, built_site: Path, evidence: Evid
 def test_every_figure_shows_with_the_network_blocked(chromium: Any, built_site: Path, language: str) -> None:
     """Each stage page's figures load from the site alone, with the edition's alt text; a screenshot of each lands
     in test-artifacts/site/."""
-    from forgelab import figures
+    from forgelab.core import figures
 
     course = load_course(ROOT)
     context, tab = open_tab(chromium, edition_base(built_site, language), width=1280, height=900, language=language)

@@ -17,15 +17,16 @@ import pytest
 
 from browser import ROOT
 
-from forgelab.registry import load_course
+from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site
-from forgelab.site.markdown import inline, render
+from forgelab.authoring.publish import publish_site
+from forgelab.core.text import inline, md
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site-build") / "site"
-    build_site(load_course(ROOT), out)
+    publish_site(load_course(ROOT), out)
     return out
 
 
@@ -42,7 +43,7 @@ def _course_data(site: Path) -> dict:
 
 
 def test_markdown_escapes_html_and_renders_the_subset() -> None:
-    html = render("A **bold** `x < y` and *rank*.\n\n<script>alert(1)</script>\n\n* one\n  more\n* `two`\n\n1. first\n2. second")
+    html = md("A **bold** `x < y` and *rank*.\n\n<script>alert(1)</script>\n\n* one\n  more\n* `two`\n\n1. first\n2. second")
     assert "<p>A <strong>bold</strong> <code>x &lt; y</code> and <em>rank</em>.</p>" in html
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<ul><li>one more</li><li><code>two</code></li></ul>" in html
@@ -91,8 +92,6 @@ def test_emphasis_agrees_with_a_commonmark_implementation() -> None:
 
 
 def test_page_text_renders_code_spans_of_any_backtick_run() -> None:
-    from forgelab.site.pages import inline, md
-
     assert inline("a fence (```` ```json ````) or") == "a fence (<code>```json</code>) or"
     assert inline("start with ```` ``` ```` or `~~~`") == "start with <code>```</code> or <code>~~~</code>"
     assert inline("an unclosed ```json fence and `code`") == "an unclosed ```json fence and <code>code</code>"
@@ -112,7 +111,7 @@ def test_a_stage_page_shows_fence_markers_as_code(site: Path) -> None:
 
 def test_the_build_is_reproducible(site: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    build_site(load_course(ROOT), again)
+    publish_site(load_course(ROOT), again)
     assert _files(again) == _files(site)
 
 
@@ -178,7 +177,7 @@ def test_a_stage_without_its_test_file_fails_clearly(workbook, tmp_path: Path) -
     stage = course.stages[0]
     (workbook.root / stage.test_file).unlink()
     with pytest.raises(SiteError, match=re.escape(stage.test_file) + " does not exist"):
-        build_site(course, tmp_path / "site")
+        publish_site(course, tmp_path / "site")
 
 
 def test_build_refuses_to_replace_a_folder_it_did_not_make(tmp_path: Path) -> None:
@@ -186,7 +185,7 @@ def test_build_refuses_to_replace_a_folder_it_did_not_make(tmp_path: Path) -> No
     out.mkdir()
     (out / "notes.txt").write_text("keep me", encoding="utf-8")
     with pytest.raises(SiteError, match="not empty and was not built by forgelab"):
-        build_site(load_course(ROOT), out, with_bundle=False)
+        build_site(load_course(ROOT), out)
     assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me"
 
 
@@ -252,7 +251,7 @@ def test_site_serve_on_a_busy_port_says_so(site: Path) -> None:
 
 
 def test_every_stage_page_shows_its_figures_from_the_site_itself(site: Path) -> None:
-    from forgelab import figures
+    from forgelab.core import figures
 
     course = load_course(ROOT)
     for stage in course.stages:

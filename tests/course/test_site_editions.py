@@ -22,8 +22,9 @@ import pytest
 
 from browser import ROOT
 
-from forgelab.registry import load_course
+from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site, script_messages, script_strings
+from forgelab.authoring.publish import publish_site
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 PO = ROOT / "forgelab" / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po"
@@ -38,14 +39,14 @@ def course():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def site_all(tmp_path_factory: pytest.TempPathFactory, course) -> Path:  # type: ignore[no-untyped-def]
     out = tmp_path_factory.mktemp("site-all") / "site"
-    build_site(course, out, editions=("en", "zh"))
+    publish_site(course, out, editions=("en", "zh"))
     return out
 
 
 @pytest.fixture(scope="module")
 def site_zh(tmp_path_factory: pytest.TempPathFactory, course) -> Path:  # type: ignore[no-untyped-def]
     out = tmp_path_factory.mktemp("site-zh") / "site"
-    build_site(course, out, editions=("zh",))
+    publish_site(course, out, editions=("zh",))
     return out
 
 
@@ -130,7 +131,7 @@ def test_one_language_builds_that_edition_alone_at_the_root(site_zh: Path, tmp_p
     assert not (site_zh / "zh").exists()
     assert [p.name for p in (site_zh / "downloads").iterdir()] == ["forge-workbook-lab-zh.zip"]
     english = tmp_path / "en"
-    build_site(course, english, editions=("en",), with_bundle=False)
+    build_site(course, english, editions=("en",))
     for folder in (site_zh, english):
         for page in _pages(folder):
             text = page.read_text(encoding="utf-8")
@@ -175,7 +176,7 @@ def test_each_edition_downloads_its_own_bundle(site_all: Path) -> None:
 
 
 def test_the_chinese_pages_speak_chinese(site_all: Path, course) -> None:  # type: ignore[no-untyped-def]
-    from forgelab import figures
+    from forgelab.core import figures
 
     index = (site_all / "zh" / "index.html").read_text(encoding="utf-8")
     visible = _visible(index)
@@ -247,7 +248,7 @@ def test_the_scripts_words_come_from_the_catalog_in_each_edition(site_all: Path)
 
 def test_the_builders_message_list_is_what_babel_extracts_from_the_scripts() -> None:
     pytest.importorskip("babel")
-    from forgelab.i18n_catalogs import extracted
+    from forgelab.authoring.catalogs import extracted
 
     from_scripts = {key for key, places in extracted().items() if any("/site/assets/" in place for place in places)}
     assert from_scripts == set(script_messages())
@@ -275,17 +276,17 @@ def test_the_security_policy_is_the_same_in_both_editions(site_all: Path) -> Non
 
 def test_all_is_reproducible_byte_for_byte(site_all: Path, tmp_path: Path, course) -> None:  # type: ignore[no-untyped-def]
     again = tmp_path / "again"
-    build_site(course, again, editions=("zh", "en"))  # the order asked for does not matter
+    publish_site(course, again, editions=("zh", "en"))  # the order asked for does not matter
     assert _files(again) == _files(site_all)
 
 
 def test_an_edition_the_course_does_not_have_is_refused(tmp_path: Path, course) -> None:  # type: ignore[no-untyped-def]
     english_only = replace(course, languages=("en",))
     with pytest.raises(SiteError, match=r"the course has no 'zh' edition .*choose one of them with --lang"):
-        build_site(english_only, tmp_path / "site", editions=("en", "zh"), with_bundle=False)
+        build_site(english_only, tmp_path / "site", editions=("en", "zh"))
     assert not (tmp_path / "site").exists()
     with pytest.raises(SiteError, match="unknown edition fr: expected en, zh or all"):
-        build_site(course, tmp_path / "site", editions=("fr",), with_bundle=False)
+        build_site(course, tmp_path / "site", editions=("fr",))
 
 
 # ---------------------------------------------------------------- the command

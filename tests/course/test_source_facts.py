@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from forgelab import sourcefacts
-from forgelab.registry import RegistryError, SourceFact, load_course
+from forgelab.authoring import sourcefacts
+from forgelab.core.registry import RegistryError, SourceFact, load_course
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = [stage.number for stage in load_course(ROOT).stages]

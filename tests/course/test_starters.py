@@ -1,4 +1,4 @@
-"""`forgelab starter NN` and `forgelab.starters`: a wrecked starter can always be brought back, with a backup.
+"""`forgelab starter NN` and `forgelab.core.starters`: a wrecked starter can always be brought back, with a backup.
 
 In the learner bundle the pristine starters come from ``course/starters/``; in the course
 repository from ``git show HEAD:...``; elsewhere there is a clear error.
@@ -19,8 +19,8 @@ import pytest
 from conftest import copy_workbook
 from git_workbook import git, git_workbook, run_in_terminal
 
-from forgelab.site.release import BUNDLE_NAME, build_bundle
-from forgelab.starters import StarterError, pristine_starters_dir, starter_source
+from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+from forgelab.core.starters import StarterError, pristine_starters_dir, starter_source
 
 MODULE = "forge/instructions.py"
 TRANSFER = "transfer/test_01_instruction_hierarchy.py"

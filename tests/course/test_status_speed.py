@@ -12,8 +12,8 @@ from conftest import ROOT, WorkbookCopy
 
 from forgelab.judge import core
 from forgelab.judge.settings import DEFAULT
-from forgelab.paths import Workbook
-from forgelab.registry import load_course
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
 
 LOOP = "\n\nwhile True:  # never finishes importing\n    pass\n"
 TRANSFER = '''from forge.instructions import Instruction, resolve
@@ -41,7 +41,7 @@ def jobs_run(monkeypatch: pytest.MonkeyPatch) -> list[core.Job]:
 
 
 def _status(root: Path, **settings: int):  # type: ignore[no-untyped-def]
-    from forgelab.status import collect_status
+    from forgelab.learner.status import collect_status
 
     return collect_status(Workbook(root, root), load_course(root), DEFAULT.with_(**settings))
 
@@ -100,8 +100,8 @@ def test_an_untouched_fault_lab_and_transfer_starter_are_known_without_running(w
                                                                               jobs_run: list[core.Job]) -> None:
     _solution(workbook, "forge/instructions.py")
     assert workbook.run("fault", "start", "01").returncode == 0
-    from forgelab.targets import resolve_target
-    from forgelab.workbench import Workbench
+    from forgelab.core.targets import resolve_target
+    from forgelab.learner.workbench import Workbench
 
     bench = Workbench(Workbook(workbook.root, workbook.root), load_course(workbook.root))
     outcome = bench.check(bench.course.stage("01"))

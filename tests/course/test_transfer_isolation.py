@@ -23,12 +23,13 @@ import pytest
 from conftest import WorkbookCopy, copy_workbook
 from hostile_submissions import REPORT_PATCH  # forge code that marks every pytest report passed
 
-from forgelab.judge import core, jobs, sandbox
+from forgelab.judge import core, sandbox
+from forgelab.verdicts import jobs
 from forgelab.judge.core import LearnerTests, TargetSpec
 from forgelab.judge.outcomes import Limit, Outcome, RunReport
 from forgelab.judge.settings import JudgeSettings, SandboxMode
-from forgelab.paths import Workbook
-from forgelab.registry import load_course
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
 
 TRANSFER_01 = "transfer/test_01_instruction_hierarchy.py"
 TRANSFER_07 = "transfer/test_07_prompt_regression_suite.py"

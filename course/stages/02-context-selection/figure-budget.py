@@ -10,7 +10,7 @@ once more with ``--lang zh`` for ``figure-budget_zh.svg``: only the words below 
 
 import sys
 
-from forgelab.figures import Svg, demo_namespace, plot_language, text_width
+from forgelab.authoring.figures import Svg, demo_namespace, plot_language, text_width
 
 BUDGET = 400  # the budget of the demonstration's real call
 LANG = plot_language()

@@ -11,7 +11,7 @@ once more with ``--lang zh`` for ``figure-matrix_zh.svg``: only the words below 
 import sys
 from functools import partial
 
-from forgelab.figures import Svg, demo_namespace, plot_language
+from forgelab.authoring.figures import Svg, demo_namespace, plot_language
 
 LANG = plot_language()
 WORDS = {

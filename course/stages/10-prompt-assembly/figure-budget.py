@@ -10,7 +10,7 @@ once more with ``--lang zh`` for ``figure-budget_zh.svg``: only the words below 
 
 import sys
 
-from forgelab.figures import Svg, demo_namespace, plot_language, text_width
+from forgelab.authoring.figures import Svg, demo_namespace, plot_language, text_width
 
 WINDOW, OUTPUT, TOOLS, SAFETY = 1_000, 700, 120, 70  # the demonstration's tiny window
 LANG = plot_language()

@@ -11,7 +11,7 @@ once more with ``--lang zh`` for ``figure-cache_zh.svg``: only the words below d
 import sys
 from fractions import Fraction
 
-from forgelab.figures import Svg, demo_namespace, plot_language
+from forgelab.authoring.figures import Svg, demo_namespace, plot_language
 
 LANG = plot_language()
 WORDS = {

@@ -1,0 +1,7 @@
+"""``python -m forgelab`` — the same as the ``forgelab`` command."""
+
+import sys
+
+from forgelab.cli.main import main
+
+sys.exit(main())

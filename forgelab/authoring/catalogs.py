@@ -1,0 +1,156 @@
+"""Course-author tooling for the tools' catalogs: extract, check, compile (Babel; a development dependency).
+
+* :func:`extract` finds every message marked with ``_()``, ``N_()`` or ``ngettext()`` in forgelab/ (and
+  with ``t()`` in the course page's scripts, ``forgelab/site/assets/*.js``, whose words the site build
+  writes into each edition's ``assets/strings.js``) and merges them into each ``forgelab/locale/<lang>/LC_MESSAGES/forgelab.po``: new ids are added without a
+  translation, translations of ids still in use are kept, unused ones are dropped.
+* :func:`problems` lists what makes an edition incomplete: an id without a translation, an id in the
+  catalog that the code no longer uses, a compiled ``.mo`` that is out of date with its ``.po``.
+* :func:`compile_all` writes the ``.mo`` files the tools load at run time (standard-library gettext).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from forgelab.core.i18n import DOMAIN, LANGUAGES, LOCALE_DIR
+
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+SCRIPT_KEYWORDS = {"t": None}  # the course page's scripts: t("English text", {name: value})
+SOURCE = Path(__file__).resolve().parents[1]  # forgelab/
+
+
+@dataclass(frozen=True)
+class CatalogProblem:
+    language: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"catalog {self.language}: {self.what}"
+
+
+def po_path(language: str) -> Path:
+    return LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def mo_path(language: str) -> Path:
+    return po_path(language).with_suffix(".mo")
+
+
+def extracted() -> dict[str, tuple[str, ...]]:
+    """Message id (singular, or (singular, plural)) → the places that use it, from forgelab's source."""
+    from babel.messages.extract import extract_from_dir
+
+    found: dict[str, list[str]] = {}
+    python = extract_from_dir(str(SOURCE), method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=(),
+                              strip_comment_tags=True)
+    scripts = extract_from_dir(str(SOURCE / "site" / "assets"), method_map=[("**.js", "javascript")],
+                               keywords=SCRIPT_KEYWORDS, comment_tags=(), strip_comment_tags=True)
+    for folder, results in (("forgelab/", python), ("forgelab/site/assets/", scripts)):
+        for filename, lineno, message, _comments, _context in results:
+            if "judge/host.py" in filename or "judge/wire.py" in filename:
+                continue  # these run inside the sandbox, where no catalog exists
+            key = message if isinstance(message, str) else "\x00".join(message)
+            found.setdefault(key, []).append(f"{folder}{filename}:{lineno}")
+    return {key: tuple(places) for key, places in sorted(found.items())}
+
+
+def _read(language: str):  # type: ignore[no-untyped-def]
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import read_po
+
+    path = po_path(language)
+    if not path.is_file():
+        return Catalog(locale=language, domain=DOMAIN, project="forge-workbook")
+    with path.open("rb") as handle:
+        return read_po(handle, locale=language, domain=DOMAIN)
+
+
+def _po_bytes(catalog: object) -> bytes:
+    from babel.messages.pofile import write_po
+
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=100, no_location=True, omit_header=False, sort_output=True)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def _mo_bytes(catalog: object) -> bytes:
+    from babel.messages.mofile import write_mo
+
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog, use_fuzzy=False)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def extract() -> dict[str, int]:
+    """Merge the extracted ids into every non-English catalog; returns language → untranslated count."""
+    from babel.messages.catalog import Catalog
+
+    ids = extracted()
+    result = {}
+    for language in LANGUAGES:
+        if language == "en":
+            continue
+        old = _read(language)
+        # the old catalog's dates: extracting without a change leaves the file (and so the compiled .mo) as it is
+        new = Catalog(locale=language, domain=DOMAIN, project="forge-workbook", charset="utf-8",
+                      creation_date=old.creation_date, revision_date=old.revision_date)
+        for key in ids:
+            message_id: str | tuple[str, str] = tuple(key.split("\x00")) if "\x00" in key else key  # type: ignore[assignment]
+            existing = old.get(message_id)
+            new.add(message_id, existing.string if existing is not None else ("", "") if isinstance(message_id, tuple) else "")
+        path = po_path(language)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_po_bytes(new))
+        result[language] = sum(1 for message in new if message.id and not _translated(message))
+    return result
+
+
+def _translated(message: object) -> bool:
+    string = getattr(message, "string", "")
+    return all(string) if isinstance(string, tuple) else bool(string)
+
+
+def compile_all() -> list[Path]:
+    written = []
+    for language in LANGUAGES:
+        if language == "en" or not po_path(language).is_file():
+            continue
+        mo_path(language).write_bytes(_mo_bytes(_read(language)))
+        written.append(mo_path(language))
+    return written
+
+
+def problems() -> list[CatalogProblem]:
+    """Everything that makes an edition of the tools' words incomplete or stale."""
+    ids = extracted()
+    found: list[CatalogProblem] = []
+    for language in LANGUAGES:
+        if language == "en":
+            continue
+        if not po_path(language).is_file():
+            found.append(CatalogProblem(language, f"{po_path(language)} is missing: run `forgelab i18n extract`"))
+            continue
+        catalog = _read(language)
+        present = {message.id if isinstance(message.id, str) else "\x00".join(message.id): message
+                   for message in catalog if message.id}
+        missing = [key for key in ids if key not in present]
+        untranslated = [key for key in ids if key in present and not _translated(present[key])]
+        unused = [key for key in present if key not in ids]
+        for key in missing[:5]:
+            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) is not in the "
+                                                  "catalog: run `forgelab i18n extract`, then translate it"))
+        for key in untranslated[:5]:
+            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) has no "
+                                                  f"translation in {po_path(language).relative_to(SOURCE.parent)}"))
+        for key in unused[:5]:
+            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} is no longer used: run "
+                                                  "`forgelab i18n extract`"))
+        if len(missing) + len(untranslated) + len(unused) > 15:
+            found.append(CatalogProblem(language, f"{len(missing)} missing, {len(untranslated)} untranslated, "
+                                                  f"{len(unused)} unused messages in all"))
+        if not mo_path(language).is_file() or mo_path(language).read_bytes() != _mo_bytes(catalog):
+            found.append(CatalogProblem(language, f"{mo_path(language).name} is out of date: run `forgelab i18n compile`"))
+    return found

@@ -1,0 +1,141 @@
+"""Both editions complete: every text, demo cell, docstring and notebook in one edition exists in the other.
+
+One source, two editions (English ``en`` and Simplified Chinese ``zh``). :func:`problems` lists, in
+plain words, everything present in one edition and missing in the other (down to a Mermaid figure's
+prose label without a ``%% zh:`` translation line) — ``forgelab build --check``
+(and so ``make test``) fails on any of them. Catalog completeness of the tools' own words is
+checked by :mod:`forgelab.authoring.catalogs`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import tomllib
+from pathlib import Path
+
+from forgelab.core import figures
+from forgelab.core.demo import parse_percent_cells
+from forgelab.core.registry import Course, Prediction, Stage, StageText
+
+EDITIONS = ("en", "zh")
+
+
+def _shape(text: StageText) -> dict[str, object]:
+    """The structure two editions must share: which keys, how many items in each list, the quiz answer."""
+    shape: dict[str, object] = {}
+    for field in dataclasses.fields(text):
+        value = getattr(text, field.name)
+        if field.name == "docstrings":
+            continue
+        if isinstance(value, Prediction):
+            shape["prediction.options"] = len(value.options)
+            shape["prediction.answer"] = value.answer
+        elif isinstance(value, tuple):
+            shape[field.name] = len(value)
+    return shape
+
+
+def _documented(path: Path) -> tuple[bool, list[str]]:
+    """(has a module docstring, names of functions and methods that have a docstring) of a Python file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return False, []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(node):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names += [f"{node.name}.{item.name}" for item in node.body
+                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(item)]
+    return ast.get_docstring(tree) is not None, names
+
+
+def stage_problems(course: Course, stage: Stage) -> list[str]:
+    found: list[str] = []
+    where = f"{stage.source_dir.relative_to(course.root).as_posix()}/stage.toml"
+    for language in EDITIONS:
+        if language not in stage.texts:
+            found.append(f"{where}: [text.{language}] is missing")
+    if not all(language in stage.texts for language in EDITIONS):
+        return found
+    for key in stage.untranslated.get("zh", ()):
+        found.append(f"{where}: [text.zh] lacks {key!r} (the Chinese edition shows the English text there)")
+    english, chinese = stage.texts["en"], stage.texts["zh"]
+    for key, count in _shape(english).items():
+        other = _shape(chinese).get(key)
+        if other != count:
+            found.append(f"{where}: [text.zh] {key} has {other} where [text.en] has {count}")
+    docs = chinese.docstrings
+    if docs is None:
+        found.append(f"{where}: [text.zh.docstrings] is missing (the Chinese starter and transfer docstrings)")
+    else:
+        has_doc, functions = _documented(course.root / stage.module)
+        missing = sorted(set(functions) - set(docs.functions))
+        extra = sorted(set(docs.functions) - set(functions))
+        if missing:
+            found.append(f"{where}: [text.zh.docstrings.functions] lacks {', '.join(missing)} ({stage.module} documents them)")
+        if extra:
+            found.append(f"{where}: [text.zh.docstrings.functions] names {', '.join(extra)}, which {stage.module} "
+                         "does not document")
+    english_demo, chinese_demo = stage.source_dir / "demo.py", stage.source_dir / "demo.zh.py"
+    if not chinese_demo.is_file():
+        found.append(f"{chinese_demo.relative_to(course.root).as_posix()} is missing (the Chinese worked demonstration)")
+    else:
+        ours = parse_percent_cells(english_demo.read_text(encoding="utf-8"))
+        theirs = parse_percent_cells(chinese_demo.read_text(encoding="utf-8"))
+        if [kind for kind, _ in ours] != [kind for kind, _ in theirs]:
+            found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: its cells do not follow demo.py one for one")
+        elif [src for kind, src in ours if kind == "code"] != [src for kind, src in theirs if kind == "code"]:
+            found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: a code cell differs from demo.py "
+                         "(only the Markdown is translated; code and its output are the same in both editions)")
+    try:
+        stage_figures = figures.stage_figures(stage.source_dir)
+    except figures.FigureError:
+        stage_figures = []  # reported by `forgelab build --check` with its cause
+    for figure in stage_figures:
+        if not figure.has_edition("zh"):
+            comment = "%%" if figure.kind == "mermaid" else "#"
+            found.append(f"{figure.source.relative_to(course.root).as_posix()}: no `{comment} caption.zh:` line "
+                         "(the Chinese caption and, with `alt.zh:`, the text a screen reader gets)")
+        figure_path = figure.source.relative_to(course.root).as_posix()
+        for label in figure.untranslated("zh"):
+            found.append(f"{figure_path}: label {label!r} has no Chinese: add `%% zh: {label} => <中文>` to its "
+                         f"header (a label that is code keeps its words: `%% zh: {label} => {label}`)")
+        for unused in figure.unused_translations("zh"):
+            found.append(f"{figure_path}: `%% zh: {unused} => …` translates no label of the diagram: "
+                         "remove the line or make its English side match the label")
+    return found
+
+
+def course_problems(course: Course) -> list[str]:
+    found: list[str] = []
+    missing = sorted(set(course.texts.get("en", {})) ^ set(course.texts.get("zh", {})))
+    for key in missing:
+        side = "zh" if key in course.texts.get("en", {}) else "en"
+        found.append(f"course/course.toml: [text.{side}] lacks {key!r}")
+    for scenario, by_language in course.scenarios.items():
+        for language in EDITIONS:
+            if language not in by_language:
+                found.append(f"course/course.toml: [scenarios.{scenario}.{language}] is missing")
+    glossary = course.root / "course" / "glossary.toml"
+    if glossary.is_file():
+        terms = tomllib.loads(glossary.read_text(encoding="utf-8")).get("term", [])
+        for term in terms:
+            for key in ("id", "en", "zh", "meaning"):
+                if not str(term.get(key, "")).strip():
+                    found.append(f"course/glossary.toml: term {term.get('id', '?')!r} has no {key}")
+    else:
+        found.append("course/glossary.toml is missing")
+    if not (course.root / "README.zh-CN.md").is_file() and (course.root / "solutions").is_dir():
+        found.append("README.zh-CN.md is missing (the Chinese README, linked from the top of README.md)")
+    return found
+
+
+def problems(course: Course) -> list[str]:
+    """Everything that is in one edition and not in the other, for the whole course."""
+    found = course_problems(course)
+    for stage in course.stages:
+        found += stage_problems(course, stage)
+    return found

@@ -1,0 +1,168 @@
+"""What the bundle holds, file by file: the committed files transformed for the learner.
+
+Notebooks are shipped with their code-cell outputs cleared — the committed notebooks carry the outputs of the
+reference solution — except the worked demonstration's (:func:`keeps_reference_output`): those are outputs,
+not code, and the notebook marks them as the reference output, so the learner sees the capability work before
+writing it. A pristine copy of every starter is shipped as course data under ``course/starters/``
+(:data:`STARTERS`): all of ``forge/`` and ``transfer/`` as committed, read by ``forgelab starter`` and the
+grader. Another edition's bundle gets its docstrings (:mod:`forgelab.authoring.release.localize`), and every
+bundle its learner README and the built course page (``page/``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from forgelab.authoring.release.source import Committed, ReleaseError, shipped_files
+from forgelab.core.registry import Course, RegistryError, load_course
+from forgelab.core.i18n import _, speaking
+from forgelab.site.builder import BUNDLE_PAGE, SiteError, build_site
+from forgelab.authoring.release.localize import LocalizeError, with_docstrings, with_stub_messages
+
+
+EDITION_FILE = "course/edition.toml"  # written into a bundle of another edition: the language its tools speak
+
+
+# Pristine starters, shipped as course data: learner folder -> folder inside the bundle.
+STARTERS_DIR = "course/starters"
+
+
+STARTERS: tuple[tuple[str, str], ...] = (("forge", f"{STARTERS_DIR}/forge"), ("transfer", f"{STARTERS_DIR}/transfer"))
+
+
+REFERENCE_OUTPUT_TAG = "nbval-check-output"  # the worked demonstration's cells (forgelab.authoring.build.GRADED)
+
+
+def keeps_reference_output(cell: Mapping[str, object]) -> bool:
+    """A worked-demonstration cell: graded by nbval and not one of the notebook's ``lab.`` tool cells."""
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags", []) if isinstance(metadata, dict) else []
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    return cell.get("cell_type") == "code" and REFERENCE_OUTPUT_TAG in tags and not text.lstrip().startswith("lab.")
+
+
+def clear_notebook(raw: bytes) -> bytes:
+    """The notebook with every code-cell output and execution count removed, except the reference output
+    of the worked demonstration (:func:`keeps_reference_output`)."""
+    notebook = json.loads(raw.decode("utf-8"))
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "code" and not keeps_reference_output(cell):
+            cell["outputs"] = []
+            cell["execution_count"] = None
+            cell.get("metadata", {}).pop("execution", None)
+    notebook.get("metadata", {}).pop("widgets", None)
+    return (json.dumps(notebook, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def starter_copies(committed: Committed) -> dict[str, bytes]:
+    """``course/starters/forge/...`` and ``course/starters/transfer/...``: every committed starter file, untouched."""
+    copies: dict[str, bytes] = {}
+    for source, destination in STARTERS:
+        for path in shipped_files(committed):
+            if path.startswith(source + "/"):
+                copies[f"{destination}/{path.removeprefix(source + '/')}"] = committed.files[path]
+    return copies
+
+
+def localized(contents: dict[str, bytes], course: Course, language: str) -> dict[str, bytes]:
+    """The bundle in another edition: each starter and transfer starter (and their pristine copies under
+    ``course/starters/``) with that edition's docstrings and stub messages, and ``course/edition.toml``
+    so the tools and ``make lab`` speak it. Code is unchanged (:mod:`forgelab.authoring.release.localize` checks that)."""
+    if language == "en":
+        return contents
+    result = dict(contents)
+    for stage in course.stages:
+        docs = stage.texts[language].docstrings if language in stage.texts else None
+        if docs is None:
+            raise ReleaseError(f"stage {stage.number} has no [text.{language}.docstrings]: the {language} bundle would "
+                               "ship English starters — translate them (forgelab build --check lists what is missing)")
+        for shipped, module_doc, functions in ((stage.module, docs.starter, docs.functions),
+                                               (stage.transfer_file, docs.transfer, {})):
+            for path in (shipped, f"{STARTERS_DIR}/{shipped}"):
+                if path not in result:
+                    continue
+                try:
+                    source = result[path].decode("utf-8")
+                    text = with_stub_messages(with_docstrings(source, module_doc, functions, where=path), language)
+                except (LocalizeError, UnicodeDecodeError) as error:
+                    raise ReleaseError(f"cannot make the {language} edition of {path}: {error}") from None
+                result[path] = text.encode("utf-8")
+    result[EDITION_FILE] = (f'# This bundle is the "{language}" edition: forgelab and `make lab` speak it\n'
+                            f'# (--lang en or FORGE_LANG=en switches the tools back to English).\n'
+                            f'language = "{language}"\n').encode("utf-8")
+    return result
+
+
+def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
+    """The bundle's files (path → bytes) and the notebooks whose outputs were cleared."""
+    contents: dict[str, bytes] = {}
+    cleared: list[str] = []
+    generated = [path for path in committed.files if path.startswith(STARTERS_DIR + "/")]
+    if generated:
+        raise ReleaseError(f"{STARTERS_DIR}/ is committed ({generated[0]}…), but release writes it itself from forge/ "
+                           f"and transfer/: remove it (`git rm -r {STARTERS_DIR}` and commit)")
+    for relative in shipped_files(committed):
+        data = committed.files[relative]
+        if relative.endswith(".ipynb"):
+            try:
+                data = clear_notebook(data)
+            except (ValueError, UnicodeDecodeError) as error:
+                raise ReleaseError(f"{relative} is not a readable notebook ({error}): rebuild it with `forgelab build`") from None
+            cleared.append(relative)
+        contents[relative] = data
+    contents.update(starter_copies(committed))
+    return contents, cleared
+
+
+LEARNER_READMES = {"README.md": ("course/learner/README.md", "en"),
+                   "README.zh-CN.md": ("course/learner/README.zh-CN.md", "zh")}
+
+
+STAGES_PLACEHOLDER = "<!-- forgelab release: the stages -->"
+
+
+def stage_table(course: Course, language: str) -> str:
+    """The stages as a Markdown table in one edition (the learner README's list, made from the registry)."""
+    with speaking(language):
+        head = f"| # | {_('stage')} | {_('you write')} | {_('capability')} |"
+        rows = [f"| {stage.number} | {stage.text(language).title} | `{stage.module}` | {stage.text(language).capability} |"
+                for stage in course.stages]
+    return "\n".join([head, "|---|---|---|---|", *rows])
+
+
+def learner_readmes(committed: Committed, course: Course) -> dict[str, bytes]:
+    """``README.md`` and ``README.zh-CN.md`` of the bundle: the learner's own (``course/learner/``), with the stage
+    table filled in from the registry — not the course repository's README, which is the instructor's."""
+    readmes: dict[str, bytes] = {}
+    for shipped, (source, language) in LEARNER_READMES.items():
+        data = committed.files.get(source)
+        if data is None:
+            raise ReleaseError(f"{source} is not committed at HEAD ({committed.commit[:12]}): the bundle's {shipped} is "
+                               f"the learner's README, written there; add it (`git add {source} && git commit`)")
+        text = data.decode("utf-8")
+        if STAGES_PLACEHOLDER not in text:
+            raise ReleaseError(f"{source} has no {STAGES_PLACEHOLDER} line: put it where the list of stages goes")
+        readmes[shipped] = text.replace(STAGES_PLACEHOLDER, stage_table(course, language)).encode("utf-8")
+    return readmes
+
+
+def bundle_page(contents: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The course page as it ships inside the bundle (``page/``, every edition), built from the bundle's own files
+    — exactly what ``forgelab page`` builds in an unzipped bundle, where there is no git."""
+    with tempfile.TemporaryDirectory(prefix="forgelab-bundle-page-") as scratch:
+        base = Path(scratch) / "workbook"
+        for path, data in contents.items():
+            if path.startswith(("course/", "tests/stages/")) or path == "pyproject.toml":
+                (base / path).parent.mkdir(parents=True, exist_ok=True)
+                (base / path).write_bytes(data)
+        try:
+            course = load_course(base)
+            build_site(course, base / BUNDLE_PAGE, editions=course.languages, in_bundle=True)
+        except (RegistryError, SiteError) as error:
+            raise ReleaseError(f"the course page for the bundle cannot be built ({error}): fix that and commit") from None
+        return {f"{BUNDLE_PAGE}/{path.relative_to(base / BUNDLE_PAGE).as_posix()}": path.read_bytes()
+                for path in sorted((base / BUNDLE_PAGE).rglob("*")) if path.is_file()}

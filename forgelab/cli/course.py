@@ -1,0 +1,186 @@
+"""Course commands: build, verify-course."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from forgelab.cli.context import (UNSANDBOXED_WARNING, add_unsandboxed_flag, judge_settings, open_workbook,
+                                  sandbox_refusal, sandbox_settings)
+from forgelab.core.display import fail
+from forgelab.core.registry import RegistryError
+from forgelab.core.i18n import _
+
+if TYPE_CHECKING:
+    from forgelab.core.registry import Course, Stage
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.build import build_opening, opening_notebook, stale_artefacts, stale_opening
+    from forgelab.authoring.build import editions as built_editions
+    from forgelab.authoring.build import build_stage
+
+    workbook, course = open_workbook()
+    stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
+    with_opening = not args.stages  # the opening is built with the whole course
+    if args.check:
+        problems = [(item.artefact, item.reason) for item in stale_artefacts(course, stages)]
+        problems += [(opening_notebook(language), reason) for language in built_editions(course)
+                     for reason in (stale_opening(course, language) if with_opening else [])]
+        for artefact, reason in problems:
+            print(f"out of date: {artefact} — {reason}")
+        editions = _edition_problems(course, stages, whole_course=with_opening)
+        for artefact, reason in editions:
+            print(f"out of date: {artefact} — {reason}")
+        if problems or editions:
+            causes = [f"{len(problems)} generated artefact(s) are out of date with their source"] if problems else []
+            causes += [f"{len(editions)} item(s) exist in one edition and not in the other"] if editions else []
+            steps = ["run `forgelab build` and commit the result"] if problems else []
+            steps += ["complete the other edition (`forgelab i18n extract`, translate, `forgelab i18n compile` for the "
+                      "tools' words)"] if editions else []
+            return fail("; ".join(causes), "; ".join(steps))
+        print(f"all generated artefacts are current ({len(stages)} stage(s)); both editions are complete")
+        return 0
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.build import BuildError
+
+    for stage in stages:
+        started = time.monotonic()
+        print(f"building stage {stage.number} ({stage.slug})…", flush=True)
+        try:
+            written = build_stage(course, workbook, stage, run=not args.no_execute)
+        except BuildError as error:
+            return fail(f"stage {stage.number}: {error}")
+        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+    for language in built_editions(course) if with_opening else ():
+        started = time.monotonic()
+        print(f"building the opening ({language})…", flush=True)
+        try:
+            written = build_opening(course, workbook, run=not args.no_execute, language=language)
+        except BuildError as error:
+            return fail(f"the opening ({language}): {error}")
+        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+    return 0
+
+
+def _edition_problems(course: Course, stages: list[Stage], *, whole_course: bool) -> list[tuple[str, str]]:
+    """(what, why) for everything present in one edition and missing in the other: the tools' catalogs
+    (:mod:`forgelab.authoring.catalogs`) and the course's texts, demos and docstrings (:mod:`forgelab.authoring.editions`)."""
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    import importlib.util
+
+    from forgelab.authoring import editions
+    from forgelab.authoring.catalogs import SOURCE, po_path
+
+    found: list[tuple[str, str]] = []
+    if importlib.util.find_spec("babel") is None:
+        found.append(("forgelab/locale", "Babel is not installed, so the tools' catalogs cannot be checked: run "
+                                         "`make install` (the dev extra)"))
+    else:
+        # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+        from forgelab.authoring.catalogs import problems as catalog_problems
+
+        for problem in catalog_problems():
+            found.append((po_path(problem.language).relative_to(SOURCE.parent).as_posix(), problem.what))
+    texts = editions.problems(course) if whole_course else [
+        *editions.course_problems(course), *(item for stage in stages for item in editions.stage_problems(course, stage))]
+    found += [("editions", text) for text in texts]
+    return found
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.verify import verify_course
+
+    workbook, course = open_workbook()
+    stages = [course.stage(s) for s in args.stages] if args.stages else list(course.stages)
+    report = verify_course(workbook, course, stages, progress=print, mutants=args.mutants)
+    print(report.summary)
+    return 0 if report.ok else 1
+
+
+def cmd_new_stage(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring import scaffold
+
+    workbook, course = open_workbook()
+    if not workbook.has_solutions:
+        return fail("new stages are added in the course repository, not in a learner bundle",
+                    "run this in the repository that has solutions/")
+    try:
+        plan = scaffold.plan(course, args.number, args.slug, args.module, args.title or "")
+    except RegistryError as error:
+        return fail(str(error))
+    written = scaffold.write(course, plan)
+    print(f"stage {plan.number} ({plan.slug}) scaffolded: {len(written)} new files, no existing file changed")
+    for path in written:
+        print(f"  {path}")
+    print(f"every file says {scaffold.TODO}; `forgelab verify-course` lists the stage as incomplete until none does")
+    print(f"next: write the texts, the reference and the tests, then `forgelab build {plan.number}` "
+          f"(to undo: delete the files listed above)")
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    new = sub.add_parser("new-stage", help="scaffold every file a new stage needs (course authors)")
+    new.add_argument("number", help="the new stage's two-digit number, e.g. 11")
+    new.add_argument("slug", help="lower-case words joined by hyphens, e.g. tool-call-budget")
+    new.add_argument("--module", required=True, help="the learner's new module, e.g. forge/tool_budget.py")
+    new.add_argument("--title", help="the stage's title (default: from the slug)")
+    new.set_defaults(handler=cmd_new_stage)
+
+    build = sub.add_parser("build", help="regenerate notebooks (executed against the solution) and fault contracts")
+    build.add_argument("stages", nargs="*", help="stage numbers (default: all)")
+    build.add_argument("--check", action="store_true", help="only report artefacts that are out of date; exit 1 if any")
+    build.add_argument("--no-execute", action="store_true", help="write notebooks without running them")
+    build.set_defaults(handler=cmd_build)
+
+    verify = sub.add_parser("verify-course", help="prove every stage's contract: solution passes, starter unsolved, fault holds, artefacts current")
+    verify.add_argument("stages", nargs="*", help="stage numbers (default: all)")
+    verify.add_argument("--mutants", action="store_true", help="also prove that every known-wrong variant in mutants.toml fails a stage test")
+    verify.set_defaults(handler=cmd_verify)
+
+    register_nbval(sub)
+
+
+def cmd_nbval(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.judge.sandbox import SandboxUnavailable, isolation
+    from forgelab.authoring.nbval import run_nbval
+    from forgelab.core.targets import resolve_target
+
+    from forgelab.authoring.build import editions, opening_notebook
+
+    workbook, course = open_workbook()
+    notebooks = [opening_notebook(language) if s in ("0", "00", "opening") else course.stage(s).notebook_in(language)
+                 for language in editions(course) for s in args.stages] if args.stages else None
+    settings = judge_settings(args)
+    someone_elses = resolve_target(args.target, workbook, course).kind == "path"
+    if someone_elses:  # someone else's code: the sandbox `grade` uses, or a refusal
+        settings = sandbox_settings(settings, args.unsandboxed)
+        if args.unsandboxed:
+            print(_(UNSANDBOXED_WARNING), flush=True)
+        else:
+            try:
+                isolation(settings.sandbox)
+            except SandboxUnavailable as error:
+                return sandbox_refusal(error.reason)
+    code = run_nbval(workbook, course, args.target, notebooks=notebooks, lax=args.lax,
+                     extra=["-k", args.keyword] if args.keyword else None, settings=settings)
+    if someone_elses and args.unsandboxed:  # at the end too: the output may be long
+        print(_(UNSANDBOXED_WARNING), flush=True)
+    return code
+
+
+def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    nbval = sub.add_parser("nbval", help="check the stage notebooks: nbval against the reference, a sandboxed replay "
+                                         "of the worked demonstrations against learner code")
+    nbval.add_argument("stages", nargs="*", help="stage numbers, 00 for the opening (default: all notebooks)")
+    nbval.add_argument("--target", default="solution",
+                       help="solution (default: real nbval), or learner / a workbook path (replayed through the judge)")
+    nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")
+    nbval.add_argument("-k", dest="keyword", help="passed to pytest -k (select cells)")
+    add_unsandboxed_flag(nbval)
+    nbval.set_defaults(handler=cmd_nbval)

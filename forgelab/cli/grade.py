@@ -1,0 +1,174 @@
+"""Instructor command: ``forgelab grade SUBMISSION... [--out DIR] [--jobs N] [--stages 01-07]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from forgelab.core.display import fail, table
+from forgelab.cli.context import open_workbook
+from forgelab.judge.settings import DEFAULT, SandboxMode
+from forgelab.core.registry import RegistryError
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be 1 or more")
+    return value
+
+
+def _shown(path: Path) -> str:
+    relative = os.path.relpath(path)
+    return path.as_posix() if relative.startswith("..") else relative
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.grading.batch import ShardSpec, grade_batch
+    from forgelab.grading.gradebook import GradebookError
+    from forgelab.grading.rubric import REGRADE, REVIEW, parse_stages
+    from forgelab.core.submission import SubmissionError, discover
+    from forgelab.judge.sandbox import SandboxUnavailable
+
+    workbook, course = open_workbook()
+    if not workbook.has_solutions and not (workbook.root / "instructor").is_dir():
+        print("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
+              "without the instructor checks")
+    try:
+        stages = parse_stages(course, args.stages)
+    except RegistryError as error:
+        return fail(str(error), "give --stages as a range or a list of the course's stages, e.g. --stages 01-03")
+    try:
+        shard = ShardSpec.parse(args.shard) if args.shard else None
+    except ValueError as error:
+        return fail(str(error), "e.g. --shard 1/4 on the first of four machines, 2/4 on the second …")
+    try:
+        subs = discover(args.submissions)
+    except SubmissionError as error:
+        return fail(str(error), "fix or remove that path and run `forgelab grade` again")
+    out = Path(args.out).expanduser().resolve() if args.out else (workbook.root / "build" / "grading")
+    if out.exists() and not out.is_dir():
+        return fail(f"--out {args.out} is a file, not a folder", "give a folder for the gradebook and the feedback pages")
+    for sub in subs:
+        if out == sub.path or sub.path in out.parents:
+            return fail(f"--out {out} is inside the submission {sub.path}: grading never writes into a submission",
+                        "choose an --out folder outside every submission")
+    settings = DEFAULT.with_(sandbox=SandboxMode.OFF if args.unsandboxed else SandboxMode.REQUIRED,
+                             test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit,
+                             submission_wall_s=args.time_budget)
+    chosen = shard.select(subs) if shard else subs
+    jobs = max(1, min(args.jobs, len(chosen) or 1))
+    what = f"shard {shard}: {len(chosen)} of {len(subs)}" if shard else f"{len(subs)}"
+    print(f"grading {what} submission(s), stage(s) {', '.join(s.number for s in stages)}, {jobs} at a time", flush=True)
+    try:
+        result = grade_batch(course, workbook, stages, subs, out, jobs=jobs, settings=settings, shard=shard,
+                             progress=lambda line: print(line, flush=True))
+    except SandboxUnavailable as error:
+        return fail(str(error))
+    except GradebookError as error:
+        return fail(str(error))
+    print(f"{result.sandbox}; limits: {settings.test_cpu_s} s of CPU time and {settings.test_wall_s} s per test, "
+          f"{settings.submission_wall_s} s per submission")
+    if args.unsandboxed:
+        print("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
+              "the gradebook records it")
+    print()
+    rows = []
+    for graded in result.graded:
+        flags = [f"{count} {flag}" for flag in (REVIEW, REGRADE)
+                 if (count := sum(1 for item in graded.items if item.flag == flag))]
+        rows.append((graded.submission.id, f"{graded.points}/{graded.max_points}", ", ".join(flags),
+                     _shown(result.pages[graded.submission.id])))
+    print(table(["submission", "points", "flags", "feedback page"], rows))
+    print()
+    print(f"gradebook: {_shown(result.gradebook)} (SQLite; table grades), "
+          f"{_shown(result.csv)}, {_shown(result.totals)}")
+    flagged = sum(1 for g in result.graded for item in g.items if item.flag == REVIEW)
+    again = sorted({g.submission for g in result.graded for item in g.items if item.flag == REGRADE},
+                   key=lambda sub: sub.id)
+    if again:
+        print(f"next: the grader failed on {len(again)} submission(s) (rows with flag=regrade; not the learners' "
+              f"fault): grade them again with `forgelab grade {' '.join(_shown(sub.path) for sub in again[:3])}"
+              f"{' …' if len(again) > 3 else ''} --out {_shown(out)}` (their rows are replaced)")
+    if shard:
+        print(f"next: when every shard is done, `forgelab gradebook merge OUT1 OUT2 … --into DIR`")
+    elif flagged:
+        print(f"next: {flagged} item(s) are flagged for review — see the rows with flag=review in "
+              f"{_shown(result.csv)}")
+    elif not again:
+        print("next: read the gradebook, then send each learner their feedback page")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.grading.batch import merge
+    from forgelab.grading.gradebook import GradebookError
+
+    workbook, course = open_workbook()
+    folders = [Path(folder).expanduser().resolve() for folder in args.shards]
+    into = Path(args.into).expanduser().resolve()
+    if into in folders:
+        return fail(f"--into {args.into} is one of the shard folders", "merge into a new, empty folder")
+    try:
+        count, book, csv_path, pages = merge(course, folders, into)
+    except GradebookError as error:
+        return fail(str(error))
+    print(f"merged {len(folders)} shard(s): {count} submission(s), {len(pages)} feedback page(s)")
+    print(f"gradebook: {_shown(book)}, {_shown(csv_path)}")
+    read, missing = _shards_of(book)
+    if read:
+        print(f"shards read: {', '.join(read)}")
+    if missing:
+        print(f"warning: shard(s) {', '.join(missing)} of this split are missing: their submissions are not in the "
+              f"merged gradebook — merge again with every shard's folder")
+    print(f"next: `forgelab grade report {_shown(into)} --html` shows what the class struggles with")
+    return 0
+
+
+def _shards_of(book: Path) -> tuple[list[str], list[str]]:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.grading import gradebook
+
+    connection = gradebook.open_gradebook(book)
+    try:
+        return gradebook.shards_read(gradebook.run_records(connection))
+    finally:
+        connection.close()
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    grade = sub.add_parser(
+        "grade", help="grade learner submissions (folders or zips): stage tests, instructor checks, notebooks, evidence",
+        description="Grade each submission with the judge: its code runs only in a sandbox (bubblewrap) and is "
+                    "called across a data-only boundary. Writes an SQLite gradebook, CSV exports and one feedback "
+                    "page per learner. Submissions are never written. Afterwards, `forgelab grade report OUT [--html]` "
+                    "shows what the class struggles with, test by test (aggregates only).")
+    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="a learner's workbook folder or its zip")
+    grade.add_argument("--out", help="folder for gradebook.sqlite, gradebook.csv, totals.csv and feedback/ "
+                                     "(default: build/grading in the course)")
+    grade.add_argument("--jobs", type=_positive, default=1, help="submissions graded in parallel (default 1)")
+    grade.add_argument("--stages", help="stages to grade: 01-07, 01,03 or 02 (default: all)")
+    grade.add_argument("--shard", metavar="K/N", help="grade only the K-th of N deterministic slices of the submissions")
+    grade.add_argument("--cpu-limit", type=_positive, default=10,
+                       help="CPU seconds a submission's code may use in one test (default 10): an endless loop")
+    grade.add_argument("--wall-limit", type=_positive, default=90,
+                       help="wall-clock seconds per test for code that waits instead of computing (default 90)")
+    grade.add_argument("--time-budget", type=_positive, default=600, metavar="SECONDS",
+                       help="wall-clock seconds a submission's code may take in all (default 600): every call of the "
+                            "course's tests added up, and its own tests again as much; what is left is not run")
+    grade.add_argument("--unsandboxed", action="store_true",
+                       help="grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)")
+    grade.set_defaults(handler=cmd_grade)
+
+    book = sub.add_parser("gradebook", help="work with gradebooks: merge the output of `grade --shard` runs")
+    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="combine shard output folders into one gradebook, CSV and feedback set")
+    merge.add_argument("shards", nargs="+", metavar="OUT", help="the --out folders of the shard runs")
+    merge.add_argument("--into", required=True, help="a new folder for the merged gradebook")
+    merge.set_defaults(handler=cmd_merge)

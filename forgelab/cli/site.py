@@ -1,0 +1,196 @@
+"""``forgelab site build|serve`` and ``forgelab release``: the course page and the learner bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from forgelab.core.paths import Workbook
+from forgelab.core.display import fail
+from forgelab.core.registry import load_course
+
+DEFAULT_SITE = Path("build") / "site"
+DEFAULT_PORT = 8000
+
+
+def _shown(path: Path) -> str:
+    """A path as typed by the user: relative to the current folder when it is below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return path.as_posix()
+
+
+def _site_dir(given: str | None) -> Path:
+    if given:
+        return Path(given).expanduser().resolve()
+
+    return Workbook.locate().root / DEFAULT_SITE
+
+
+EDITION_NAMES = {"en": "English", "zh": "Chinese (zh)"}
+
+
+def cmd_site_build(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.publish import publish_site
+    from forgelab.authoring.release.source import ReleaseError
+    from forgelab.site.builder import SiteError
+
+    workbook = Workbook.locate()
+    course = load_course(workbook.root)
+    out = _site_dir(args.out)
+    editions = tuple(getattr(args, "editions", None) or ("en",))
+    try:
+        published = publish_site(course, out, editions=editions)
+    except (SiteError, ReleaseError) as error:
+        return fail(str(error), "fix that, then run `forgelab site build` again")
+    except OSError as error:
+        return fail(f"cannot write the site into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    built = published.site
+    for edition in built.editions:
+        folder = out / edition.folder
+        stages = len(edition.pages) - 1
+        name = EDITION_NAMES.get(edition.language, edition.language)
+        print(f"site built ({name} edition): {_shown(folder)} (index and {stages} stage page{'s' if stages != 1 else ''})")
+        bundle = published.bundles.get(edition.language)
+        if bundle:
+            print(f"  lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB, "
+                  "no reference solutions)")
+    if len(built.editions) > 1:
+        print("every page has a language switch to the same page in the other edition (and hreflang links)")
+    print(f"open it:    {(out / 'index.html').as_uri()}")
+    print(f"or serve:   forgelab site serve --dir {_shown(out)}")
+    return 0
+
+
+def cmd_site_serve(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.site.serve import make_server, url_of
+
+    directory = _site_dir(args.dir)
+    if not (directory / "index.html").is_file():
+        return fail(f"no site in {_shown(directory)} (no index.html)", "run `forgelab site build` first")
+    try:
+        server = make_server(directory, args.port)
+    except OSError as error:
+        return fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error})",
+                    "choose another port with --port N (0 picks a free one)")
+    print(f"serving {_shown(directory)} at {url_of(server)}", flush=True)
+    others = sorted(path.parent.name for path in directory.glob("*/index.html") if (path.parent / "assets").is_dir())
+    for language in others:  # a `--lang all` build: the other editions live in their folders
+        print(f"  {EDITION_NAMES.get(language, language)} edition: {url_of(server).removesuffix('index.html')}"
+              f"{language}/index.html", flush=True)
+    print("only this computer can reach it; press Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopped")
+    finally:
+        server.server_close()
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.release.source import ReleaseError
+    from forgelab.authoring.release.bundle import build_checkpoint
+
+    workbook = Workbook.locate()
+    out = Path(args.out).expanduser().resolve()
+    if not workbook.has_solutions:
+        return fail("checkpoint packs are made from the reference solutions, which this workbook does not have",
+                    "run `forgelab release --checkpoint NN` in the instructor's course repository")
+    try:
+        pack = build_checkpoint(workbook.root, out, args.checkpoint)
+    except ReleaseError as error:
+        return fail(str(error), "fix that, then run `forgelab release --checkpoint` again")
+    except OSError as error:
+        return fail(f"cannot write the checkpoint pack into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    print(f"checkpoint pack: {_shown(pack.path)} ({len(pack.modules)} reference modules, {round(pack.size / 1024)} KB)")
+    print(f"built from: commit {pack.commit[:12]} (git HEAD) — the committed reference modules, not the files on disk")
+    print(f"holds: {', '.join(pack.modules)} and manifest.json — no tests, no transfer tests, no answers")
+    if pack.left_out:
+        print(f"not in the pack (working-tree changes, not committed): {', '.join(pack.left_out[:6])}")
+    print(f"release it once the deadline of stage {pack.checkpoint} has passed: in the bundle, a learner runs "
+          f"`forgelab restore NN --from {pack.path.name}` to lay in the modules of the stages before NN "
+          f"(any NN up to {int(pack.checkpoint) + 1:02d}), after a backup")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    if args.checkpoint:
+        return cmd_checkpoint(args)
+    workbook = Workbook.locate()
+    out = Path(args.out).expanduser().resolve()
+    for language in getattr(args, "editions", ("en",)):
+        status = _release_one(workbook.root, out, language)
+        if status:
+            return status
+    return 0
+
+
+def _release_one(root: Path, out: Path, language: str) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+    from forgelab.authoring.release.source import ReleaseError
+
+    try:
+        bundle = build_bundle(root, out, language)
+    except ReleaseError as error:
+        if "would reveal a reference solution" in str(error):
+            return fail(str(error), "take the reference code out of the named files (a starter function's body goes back "
+                                    "to `raise NotImplementedError(...)`), commit, and run `forgelab release` again — "
+                                    "release reads the committed files (git HEAD), not the folder")
+        return fail(str(error), "fix that, then run `forgelab release` again")
+    except OSError as error:
+        return fail(f"cannot write the bundle into {_shown(out)} ({error.strerror or error})",
+                    "choose a writable folder with --out")
+    edition = {"en": "English", "zh": "Chinese (zh)"}.get(language, language)
+    print(f"lab bundle ({edition} edition): {_shown(bundle.path)} ({len(bundle.files)} files, "
+          f"{round(bundle.size / 1024)} KB)")
+    print(f"built from: commit {bundle.commit[:12]} (git HEAD) — the committed course, not the files on disk")
+    print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
+    print(f"pristine starters: {len(bundle.starters)} files under course/starters/ (for `forgelab starter NN`)")
+    if language != "en":
+        print(f"starters and transfer starters carry the {language} docstrings; course/edition.toml makes the tools "
+              f"and `make lab` speak {language}")
+    print("checked against solutions/: no file of solutions/, no reference function body, "
+          "no reference transfer test, no reference answer inside")
+    if bundle.left_out:
+        shown = ", ".join(bundle.left_out[:8]) + (f" and {len(bundle.left_out) - 8} more" if len(bundle.left_out) > 8 else "")
+        print(f"not in the bundle (working-tree changes, not committed): {shown}")
+        print("  commit them and release again if they belong in the bundle")
+    print(f"a learner unzips it, runs `make lab` in {BUNDLE_NAME}/ (see its README), then `forgelab check 01`")
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    site = sub.add_parser("site", help="build or serve the static course page with the in-browser self-check")
+    site_sub = site.add_subparsers(dest="site_command", metavar="SITE_COMMAND", required=True)
+
+    build = site_sub.add_parser("build", help="render the course page (and the lab bundle it links to)",
+                                epilog="--lang en|zh|all chooses the edition(s): en (default) or zh builds that edition "
+                                       "at the root of --out, with its own bundle (zh: forge-workbook-lab-zh.zip); all "
+                                       "puts English at the root and Chinese under zh/, each page linking to the same "
+                                       "page in the other edition.")
+    build.add_argument("--out", help=f"output folder (default: {DEFAULT_SITE} in the workbook)")
+    build.set_defaults(handler=cmd_site_build)
+
+    serve = site_sub.add_parser("serve", help="serve a built course page on 127.0.0.1 and print its URL")
+    serve.add_argument("--dir", help=f"the built site (default: {DEFAULT_SITE} in the workbook)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.set_defaults(handler=cmd_site_serve)
+
+    release = sub.add_parser("release", help="build the learner bundle from the committed course (git HEAD), "
+                                                "without the reference solutions",
+                             epilog="--lang en|zh|all chooses the edition(s): en (default) writes forge-workbook-lab.zip, "
+                                    "zh forge-workbook-lab-zh.zip (Chinese docstrings and notebooks, tools in Chinese), "
+                                    "all both.")
+    release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip "
+                                                      "(or, with --checkpoint NN, forge-workbook-checkpoint-NN.zip)")
+    release.add_argument("--checkpoint", metavar="NN", help="instead of the bundle, write a checkpoint pack: the "
+                                                            "reference modules of stages 01..NN, for `forgelab restore "
+                                                            "--from` after a deadline")
+    release.set_defaults(handler=cmd_release)

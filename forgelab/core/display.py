@@ -1,0 +1,165 @@
+"""Plain-text tables and short messages for the terminal and the notebook.
+
+Nothing is ever cut: a cell too long for its column wraps onto the next lines of the same row (rich lays
+the table out; :func:`fill` breaks the lines, between words and between Chinese characters). Widths are
+display columns, not characters: a Chinese character takes two columns in a terminal, so tables line up —
+and wrap — in both editions. Output is plain text (no colour, no box-drawing characters), so it reads the
+same in a terminal, a pipe, a log and a notebook.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import sys
+import unicodedata
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from forgelab.core.i18n import N_, _
+
+SYMBOLS = {
+    "passed": N_("passed"), "failed": N_("FAILED"), "error": N_("ERROR"), "skipped": N_("skipped"),
+    "timeout": N_("TIMEOUT"), "not_run": N_("not run"),
+}
+MIN_LAST_COLUMN = 16  # the last column (a cause, a detail) never gets narrower than this
+ROOMY_LAST_COLUMN = 20  # ... and is this wide when there is room, even if its cells are shorter
+GAP = 2  # spaces between two columns
+
+
+def symbol(outcome: str) -> str:
+    return _(SYMBOLS[outcome])
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (wide East Asian characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 0 if unicodedata.combining(ch) else 1
+               for ch in text)
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    room = " " * max(0, width - columns(text))
+    return room + text if right else text + room
+
+
+def width() -> int:
+    """The width to lay text out in: ``FORGELAB_WIDTH``, else the terminal's (60 to 120 columns)."""
+    if os.environ.get("FORGELAB_WIDTH", "").isdigit():
+        return int(os.environ["FORGELAB_WIDTH"])
+    return max(60, min(120, shutil.get_terminal_size((100, 20)).columns))
+
+
+def _render(renderable: Table | Text, total: int) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=max(total, 20), color_system=None, force_terminal=False, no_color=True,
+                      markup=False, emoji=False, highlight=False, legacy_windows=False, soft_wrap=False)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
+
+
+_CJK = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+# a CJK character (each is a place to break), else a run of other non-space characters (a word, a path)
+_TOKEN = re.compile(rf"(\s*)([{_CJK}]|[^\s{_CJK}]+)")
+_NO_LINE_START = set("，。、；：！？）」』》〕】’”…—%,.;:!?)]}")  # kept with what comes before them
+
+
+def fill(text: str, size: int) -> list[str]:
+    """``text`` broken into lines of at most ``size`` columns: between words, and between any two Chinese (or
+    Japanese) characters as a Chinese reader expects — never before a closing mark such as ，or ）; a word
+    longer than a line is folded. Nothing is dropped; the spaces between words are kept."""
+    lines: list[str] = []
+    line, used = "", 0
+    for match in _TOKEN.finditer(" ".join(text.split())):
+        space, token = (" " if match.group(1) else ""), match.group(2)
+        cost = columns(token)
+        if line and used + columns(space) + cost <= size:
+            line, used = line + space + token, used + columns(space) + cost
+            continue
+        if line and token[0] in _NO_LINE_START and used + cost <= size + 2:
+            if used + cost <= size:
+                line, used = line + space + token, used + cost
+                continue
+            # the mark would start the next line: take the last character down with it
+            carry = line[-1] if columns(line[-1]) == 2 else ""
+            if carry:
+                lines.append(line[:-1].rstrip())
+                line, used = carry + token, columns(carry) + cost
+                continue
+        if line:
+            lines.append(line.rstrip())
+        line, used = "", 0
+        while cost > size:  # a word longer than a line (a long path, a test name): fold it
+            piece, width_so_far = "", 0
+            for ch in token:
+                if width_so_far + columns(ch) > size:
+                    break
+                piece, width_so_far = piece + ch, width_so_far + columns(ch)
+            lines.append(piece)
+            token, cost = token[len(piece):], columns(token[len(piece):])
+        line, used = token, cost
+    if line or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def column_widths(rows: Sequence[Sequence[str]], total: int) -> list[int]:
+    """Each column's width for ``rows`` (the header included) in ``total`` columns: every column but the last
+    as wide as its widest cell while the last keeps at least :data:`MIN_LAST_COLUMN`; the last takes the rest."""
+    natural = [max([columns(str(row[index])) for row in rows] + [1]) for index in range(len(rows[0]))]
+    room = total - GAP * (len(natural) - 1)
+    fixed = natural[:-1]
+    while sum(fixed) + min(MIN_LAST_COLUMN, natural[-1]) > room and max(fixed, default=0) > 8:
+        widest = fixed.index(max(fixed))
+        fixed[widest] -= 1  # a very long first column (a test name) gives way, and wraps, before the cause does
+    space = max(room - sum(fixed), 1)
+    return [*fixed, max(min(ROOMY_LAST_COLUMN, space), min(natural[-1], space))]
+
+
+def _rows(rows: Sequence[Sequence[str]], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False, padding=(0, GAP, 0, 0), expand=False)
+    for index, size in enumerate(widths):
+        grid.add_column(width=size, overflow="fold", justify="right" if index in right else "left")
+    for row in rows:
+        grid.add_row(*(Text("\n".join(fill(str(cell), size))) for cell, size in zip(row, widths)))
+    return _render(grid, sum(widths) + GAP * (len(widths) - 1))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: int | None = None,
+          right: Sequence[int] = ()) -> str:
+    """A left-aligned table in ``total_width`` columns (default: :func:`width`): a header, a rule of dashes under
+    each column, the rows. Long cells wrap, none is cut. Columns whose index is in ``right`` are right-aligned."""
+    total = total_width or width()
+    widths = column_widths([list(headers), *[list(map(str, row)) for row in rows]], total)
+    return "\n".join(filter(None, [table_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
+
+
+def table_row(cells: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    """One row laid out in the given column widths (for tables printed a row at a time); wraps, never cuts."""
+    return _rows([cells], widths, right)
+
+
+def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    """The header and its rule, laid out like :func:`table_row`."""
+    return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
+
+
+def wrap(text: str, total_width: int | None = None, indent: int = 0) -> str:
+    """``text`` wrapped at word boundaries (CJK between any two characters) in ``total_width`` columns. Its leading
+    spaces stay; the lines after the first are indented by ``indent`` more spaces."""
+    total = total_width or width()
+    lead = len(text) - len(text.lstrip(" "))
+    first, *rest = fill(text, max(total - lead - indent, 20))
+    return "\n".join([" " * lead + first, *(" " * (lead + indent) + line for line in rest)])
+
+
+def fail(message: str, next_step: str | None = None) -> int:
+    """Print a one-line cause (and the next step) to stderr; return exit status 2."""
+    print(f"forgelab: {message}", file=sys.stderr)
+    if next_step:
+        print(_("next: {step}").format(step=next_step), file=sys.stderr)
+    return 2

@@ -1,0 +1,334 @@
+"""``forgelab check NN``: judge one stage for one target and write its evidence.
+
+Four parts are judged, each from a real run:
+
+1. the stage's required tests against the target's ``forge``;
+2. the fault lab: the target test — and the rest of the stage tests — in the lab workspace;
+3. the transfer challenge: the learner's own test file, run against the same ``forge`` — and once
+   more against the stage's known-wrong implementation, where it must not pass;
+4. the design answer: present and long enough to be an answer.
+
+Everything that runs learner code goes through one judge run (:mod:`forgelab.judge`): the course's
+tests on the trusted side, the learner's modules in the sandbox. The learner's own transfer test runs
+in a sandbox of its own, with the course's interface ``forge`` instead of theirs: its calls reach their
+``forge`` (or the known-wrong one) through the judge as data, so the two runs look the same from inside
+the test except by what ``forge`` does (:mod:`forgelab.judge.relay`). Without bubblewrap (macOS) both are
+plain child processes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forgelab import __version__
+from forgelab.core import evidence
+from forgelab.core.i18n import N_, _, active
+from forgelab.judge import core
+from forgelab.verdicts import jobs
+from forgelab.judge.core import CourseTests, LearnerTests
+from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
+from forgelab.judge.settings import DEFAULT, JudgeSettings
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
+from forgelab.core.targets import Target
+from forgelab.verdicts.parts import NOT_WRITTEN_TEXT, PART_WORDS, Part, judge_design, judge_lab, judge_transfer
+from forgelab.core.starters import StarterError, starter_bytes
+from forgelab.verdicts.diagnosis import judged_record, load_key, defect_text, DiagnosisError
+
+TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    stage: Stage
+    target: Target
+    tests: tuple[TestRow, ...]
+    fault_lab: Part
+    transfer: Part
+    transfer_tests: tuple[TestRow, ...]
+    design: Part
+    document: dict[str, Any]
+    path: Path | None
+    import_problem: ImportProblem | None = None
+    report: RunReport | None = None
+    diagnosis: Part = field(default_factory=lambda: Part("missing", ""))
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.document["accepted"])
+
+
+def lab_dir(workbook: Workbook, stage: Stage, target: Target) -> Path:
+    base = workbook.workspace if target.kind == "learner" else target.home
+    return base / stage.lab_dir
+
+
+def transfer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
+    if target.is_reference:
+        return workbook.root / stage.reference_transfer
+    base = workbook.root if target.kind == "learner" else target.home
+    return base / stage.transfer_file
+
+
+def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
+    if target.is_reference:
+        return workbook.root / stage.reference_answer
+    return target.home / stage.design_answer_file
+
+
+def _required_rows(stage: Stage, report: RunReport, label: str) -> tuple[TestRow, ...]:
+    """One or more rows per required test; a required test that did not run says why."""
+    found = report.in_file(label, stage.test_file)
+    rows: list[TestRow] = []
+    for name in stage.required_tests:
+        mine = [row for row in found if row.name == name]
+        if mine:
+            rows.extend(mine)
+            continue
+        problem = report.import_problems.get(label)
+        errors = [e.cause for e in report.collect_errors if e.target == label and e.file == stage.test_file]
+        cause = (_("not run: {cause}").format(cause=problem.cause) if problem
+                 else _("not run: could not collect the tests: {cause}").format(cause=errors[0]) if errors
+                 else report.problem or _("this test was not found: the stage test file may have been edited"))
+        rows.append(TestRow(f"{stage.test_file}::{name}", label, Outcome.NOT_RUN, cause))
+    return tuple(rows)
+
+
+ON_OWN_FORGE = N_("on your own forge/: {detail} (grading runs your test on the course's reference implementation "
+                  "instead, where it must pass, and on its known-wrong ones, where it must fail)")
+
+
+def untouched_lab(workbook_root: Path, stage: Stage, lab: Path) -> bool:
+    """The lab's module is still the broken variant, byte for byte: it is broken, nothing need run to know it."""
+    module, variant = lab / stage.fault.fault_file, workbook_root / stage.fault_variant
+    return module.is_file() and variant.is_file() and module.read_bytes() == variant.read_bytes()
+
+
+def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
+    """The transfer test is still the shipped starter, byte for byte: it only skips, nothing need run to know it."""
+    try:
+        return path.is_file() and path.read_bytes() == starter_bytes(workbook.root, stage.transfer_file)
+    except StarterError:
+        return False
+
+
+def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
+               reference_results: tuple[TestRow, ...], workbook_root: Path) -> Part:
+    if target.kind == "solution":
+        ok = all(r.outcome is Outcome.PASSED for r in reference_results if r.name == stage.fault.target_test)
+        return Part("fixed" if ok else "broken", _("reference fix: the solution module is the repaired file"))
+    if target.kind == "fault":
+        return Part("broken", _("this target is the broken variant itself"))
+    if not lab.is_dir():
+        return Part("not_started", _("start it with `forgelab fault start {number}`").format(number=stage.number))
+    if untouched_lab(workbook_root, stage, lab):
+        return Part("broken", _("{path} is still the broken variant: find the defect (`forgelab fault check {number}` "
+                                "shows the symptom), state your diagnosis, then repair it").format(
+                                    path=stage.lab_module, number=stage.number))
+    assert report is not None
+    verdict = judge_lab(stage, report, LAB)
+    if verdict.status == "error":
+        return Part("error", verdict.problem or _("the lab's tests did not run"))
+    if verdict.status == "broken":
+        if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
+            return Part("broken", _("{test} still fails: {cause}").format(test=stage.fault.target_test,
+                                                                            cause=verdict.target.cause))
+        return Part("broken", _("the target test passes, but the lab fix breaks: {tests}").format(
+            tests=", ".join(verdict.failing)))
+    return Part("fixed", _("the target test and the whole stage pass in the lab workspace"),
+                {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
+
+
+def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) -> core.Job:
+    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice."""
+    transfer_path = transfer_file(workbook, stage, target)
+    lab = lab_dir(workbook, stage, target)
+    targets = [jobs.spec(target, TARGET, stage)]
+    course_tests = [CourseTests(TARGET, (stage.test_file,))]
+    learner_tests: list[LearnerTests] = []
+    if target.kind in ("learner", "path") and (lab / "forge").is_dir() and not untouched_lab(workbook.root, stage, lab):
+        targets.append(jobs.lab_spec(lab, stage, LAB))
+        course_tests.append(CourseTests(LAB, (stage.test_file,)))
+    if transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
+        if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
+            course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
+        else:
+            learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
+            variant = jobs.fault_variant(workbook, stage)
+            if (workbook.root / stage.fault_variant).is_file():
+                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
+                learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
+    return jobs.job(course, workbook, targets, course_tests, learner_tests)
+
+
+def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
+              write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT) -> CheckOutcome:
+    transfer_path = transfer_file(workbook, stage, target)
+    transfer_shown = stage.transfer_file
+    lab = lab_dir(workbook, stage, target)
+    job = check_job(course, workbook, stage, target)
+    report = core.run(job, settings)
+    problem = report.import_problems.get(TARGET)
+    tests = _required_rows(stage, report, TARGET)
+    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
+    transfer_rows = report.in_file(TARGET, transfer_name)
+    if not transfer_path.is_file():
+        transfer_part = Part("missing", _("{path} does not exist: bring the starter back with `forgelab starter {number} "
+                                          "--transfer`").format(path=transfer_shown, number=stage.number))
+    elif target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path):
+        transfer_part = Part("not_written", _(NOT_WRITTEN_TEXT).format(path=transfer_shown))
+    elif problem is not None and not target.is_reference:
+        transfer_part = Part("error", _("not run: {cause}").format(cause=problem.cause))
+    else:
+        errors = [e.cause for e in report.collect_errors if e.target == TARGET and e.file == transfer_name]
+        run_problem = report.target_problems.get(TARGET) or (
+            _("could not collect {path}: {cause}").format(path=transfer_shown, cause=errors[0]) if errors else None)
+        on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
+        transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
+        if not target.is_reference and transfer_part.status in ("passed", "failed", "error", "cannot_tell"):
+            # the bundle has no reference implementation: check judges on the learner's forge, and says so
+            transfer_part = Part(transfer_part.status, _(ON_OWN_FORGE).format(detail=transfer_part.detail),
+                                 transfer_part.extra)
+    lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
+    diagnosis_part = judge_diagnosis(workbook, stage, target)
+    design_path = design_answer_file(workbook, stage, target)
+    design_part = judge_design(design_path, stage.design_answer_file)
+
+    document = build_document(course, stage, target, tests, lab_part, transfer_part, transfer_rows,
+                              transfer_path, design_part, design_path, diagnosis_part)
+    path = None
+    if write:
+        path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
+        evidence.write_document(path, document)
+    return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
+                        problem, report, diagnosis_part)
+
+
+def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:
+    counts = {key: 0 for key in ("passed", "failed", "error", "skipped", "timeout", "not_run")}
+    for row in tests:
+        counts[row.outcome] += 1
+    passed_names = {
+        name for name in stage.required_tests
+        if (rows := [r for r in tests if r.name == name]) and all(r.outcome == "passed" for r in rows)
+    }
+    counts["required_passed"] = len(passed_names)
+    counts["required_total"] = len(stage.required_tests)
+    return counts
+
+
+def judge_diagnosis(workbook: Workbook, stage: Stage, target: Target) -> Part:
+    """The fault lab's diagnosis, the second fact of the lab beside its repair: stated, and right or not — judged
+    again with the course's answer key, never taken from the saved record."""
+    if target.kind == "solution":
+        return Part("right", _("reference: the course's own diagnosis"))
+    if target.kind == "fault":
+        return Part("missing", _("this target is the broken variant itself"))
+    home = workbook.workspace if target.kind == "learner" else target.home
+    record, right = judged_record(workbook.root, home, stage)
+    if record is None:
+        return Part("missing", _("not stated yet: `forgelab fault diagnose {number}` (or part 7 of the notebook) — "
+                                 "which test shows the defect, where it lies, what it is").format(number=stage.number))
+    try:
+        defect = defect_text(load_key(workbook.root, stage), record.defect, active())
+    except DiagnosisError:
+        defect = record.defect
+    extra: dict[str, Any] = {"test": record.test, "function": record.function, "defect": record.defect,
+                             "defect_text": defect, "explanation": record.explanation, "attempts": record.attempts,
+                             "stated_after_fix": record.stated_after_fix, "hints_shown": record.hints_shown}
+    if all(right.values()):
+        return Part("right", _("{test} shows it, it lies in {function}(), and the defect is: {defect} (stated at attempt "
+                               "{attempts})").format(attempts=record.attempts, test=record.test,
+                                                     function=record.function, defect=defect), extra)
+    wrong = [_(QUESTION_WORDS[question]) for question, ok in right.items() if not ok]
+    return Part("not_right", _("stated, not right yet ({wrong}): look again and state it with `forgelab fault "
+                               "diagnose {number}`").format(wrong=", ".join(wrong), number=stage.number), extra)
+
+
+QUESTION_WORDS = {"test": N_("which test shows it"), "function": N_("where it lies"), "defect": N_("what the defect is")}
+DIAGNOSIS_WORDS = {"missing": N_("not stated"), "not_right": N_("not right yet"), "right": N_("right")}
+
+
+def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestRow, ...],
+                   lab: Part, transfer: Part, transfer_rows: tuple[TestRow, ...], transfer_path: Path,
+                   design: Part, design_path: Path, diagnosis: Part | None = None) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    diagnosis = diagnosis or Part("missing", "")
+    summary = _summary(stage, tests)
+    acceptance = {
+        "required_tests_passed": summary["required_passed"] == summary["required_total"],
+        "fault_lab_fixed": lab.status == "fixed",
+        "fault_lab_diagnosed": diagnosis.status == "right",
+        "transfer_passed": transfer.status == "passed",
+        "design_answer_present": design.status == "present",
+    }
+    problems = []
+    if not acceptance["required_tests_passed"]:
+        failing = [name for name in stage.required_tests
+                   if not all(r.outcome == "passed" for r in tests if r.name == name)]
+        problems.append(_("required tests not passing: {tests}").format(tests=", ".join(failing)))
+    if not acceptance["fault_lab_fixed"]:
+        problems.append(_("fault lab {status}: {detail}").format(status=_(PART_WORDS.get(lab.status, lab.status)),
+                                                                  detail=lab.detail))
+    if not acceptance["fault_lab_diagnosed"]:
+        problems.append(_("fault lab diagnosis {status}: {detail}").format(
+            status=_(DIAGNOSIS_WORDS.get(diagnosis.status, diagnosis.status)), detail=diagnosis.detail))
+    if not acceptance["transfer_passed"]:
+        problems.append(_("transfer challenge {status}: {detail}").format(
+            status=_(PART_WORDS.get(transfer.status, transfer.status)), detail=transfer.detail))
+    if not acceptance["design_answer_present"]:
+        problems.append(_("design answer {status}: {detail}").format(
+            status=_(PART_WORDS.get(design.status, design.status)), detail=design.detail))
+    module_file = target.module_path(stage.module)
+    fault_lab: dict[str, Any] = {"status": lab.status, "target_test": stage.fault_target_nodeid,
+                                 "fault_file": stage.fault.fault_file, "detail": lab.detail}
+    if lab.extra.get("fixed_file_sha256"):
+        fault_lab["fixed_file_sha256"] = lab.extra["fixed_file_sha256"]
+    fault_lab["diagnosis"] = {"status": diagnosis.status, "detail": diagnosis.detail, **diagnosis.extra}
+    transfer_doc: dict[str, Any] = {
+        "status": transfer.status, "file": stage.transfer_file, "detail": transfer.detail,
+        "tests": [{"name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300]} for r in transfer_rows],
+    }
+    if transfer.extra.get("known_wrong"):
+        transfer_doc["known_wrong"] = transfer.extra["known_wrong"]
+    if transfer_path.is_file():
+        transfer_doc["sha256"] = evidence.sha256_file(transfer_path)
+    design_doc: dict[str, Any] = {"status": design.status, "file": stage.design_answer_file,
+                                  "words": int(design.extra.get("words", 0)), "detail": design.detail}
+    if design.extra.get("sha256"):
+        design_doc["sha256"] = design.extra["sha256"]
+    document: dict[str, Any] = {
+        "schema_version": evidence.SCHEMA_VERSION,
+        "kind": evidence.KIND,
+        "experiment_id": stage.experiment_id,
+        "stage": {"number": stage.number, "slug": stage.slug, "title": stage.text().title,
+                  "module": stage.module, "evidence_dir": stage.evidence_dir + "/"},
+        "target": {"name": target.name if target.kind != "path" else "path", "kind": target.kind},
+        "generated_by": {"tool": "forgelab", "tool_version": __version__, "course_version": course.version,
+                         "python": platform.python_version(), "pytest": version("pytest"),
+                         "platform": f"{platform.system()}-{platform.machine()}"},
+        "checked_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "required_tests": list(stage.required_tests),
+        "tests": [{"nodeid": r.nodeid, "name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300],
+                   "duration_ms": int(r.duration_ms)} for r in tests],
+        "summary": summary,
+        "fault_lab": fault_lab,
+        "transfer": transfer_doc,
+        "design_answer": design_doc,
+        "digests": {
+            "algorithm": "sha256",
+            "module": {"path": stage.module, "sha256": evidence.sha256_file(module_file)},
+            "tests": [{"path": stage.test_file, "sha256": evidence.sha256_file(course.root / stage.test_file)}],
+        },
+        "acceptance": acceptance,
+        "accepted": all(acceptance.values()),
+        "problems": problems,
+        "disclaimer": evidence.DISCLAIMER,
+    }
+    return evidence.seal(document)
+

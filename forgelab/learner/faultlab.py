@@ -1,0 +1,119 @@
+"""The fault lab: a broken copy of one stage module in its own workspace, ``labs/NN-slug/``.
+
+``start`` lays out ``labs/NN-slug/forge/`` (a copy of the learner's modules with the broken module
+laid over it, so a stage that builds on earlier ones still imports), ``check`` runs
+the stage tests there and shows whether the declared symptom appears, ``diff`` compares the
+learner's fix with the broken file, ``reset`` puts the broken file back (after a backup). The
+learner's own ``forge/`` is only read (once, at start), never written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from pathlib import Path
+
+from forgelab.learner import backups, state
+from forgelab.core import evidence
+from forgelab.core.i18n import _
+from forgelab.judge.settings import DEFAULT, JudgeSettings
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
+from forgelab.verdicts.parts import LabCheck, judge_lab
+from forgelab.judge import core
+from forgelab.verdicts import jobs
+from forgelab.judge.core import CourseTests
+
+LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
+
+
+class FaultLabError(ValueError):
+    """The lab cannot do what was asked; the message says what to do instead."""
+
+
+def lab_path(workbook: Workbook, stage: Stage) -> Path:
+    return workbook.workspace / stage.lab_dir
+
+
+def broken_file(workbook: Workbook, stage: Stage) -> Path:
+    return workbook.root / stage.fault_variant
+
+
+def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> tuple[Path, bool]:
+    """Create the lab; returns (module path, created). An existing lab is kept as it is.
+
+    The other modules come from ``base_forge`` (default: the learner's ``forge/``); the course
+    builder passes the reference target's, so reference notebooks show the real symptom.
+    """
+    lab = lab_path(workbook, stage)
+    module = lab / stage.fault.fault_file
+    if module.is_file():
+        return module, False
+    source = broken_file(workbook, stage)
+    if not source.is_file():
+        raise FaultLabError(_("the broken variant {path} is missing: restore it from the workbook").format(
+            path=workbook.relative(source)))
+    # the lab holds a copy of the learner's other modules (a later stage may build on them), a bare
+    # package marker, and the broken module under repair
+    base = base_forge or workbook.forge
+    if base.is_dir():
+        shutil.copytree(base, lab / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                        dirs_exist_ok=True)
+    module.parent.mkdir(parents=True, exist_ok=True)
+    (lab / "forge" / "__init__.py").write_text(LAB_INIT, encoding="utf-8")
+    shutil.copyfile(source, module)
+    # the README names the task, never the defect: the diagnosis is the learner's (revealed step by step on request)
+    readme = [_("# Fault lab {number} — {title}").format(number=stage.number, title=stage.text().title), "",
+              _("A copy of `{module}` in this folder has a defect, and a stage test fails because of it. Run "
+                "`forgelab fault check {number}` to see the symptom, find the cause, and repair the file here.").format(
+                  module=stage.fault.fault_file, number=stage.number), "",
+              _("Before you repair it, state your diagnosis: `forgelab fault diagnose {number}` asks which test shows "
+                "the defect, in which function it lies and what it is, and a sentence in your own words.").format(
+                  number=stage.number), "",
+              _("Stuck? `forgelab fault hint {number}` reveals the lab's story, then one diagnosis step at a time, "
+                "then the fix principle.").format(number=stage.number), "",
+              _("Your own forge/ is not involved: this workspace is separate.")]
+    (lab / "README.md").write_text("\n".join(readme) + "\n", encoding="utf-8")
+    return module, True
+
+
+def _require(workbook: Workbook, stage: Stage) -> Path:
+    module = lab_path(workbook, stage) / stage.fault.fault_file
+    if not module.is_file():
+        raise FaultLabError(_("the fault lab for stage {number} is not started: run `forgelab fault start {number}`").format(
+            number=stage.number))
+    return module
+
+
+def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSettings = DEFAULT) -> LabCheck:
+    """Run the stage tests against the lab workspace (through the judge) and remember the verdict."""
+    module = _require(workbook, stage)
+    lab = lab_path(workbook, stage)
+    job = jobs.job(course, workbook, [jobs.lab_spec(lab, stage, "lab")], [CourseTests("lab", (stage.test_file,))])
+    result = judge_lab(stage, core.run(job, settings), "lab")
+    state.update(workbook, "fault_lab", stage.number,
+                 {"status": result.status, "file_sha256": evidence.sha256_file(module)})
+    return result
+
+
+def is_fixed(workbook: Workbook, stage: Stage) -> bool:
+    """The last ``fault check`` said FIXED, and the lab file is still the one it checked."""
+    module = lab_path(workbook, stage) / stage.fault.fault_file
+    last = state.get(workbook, "fault_lab", stage.number)
+    return (module.is_file() and isinstance(last, dict) and last.get("status") == "fixed"
+            and last.get("file_sha256") == evidence.sha256_file(module))
+
+
+def diff(workbook: Workbook, stage: Stage) -> str:
+    module = _require(workbook, stage)
+    original = broken_file(workbook, stage).read_text(encoding="utf-8").splitlines(keepends=True)
+    current = module.read_text(encoding="utf-8").splitlines(keepends=True)
+    name = stage.fault.fault_file
+    return "".join(difflib.unified_diff(original, current, f"broken/{name}", stage.lab_module))
+
+
+def reset(workbook: Workbook, stage: Stage) -> backups.Backup:
+    module = _require(workbook, stage)
+    saved = backups.take(workbook, f"lab-{stage.number}", {stage.lab_module: module})
+    shutil.copyfile(broken_file(workbook, stage), module)
+    return saved

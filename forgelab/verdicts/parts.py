@@ -1,0 +1,124 @@
+"""The verdict on each part of a stage, from the judge's typed rows: one rule, for every caller.
+
+``forgelab check`` (:mod:`forgelab.learner.check`), ``forgelab status`` and grading
+(:mod:`forgelab.grading.items`) judge the same parts the same way, so the rules live here, below all three:
+
+* :func:`judge_transfer` — the learner's transfer test from its rows: not written, failed, error, cannot
+  tell (it passes on a known-wrong implementation too), or passed;
+* :func:`judge_design` — the design answer: missing, too short (:data:`MIN_DESIGN_WORDS`), or present;
+* :func:`judge_lab` — the fault lab: fixed only when the target test and every stage test pass.
+
+Nothing here runs anything: the rows come from a judge run (:mod:`forgelab.judge`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forgelab.core import evidence
+from forgelab.core.i18n import N_, _
+from forgelab.core.registry import Stage
+from forgelab.core.text import word_count
+from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+
+MIN_DESIGN_WORDS = 40  # the check's minimum length of a design answer (Chinese: two characters count one word)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part's verdict: its status word (``passed``, ``fixed``, ``missing`` …), a sentence, and facts for the evidence."""
+
+    status: str
+    detail: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def judge_design(path: Path, shown: str) -> Part:
+    """The design answer at ``path`` (shown to the learner as ``shown``): missing, too short, or present."""
+    if not path.is_file():
+        return Part("missing", _("no answer yet: write it in the notebook (part 9) or save it to {path}").format(path=shown))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    words = word_count(text)
+    extra = {"words": words, "sha256": evidence.sha256_file(path)}
+    if words < MIN_DESIGN_WORDS:
+        return Part("too_short", _("{words} words; a real answer needs at least {minimum} — cover each rubric point").format(
+            words=words, minimum=MIN_DESIGN_WORDS), extra)
+    return Part("present", _("{words} words").format(words=words), extra)
+
+
+NOT_WRITTEN_TEXT = N_("still the starter: replace the pytest.skip line in {path} with your test")
+
+
+CANNOT_TELL = N_("it passes on the stage's known-wrong implementation too, so it cannot tell right from wrong: assert "
+                 "the exact results the transfer challenge asks for (notebook part 8)")
+
+
+PART_WORDS = {"not_started": N_("not started"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error"),
+              "missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"), "failed": N_("failed"),
+              "cannot_tell": N_("cannot tell"), "too_short": N_("too short"), "present": N_("present")}
+
+
+OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "skipped": N_("skipped"),
+                 "timeout": N_("timeout"), "not_run": N_("not run")}
+
+
+def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str,
+                   on_wrong: tuple[TestRow, ...] | None = None) -> Part:
+    """The transfer part from its rows: not written (still skipped), failed, error, cannot tell, or passed.
+
+    ``on_wrong`` are the same tests run against the stage's known-wrong implementation (the learner's
+    ``forge/`` with the fault-lab variant laid over it): a test that passes there too cannot tell
+    right from wrong, however green it is on the learner's own code.
+    """
+    if problem and not results:
+        return Part("error", problem)
+    if not results:
+        return Part("error", _("no test function found in {path}: name it test_...").format(path=shown))
+    if all(r.outcome is Outcome.SKIPPED for r in results):
+        return Part("not_written", _(NOT_WRITTEN_TEXT).format(path=shown))
+    bad = [r for r in results if r.outcome is not Outcome.PASSED and r.outcome is not Outcome.SKIPPED]
+    if bad:
+        first = bad[0]
+        status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
+        return Part(status, f"{first.name} {_(OUTCOME_WORDS[first.outcome])}: {first.cause}")
+    passed = sum(r.outcome is Outcome.PASSED for r in results)
+    if on_wrong is not None and on_wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in on_wrong) \
+            and any(r.outcome is Outcome.PASSED for r in on_wrong):
+        return Part("cannot_tell", _("{count} transfer test(s) pass, but {why}").format(count=passed, why=_(CANNOT_TELL)),
+                    {"known_wrong": "passes"})
+    extra = {"known_wrong": "fails"} if on_wrong else {}
+    if on_wrong:
+        return Part("passed", _("{count} transfer test(s) passed; it fails on the known-wrong implementation, as it "
+                                "should").format(count=passed), extra)
+    return Part("passed", _("{count} transfer test(s) passed").format(count=passed), extra)
+
+
+@dataclass(frozen=True)
+class LabCheck:
+    status: str  # broken | fixed | error
+    target: TestRow | None
+    symptom_matched: bool
+    symptom_text: str
+    failing: tuple[str, ...]
+    problem: str | None
+
+
+def judge_lab(stage: Stage, report: RunReport, label: str) -> LabCheck:
+    """The lab's verdict from a judge report: fixed only when the target test and every stage test pass."""
+    problem = report.import_problems.get(label)
+    if problem is not None:
+        return LabCheck("error", None, False, "", (), problem.cause)
+    rows = report.in_file(label, stage.test_file)
+    target_rows = [row for row in rows if row.name == stage.fault.target_test]
+    target = next((r for r in target_rows if r.outcome is not Outcome.PASSED), target_rows[0] if target_rows else None)
+    failing = tuple(sorted({r.name for r in rows if r.outcome is not Outcome.PASSED}))
+    if target is None:
+        return LabCheck("error", None, False, "", failing,
+                        report.problem or _("{test} did not run").format(test=stage.fault.target_test))
+    match = re.search(stage.fault.symptom, target.detail or target.cause)
+    fixed = target.outcome is Outcome.PASSED and not failing and not report.problem
+    return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",
+                    failing, report.problem)

@@ -1,0 +1,62 @@
+"""Fault-lab variants, generated: the reference module with the stage's declared defect applied.
+
+Each stage declares its defect in ``course/stages/NN-slug/fault.toml`` as ``[[patch]]`` edits — ``find``
+(text that occurs exactly once at its turn) and ``replace`` — the same form as the known-wrong
+variants in ``mutants.toml``. ``forgelab build`` writes ``failure_labs/NN-slug/forge/<module>`` from
+``solutions/`` plus those edits, and ``build --check`` reports the file stale when the reference or
+the patch changed, so a variant can never silently drift from the module it breaks. Learners receive
+the plain, readable broken file; ``fault.toml`` stays with the course (it holds reference lines).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from forgelab.core.registry import RegistryError, Stage
+
+
+@dataclass(frozen=True)
+class Edit:
+    find: str
+    replace: str
+
+
+def patch_file(stage: Stage) -> Path:
+    return stage.source_dir / "fault.toml"
+
+
+def load_patch(stage: Stage) -> list[Edit]:
+    path = patch_file(stage)
+    if not path.is_file():
+        raise RegistryError(f"{path} is missing: declare stage {stage.number}'s fault as [[patch]] find/replace edits")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise RegistryError(f"{path}: not valid TOML ({error})") from None
+    edits = []
+    for index, entry in enumerate(data.get("patch", [])):
+        if not isinstance(entry, dict) or set(entry) != {"find", "replace"} or not all(
+                isinstance(entry[key], str) for key in ("find", "replace")):
+            raise RegistryError(f"{path}: patch {index + 1} must have exactly the text keys 'find' and 'replace'")
+        edits.append(Edit(entry["find"], entry["replace"]))
+    if not edits:
+        raise RegistryError(f"{path}: no [[patch]] edits: a fault lab needs a defect")
+    return edits
+
+
+def variant_text(root: Path, stage: Stage) -> str:
+    """The broken module: the reference module with every edit of the stage's patch applied in order."""
+    reference = root / stage.solution_module
+    text = reference.read_text(encoding="utf-8")
+    for index, edit in enumerate(load_patch(stage), 1):
+        count = text.count(edit.find)
+        if count != 1:
+            raise RegistryError(f"{patch_file(stage)}: patch {index}'s find text occurs {count} times in "
+                                f"{stage.solution_module} (after the edits before it), expected once: "
+                                "give it more lines of context, or update it to the current reference")
+        text = text.replace(edit.find, edit.replace)
+    if text == reference.read_text(encoding="utf-8"):
+        raise RegistryError(f"{patch_file(stage)}: the edits leave {stage.solution_module} unchanged: there is no defect")
+    return text

@@ -34,6 +34,7 @@ from forgelab.learner.notebook_cells import CELL_CPU_SECONDS, markers
 from forgelab.core.i18n import N_, _, speaking
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, RegistryError, Stage, StageText, edition_notebook
+from forgelab.verdicts.mutants import load_mutants
 from forgelab.verdicts.variants import variant_text
 from forgelab.judge import core
 from forgelab.judge.core import CourseTests
@@ -577,6 +578,10 @@ def stale_artefacts(course: Course, stages: list[Stage] | None = None) -> list[S
             else:
                 if not variant.is_file() or variant.read_text(encoding="utf-8") != expected:
                     problems.append(Staleness(stage, stage.fault_variant, "fault variant differs from solutions/ + fault.toml"))
+        try:
+            load_mutants(stage)
+        except RegistryError as error:
+            problems.append(Staleness(stage, str(stage.mutants_file.relative_to(course.root)), f"cannot be read: {error}"))
         contract = fault_contract_path(course.root, stage)
         if not contract.is_file() or contract.read_text(encoding="utf-8") != fault_contract_text(stage):
             problems.append(Staleness(stage, str(contract.relative_to(course.root)), "fault contract differs from stage.toml"))

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import tomllib
 from pathlib import Path
 
-from forgelab.core import figures
+from forgelab.core import course_files, figures
 from forgelab.core.demo import parse_percent_cells
-from forgelab.core.registry import Course, Prediction, Stage, StageText
+from forgelab.core.registry import Course, Prediction, RegistryError, Stage, StageText
 
 EDITIONS = ("en", "zh")
 
@@ -121,11 +120,10 @@ def course_problems(course: Course) -> list[str]:
                 found.append(f"course/course.toml: [scenarios.{scenario}.{language}] is missing")
     glossary = course.root / "course" / "glossary.toml"
     if glossary.is_file():
-        terms = tomllib.loads(glossary.read_text(encoding="utf-8")).get("term", [])
-        for term in terms:
-            for key in ("id", "en", "zh", "meaning"):
-                if not str(term.get(key, "")).strip():
-                    found.append(f"course/glossary.toml: term {term.get('id', '?')!r} has no {key}")
+        try:
+            course_files.read(glossary, course_files.GlossaryFile)
+        except RegistryError as error:
+            found.append(str(error))
     else:
         found.append("course/glossary.toml is missing")
     if not (course.root / "README.zh-CN.md").is_file() and (course.root / "solutions").is_dir():

@@ -13,14 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from forgelab.core.i18n import _, active
 from forgelab import __version__
-
-SCHEMA = 1
-
-
-class RegistryError(ValueError):
-    """A stage source is malformed; the message names the file and the key."""
+from forgelab.core import course_files as files
+from forgelab.core.course_files import RegistryError as RegistryError
+from forgelab.core.i18n import _, active
 
 
 @dataclass(frozen=True)
@@ -84,9 +80,6 @@ class FaultContract:
     fault_file: str  # the stage's module: the lab holds a broken copy of it
     target_test: str
     symptom: str
-
-
-SOURCE_FACT_KINDS = ("code", "constant", "name")
 
 
 @dataclass(frozen=True)
@@ -317,46 +310,6 @@ class Course:
         return self.texts.get(language or active(), self.texts["en"]).get(key) or self.texts["en"][key]
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise RegistryError(f"missing stage source {path}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise RegistryError(f"{path}: not valid TOML ({error})") from None
-
-
-class _Fields:
-    """Typed access to one TOML table that names the file and key in every error."""
-
-    def __init__(self, data: dict[str, Any], where: str) -> None:
-        self.data, self.where = data, where
-
-    def _get(self, key: str, kind: type | tuple[type, ...]) -> Any:
-        if key not in self.data:
-            raise RegistryError(f"{self.where}: missing key {key!r}")
-        value = self.data[key]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-            raise RegistryError(f"{self.where}: {key!r} has the wrong type ({type(value).__name__})")
-        return value
-
-    def text(self, key: str) -> str:
-        return str(self._get(key, str)).strip()
-
-    def integer(self, key: str) -> int:
-        return int(self._get(key, int))
-
-    def texts(self, key: str) -> tuple[str, ...]:
-        items = self._get(key, list)
-        if not all(isinstance(item, str) for item in items):
-            raise RegistryError(f"{self.where}: {key!r} must be a list of strings")
-        return tuple(item.strip() for item in items)
-
-    def table(self, key: str) -> "_Fields":
-        return _Fields(self._get(key, dict), f"{self.where} [{key}]")
-
-
 def _missing_keys(english: dict[str, Any], edition: dict[str, Any], prefix: str = "") -> tuple[str, ...]:
     """Keys of the English text table (dotted for sub-tables) that another edition lacks; docstrings aside."""
     missing: list[str] = []
@@ -380,202 +333,102 @@ def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _stage_text(fields: _Fields) -> StageText:
-    prediction = fields.table("prediction")
-    fault = fields.table("fault")
-    transfer = fields.table("transfer")
-    design = fields.table("design")
-    options = prediction.texts("options")
-    answer = prediction.integer("answer")
-    if not 0 <= answer < len(options):
-        raise RegistryError(f"{prediction.where}: answer {answer} is not an index of options (0..{len(options) - 1})")
+def _stage_text(table: files.StageTexts) -> StageText:
+    prediction, fault, transfer, design = table.prediction, table.fault, table.transfer, table.design
+    docstrings = table.docstrings
     return StageText(
-        title=fields.text("title"),
-        capability=fields.text("capability"),
-        problem_title=fields.text("problem_title"),
-        problem=fields.text("problem"),
-        what_it_is=fields.text("what_it_is"),
-        what_it_is_not=fields.text("what_it_is_not"),
-        relations=fields.text("relations"),
-        boundary_decision=fields.text("boundary_decision"),
-        demo_goal=fields.text("demo_goal"),
-        exercise=fields.text("exercise"),
-        steps=fields.texts("steps"),
-        hints=fields.texts("hints"),
-        done_when=fields.texts("done_when"),
-        mastery=fields.texts("mastery"),
-        prediction=Prediction(prediction.text("question"), options, answer, prediction.text("rationale")),
-        fault_story=fault.text("story"),
-        fault_diagnosis=fault.texts("diagnosis"),
-        fault_fix_principle=fault.text("fix_principle"),
-        transfer_scenario=transfer.text("scenario"),
-        transfer_changed_condition=transfer.text("changed_condition"),
-        transfer_task=transfer.text("task"),
-        transfer_criteria=transfer.texts("criteria"),
-        design_question=design.text("question"),
-        design_rubric=design.texts("rubric"),
-        from_the_sources=fields.text("from_the_sources") if "from_the_sources" in fields.data else "",
-        docstrings=_docstrings(fields) if "docstrings" in fields.data else None,
+        title=table.title,
+        capability=table.capability,
+        problem_title=table.problem_title,
+        problem=table.problem,
+        what_it_is=table.what_it_is,
+        what_it_is_not=table.what_it_is_not,
+        relations=table.relations,
+        boundary_decision=table.boundary_decision,
+        demo_goal=table.demo_goal,
+        exercise=table.exercise,
+        steps=tuple(table.steps),
+        hints=tuple(table.hints),
+        done_when=tuple(table.done_when),
+        mastery=tuple(table.mastery),
+        prediction=Prediction(prediction.question, tuple(prediction.options), prediction.answer, prediction.rationale),
+        fault_story=fault.story,
+        fault_diagnosis=tuple(fault.diagnosis),
+        fault_fix_principle=fault.fix_principle,
+        transfer_scenario=transfer.scenario,
+        transfer_changed_condition=transfer.changed_condition,
+        transfer_task=transfer.task,
+        transfer_criteria=tuple(transfer.criteria),
+        design_question=design.question,
+        design_rubric=tuple(design.rubric),
+        from_the_sources=table.from_the_sources,
+        docstrings=Docstrings(docstrings.starter, dict(docstrings.functions), docstrings.transfer) if docstrings else None,
     )
-
-
-def _docstrings(fields: _Fields) -> Docstrings:
-    table = fields.table("docstrings")
-    functions = table._get("functions", dict) if "functions" in table.data else {}
-    if not all(isinstance(key, str) and isinstance(value, str) for key, value in functions.items()):
-        raise RegistryError(f"{table.where}: 'functions' must map function names to their docstrings")
-    return Docstrings(table.text("starter"), {key: value.strip() for key, value in functions.items()},
-                      table.text("transfer"))
-
-
-def _equivalent_mutants(top: _Fields) -> tuple[EquivalentMutant, ...]:
-    """The optional ``[mutation]`` table: ``equivalent = [{ where = "...", why = "..." }, ...]``."""
-    if "mutation" not in top.data:
-        return ()
-    mutation = top.table("mutation")
-    unknown = sorted(set(mutation.data) - {"equivalent"})
-    if unknown:
-        raise RegistryError(f"{mutation.where}: unknown key {unknown[0]!r}: expected only 'equivalent'")
-    entries = mutation._get("equivalent", list)
-    result: list[EquivalentMutant] = []
-    for index, entry in enumerate(entries):
-        where = f"{mutation.where} equivalent[{index}]"
-        if not isinstance(entry, dict) or set(entry) != {"where", "why"}:
-            raise RegistryError(f"{where}: each entry must be a table with exactly the keys 'where' and 'why'")
-        fields = _Fields(entry, where)
-        item = EquivalentMutant(fields.text("where"), fields.text("why"))
-        if not item.where or not item.why:
-            raise RegistryError(f"{where}: 'where' and 'why' must not be empty")
-        result.append(item)
-    names = [item.where for item in result]
-    if len(set(names)) != len(names):
-        duplicate = sorted(name for name in names if names.count(name) > 1)[0]
-        raise RegistryError(f"{mutation.where}: {duplicate!r} is listed twice in equivalent: keep one entry")
-    return tuple(result)
-
-
-def _source_facts(top: _Fields, curriculum: frozenset[str]) -> tuple[SourceFact, ...]:
-    """The optional ``[[source_facts]]`` tables: ``source``, ``section`` and one of ``code``, ``constant``
-    (with ``value``) or ``name`` (``value`` optional), plus an optional ``says``."""
-    if "source_facts" not in top.data:
-        return ()
-    entries = top._get("source_facts", list)
-    facts: list[SourceFact] = []
-    for index, entry in enumerate(entries):
-        where = f"{top.where} [[source_facts]] #{index + 1}"
-        if not isinstance(entry, dict):
-            raise RegistryError(f"{where}: each entry must be a table")
-        fields = _Fields(entry, where)
-        unknown = sorted(set(entry) - {"source", "section", "says", "value", *SOURCE_FACT_KINDS})
-        kinds = [kind for kind in SOURCE_FACT_KINDS if kind in entry]
-        if unknown:
-            raise RegistryError(f"{where}: unknown key {unknown[0]!r}: expected source, section, one of "
-                                f"{', '.join(SOURCE_FACT_KINDS)}, and optionally value and says")
-        if len(kinds) != 1:
-            raise RegistryError(f"{where}: give exactly one of {', '.join(SOURCE_FACT_KINDS)} (got {len(kinds)})")
-        kind = kinds[0]
-        if kind == "constant" and "value" not in entry:
-            raise RegistryError(f"{where}: a constant needs its 'value'")
-        if kind == "code" and "value" in entry:
-            raise RegistryError(f"{where}: 'value' goes with 'constant' (or, for a default, with 'name'), not with 'code'")
-        source = fields.text("source")
-        if curriculum and source not in curriculum:
-            raise RegistryError(f"{where}: unknown curriculum file {source!r}: expected one of "
-                                f"{', '.join(sorted(curriculum))} (course.toml 'curriculum')")
-        fact = SourceFact(source, fields.text("section"), kind, fields.text(kind), entry.get("value"),
-                          fields.text("says") if "says" in entry else "")
-        if not fact.section or not fact.name:
-            raise RegistryError(f"{where}: 'section' and {kind!r} must not be empty")
-        facts.append(fact)
-    return tuple(facts)
 
 
 def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset()) -> Stage:
     source = folder / "stage.toml"
-    data = _read(source)
-    top = _Fields(data, source.as_posix())
-    if top.integer("schema") != SCHEMA:
-        raise RegistryError(f"{source}: schema {data['schema']} is not supported (expected {SCHEMA})")
-    number, slug = top.text("number"), top.text("slug")
-    if folder.name != f"{number}-{slug}":
-        raise RegistryError(f"{source}: folder name {folder.name!r} must be '{number}-{slug}'")
-    for table, key in ((data, "test_file"), (data.get("transfer", {}), "test_file"), (data.get("fault", {}), "fault_file")):
-        if isinstance(table, dict) and key in table:
-            raise RegistryError(f"{source}: {key!r} is derived from the stage's number, slug and module — remove it")
-    fault = top.table("fault")
-    transfer = top.table("transfer")
-    scenario = top.text("scenario")
-    for name in (scenario, transfer.text("scenario")):
+    top = files.read(source, files.StageFile)
+    if folder.name != f"{top.number}-{top.slug}":
+        raise RegistryError(f"{source}: folder name {folder.name!r} must be '{top.number}-{top.slug}'")
+    for name in (top.scenario, top.transfer.scenario):
         if name not in scenarios:
             raise RegistryError(f"{source}: unknown scenario {name!r}: expected one of {', '.join(sorted(scenarios))}")
-    texts_table = top.table("text")
-    if "en" not in texts_table.data:
-        raise RegistryError(f"{source}: [text.en] is required")
-    english = texts_table.table("en")
-    texts = {"en": _stage_text(english)}
+    english = top.text["en"]
+    texts = {"en": _stage_text(files.validate(english, files.StageTexts, source, ("text", "en")))}
     untranslated: dict[str, tuple[str, ...]] = {}
-    for lang in texts_table.data:
+    for lang, edition in top.text.items():
         if lang == "en":
             continue
-        edition = texts_table.table(lang)
-        missing = _missing_keys(english.data, edition.data)
+        missing = _missing_keys(english, edition)
         if missing:
             untranslated[lang] = missing  # an incomplete edition shows English there rather than break the tools
-        texts[lang] = _stage_text(_Fields(_over(english.data, edition.data), edition.where))
-    required = top.texts("required_tests")
-    if len(set(required)) != len(required) or not required:
-        raise RegistryError(f"{source}: required_tests must be a non-empty list without duplicates")
-    module = top.text("module")
-    contract = FaultContract(module, fault.text("target_test"), fault.text("symptom"))
-    if contract.target_test not in required:
-        raise RegistryError(f"{source}: fault target_test {contract.target_test!r} is not in required_tests")
+        texts[lang] = _stage_text(files.validate(_over(english, edition), files.StageTexts, source, ("text", lang)))
+    for index, entry in enumerate(top.source_facts, 1):
+        if curriculum and entry.source not in curriculum:
+            raise RegistryError(f"{source} [[source_facts]] #{index}: unknown curriculum file {entry.source!r}: expected "
+                                f"one of {', '.join(sorted(curriculum))} (course.toml 'curriculum')")
     return Stage(
-        number=number,
-        slug=slug,
-        module=module,
-        scenario=scenario,
-        builds_on=top.texts("builds_on"),
-        required_tests=required,
-        fault=contract,
-        transfer_scenario=transfer.text("scenario"),
+        number=top.number,
+        slug=top.slug,
+        module=top.module,
+        scenario=top.scenario,
+        builds_on=tuple(top.builds_on),
+        required_tests=tuple(top.required_tests),
+        fault=FaultContract(top.module, top.fault.target_test, top.fault.symptom),
+        transfer_scenario=top.transfer.scenario,
         source_dir=folder,
         texts=texts,
         module_id=module_id,
-        equivalent_mutants=_equivalent_mutants(top),
-        transfer_known_wrong=transfer.texts("known_wrong") if "known_wrong" in transfer.data else (),
-        source_facts=_source_facts(top, curriculum),
+        equivalent_mutants=tuple(EquivalentMutant(item.where, item.why)
+                                 for item in (top.mutation.equivalent if top.mutation else ())),
+        transfer_known_wrong=tuple(top.transfer.known_wrong),
+        source_facts=tuple(SourceFact(entry.source, entry.section, entry.kind, str(getattr(entry, entry.kind)),
+                                      entry.value, entry.says) for entry in top.source_facts),
         untranslated=untranslated,
     )
 
 
 def load_course(root: Path) -> Course:
     course_file = root / "course" / "course.toml"
-    data = _read(course_file)
-    top = _Fields(data, course_file.as_posix())
-    module_id = top.text("module_id")
-    scenarios: dict[str, dict[str, Scenario]] = {}
-    for scenario_id, by_lang in top.table("scenarios").data.items():
-        scenarios[scenario_id] = {
-            lang: Scenario(scenario_id, str(values["name"]), str(values["input"])) for lang, values in by_lang.items()
-        }
-    curriculum = top.texts("curriculum") if "curriculum" in data else ()
+    top = files.read(course_file, files.CourseFile)
+    scenarios = {scenario_id: {lang: Scenario(scenario_id, text.name, text.input) for lang, text in by_lang.items()}
+                 for scenario_id, by_lang in top.scenarios.items()}
     stage_dirs = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
-    stages = tuple(load_stage(folder, module_id, set(scenarios), frozenset(curriculum)) for folder in stage_dirs)
+    stages = tuple(load_stage(folder, top.module_id, set(scenarios), frozenset(top.curriculum)) for folder in stage_dirs)
     numbers = [stage.number for stage in stages]
     if len(set(numbers)) != len(numbers):
         raise RegistryError(f"{root / 'course' / 'stages'}: two stages share a number")
-    version = _project_version(root)
-    texts = {lang: {k: str(v).strip() for k, v in table.items()} for lang, table in top.table("text").data.items()}
     return Course(
         root=root,
-        name=top.text("name"),
-        module_id=module_id,
-        version=version,
-        languages=top.texts("languages"),
-        texts=texts,
+        name=top.name,
+        module_id=top.module_id,
+        version=_project_version(root),
+        languages=tuple(top.languages),
+        texts={lang: dict(table) for lang, table in top.text.items()},
         scenarios=scenarios,
         stages=stages,
-        curriculum=curriculum,
+        curriculum=tuple(top.curriculum),
     )
 
 

@@ -23,7 +23,6 @@ import ast
 import base64
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from forgelab.core.i18n import LANGUAGES, _
 from forgelab.core.registry import RegistryError, Stage
 from forgelab.core.text import word_count
-from forgelab.verdicts.variants import variant_text
+from forgelab.verdicts.variants import read_fault, variant_text
 
 QUESTIONS = ("test", "function", "defect")
 KEY_FILE = "diagnosis.json"  # next to failure.json in the stage's fault lab fixtures
@@ -148,35 +147,20 @@ def key_file(stage: Stage) -> str:
     return f"{stage.failure_lab}/fixtures/{KEY_FILE}"
 
 
-def _fault_toml(stage: Stage) -> dict[str, object]:
-    path = stage.source_dir / "fault.toml"
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RegistryError(f"{path} is missing: it declares the fault lab's defect and its diagnosis") from None
-    except tomllib.TOMLDecodeError as error:
-        raise RegistryError(f"{path}: not valid TOML ({error})") from None
-
-
 def declared(stage: Stage, languages: tuple[str, ...]) -> tuple[str, list[Defect], dict[str, str]]:
     """The stage's ``[diagnosis]`` in fault.toml: the right defect's id, every choice, the sealed step's texts."""
     where = f"{stage.source_dir / 'fault.toml'} [diagnosis]"
-    table = _fault_toml(stage).get("diagnosis")
-    if not isinstance(table, dict):
+    table = read_fault(stage).diagnosis
+    if table is None:
         raise RegistryError(f"{where} is missing: declare the right defect (defect = \"id\"), the choices "
                             "([[diagnosis.choice]] with id and one text per language) and the sealed last step "
                             "([diagnosis.confirm], one text per language)")
-    unknown = sorted(set(table) - {"defect", "choice", "confirm"})
-    if unknown:
-        raise RegistryError(f"{where}: unknown key {unknown[0]!r}: expected defect, choice and confirm")
-    answer, raw, confirm = table.get("defect"), table.get("choice"), table.get("confirm")
-    if not isinstance(answer, str) or not isinstance(raw, list) or not isinstance(confirm, dict):
-        raise RegistryError(f"{where}: needs defect = \"id\", [[diagnosis.choice]] entries and [diagnosis.confirm]")
+    answer, raw, confirm = table.defect, table.choice, table.confirm
     choices = []
     for index, entry in enumerate(raw, 1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+        if not entry.get("id"):
             raise RegistryError(f"{where}: choice {index} needs an id and one text per language")
-        texts = {language: " ".join(str(entry.get(language, "")).split()) for language in languages}
+        texts = {language: " ".join(entry.get(language, "").split()) for language in languages}
         missing = [language for language, text in texts.items() if not text]
         extra = sorted(set(entry) - {"id", *languages, *LANGUAGES})
         if missing or extra:
@@ -189,7 +173,7 @@ def declared(stage: Stage, languages: tuple[str, ...]) -> tuple[str, list[Defect
                             "misconceptions)")
     if answer not in ids:
         raise RegistryError(f"{where}: defect {answer!r} is not the id of a choice ({', '.join(ids)})")
-    steps = {language: " ".join(str(confirm.get(language, "")).split()) for language in languages}
+    steps = {language: " ".join(confirm.get(language, "").split()) for language in languages}
     if not all(steps.values()) or set(confirm) - {*languages, *LANGUAGES}:
         raise RegistryError(f"{where}: [diagnosis.confirm] needs exactly one text per language ({', '.join(languages)})")
     return answer, choices, steps

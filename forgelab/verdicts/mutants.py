@@ -7,29 +7,19 @@ that is how the course proves its tests can tell a plausible mistake from the re
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.core import course_files
+from forgelab.core.course_files import Mutant as Mutant
 from forgelab.judge.core import TargetSpec
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import RegistryError, Stage
 
 
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    find: str
-    replace: str
-
-
 def load_mutants(stage: Stage) -> list[Mutant]:
+    """The stage's ``[[mutant]]`` entries (none without a mutants.toml), checked key by key."""
     path = stage.mutants_file
-    if not path.is_file():
-        return []
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
-    return [Mutant(str(m["name"]), str(m["find"]), str(m["replace"])) for m in data.get("mutant", [])]
+    return course_files.read(path, course_files.MutantsFile).mutant if path.is_file() else []
 
 
 def apply(source: str, mutant: Mutant, where: str) -> str:

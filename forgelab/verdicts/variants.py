@@ -10,39 +10,30 @@ the plain, readable broken file; ``fault.toml`` stays with the course (it holds 
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.core import course_files
+from forgelab.core.course_files import Edit as Edit
 from forgelab.core.registry import RegistryError, Stage
-
-
-@dataclass(frozen=True)
-class Edit:
-    find: str
-    replace: str
 
 
 def patch_file(stage: Stage) -> Path:
     return stage.source_dir / "fault.toml"
 
 
-def load_patch(stage: Stage) -> list[Edit]:
+def read_fault(stage: Stage) -> course_files.FaultFile:
+    """The stage's fault.toml, checked key by key (its ``[[patch]]`` and its ``[diagnosis]``)."""
     path = patch_file(stage)
     if not path.is_file():
-        raise RegistryError(f"{path} is missing: declare stage {stage.number}'s fault as [[patch]] find/replace edits")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise RegistryError(f"{path}: not valid TOML ({error})") from None
-    edits = []
-    for index, entry in enumerate(data.get("patch", [])):
-        if not isinstance(entry, dict) or set(entry) != {"find", "replace"} or not all(
-                isinstance(entry[key], str) for key in ("find", "replace")):
-            raise RegistryError(f"{path}: patch {index + 1} must have exactly the text keys 'find' and 'replace'")
-        edits.append(Edit(entry["find"], entry["replace"]))
+        raise RegistryError(f"{path} is missing: declare stage {stage.number}'s fault as [[patch]] find/replace edits "
+                            "and its [diagnosis]")
+    return course_files.read(path, course_files.FaultFile)
+
+
+def load_patch(stage: Stage) -> list[Edit]:
+    edits = read_fault(stage).patch
     if not edits:
-        raise RegistryError(f"{path}: no [[patch]] edits: a fault lab needs a defect")
+        raise RegistryError(f"{patch_file(stage)}: no [[patch]] edits: a fault lab needs a defect")
     return edits
 
 

@@ -73,7 +73,7 @@ def test_a_malformed_stage_source_names_the_file_and_key(tmp_path, repo_root) ->
     shutil.copy(repo_root / "pyproject.toml", tmp_path / "pyproject.toml")
     source = tmp_path / "course/stages/01-instruction-hierarchy/stage.toml"
     source.write_text(source.read_text().replace("problem_title =", "problem_headline ="))
-    with pytest.raises(RegistryError, match=r"stage\.toml \[text\] \[en\]: missing key 'problem_title'"):
+    with pytest.raises(RegistryError, match=r"stage\.toml \[text\.en\]: missing key 'problem_title'"):
         load_course(tmp_path)
 
 

@@ -1,13 +1,18 @@
 """Small per-workspace memory: hints and fault-lab hints shown, prediction answers, last fault-lab checks.
 
-Stored as ``.forgelab/state.json`` and replaced atomically; a damaged file is set aside, not trusted.
+Stored as ``.forgelab/state.json`` and replaced atomically; a damaged file is set aside, not trusted. Every change
+reads, changes and writes the file under a lock (``.forgelab/state.lock``): a notebook and a terminal may write
+at once, and neither loses the other's change.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from filelock import FileLock
 
 from forgelab.core.evidence import write_atomic
 from forgelab.core.paths import Workbook
@@ -30,11 +35,27 @@ def load(workbook: Workbook) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+Result = TypeVar("Result")
+
+
+def modify(workbook: Workbook, change: Callable[[dict[str, Any]], Result]) -> Result:
+    """Apply ``change`` to the state in place, under the lock; the file is written only when something changed."""
+    workbook.state_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(workbook.state_dir / "state.lock"), timeout=30):
+        data = load(workbook)
+        before = json.dumps(data, sort_keys=True)
+        result = change(data)
+        if json.dumps(data, sort_keys=True) != before:
+            write_atomic(_path(workbook), json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return result
+
+
 def update(workbook: Workbook, section: str, key: str, value: Any) -> dict[str, Any]:
-    data = load(workbook)
-    data.setdefault(section, {})[key] = value
-    write_atomic(_path(workbook), json.dumps(data, indent=2, sort_keys=True) + "\n")
-    return data
+    def change(data: dict[str, Any]) -> dict[str, Any]:
+        data.setdefault(section, {})[key] = value
+        return data
+
+    return modify(workbook, change)
 
 
 def get(workbook: Workbook, section: str, key: str, default: Any = None) -> Any:
@@ -46,12 +67,16 @@ def hints_shown(workbook: Workbook, stage_number: str) -> int:
 
 
 def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tuple[str, ...]) -> tuple[int, str | None]:
-    shown = int(get(workbook, section, stage_number, 0))
+    def one_more(data: dict[str, Any]) -> int:
+        shown = int(data.get(section, {}).get(stage_number, 0))
+        if shown < len(items):
+            data.setdefault(section, {})[stage_number] = shown + 1
+        return shown
+
+    shown = modify(workbook, one_more)
     if shown >= len(items):
         return shown, None
-    update(workbook, section, stage_number, shown + 1)
     if section == "hints":  # the learning record keeps the deepest stage hint ever revealed
-
         learning.note_hint(workbook, stage_number, shown + 1, len(items))
     return shown + 1, items[shown]
 

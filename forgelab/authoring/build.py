@@ -429,7 +429,8 @@ def _opening_source(course: Course, language: str) -> Any:
     out.md(_("## Three concepts, calibrated") + "\n\n" + _("Each concept in four parts: what it is, what it is "
                                                           "not, its place in Forge, and the misuse to watch for."))
     for concept, title in CONCEPTS:
-        parts = "\n\n".join(f"**{_(label)}.** {text[f'concept_{concept}_{part}']}" for part, label in CONCEPT_PARTS)
+        parts = "\n\n".join(_("**{label}.** {text}").format(label=_(label), text=text[f"concept_{concept}_{part}"])
+                              for part, label in CONCEPT_PARTS)
         out.md(f"### {_(title)}\n\n{parts}")
     rows = "\n".join(f"| {stage.number} | [{stage.text(language).title}]({Path(stage.notebook_in(language)).name}) | "
                      f"`{stage.module}` | {stage.text(language).capability} |" for stage in course.stages)

@@ -34,14 +34,24 @@ def cmd_build(args: argparse.Namespace) -> int:
         editions = _edition_problems(course, stages, whole_course=with_opening)
         for artefact, reason in editions:
             print(f"out of date: {artefact} — {reason}")
-        if problems or editions:
+        # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+        from forgelab.authoring import terminology
+
+        terms = terminology.problems(course)
+        for line in terms:
+            print(f"terminology: {line}")
+        if problems or editions or terms:
             causes = [f"{len(problems)} generated artefact(s) are out of date with their source"] if problems else []
             causes += [f"{len(editions)} item(s) exist in one edition and not in the other"] if editions else []
+            causes += [f"{len(terms)} place(s) in the Chinese edition depart from course/glossary.toml"] if terms else []
             steps = ["run `forgelab build` and commit the result"] if problems else []
             steps += ["complete the other edition (`forgelab i18n extract`, translate, `forgelab i18n compile` for the "
                       "tools' words)"] if editions else []
+            steps += ["write each term as the glossary gives it (or put code in backticks), then `forgelab build` "
+                      "for the notebooks"] if terms else []
             return fail("; ".join(causes), "; ".join(steps))
-        print(f"all generated artefacts are current ({len(stages)} stage(s)); both editions are complete")
+        print(f"all generated artefacts are current ({len(stages)} stage(s)); both editions are complete and "
+              "speak the glossary's terms")
         return 0
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.authoring.build import BuildError

@@ -256,17 +256,21 @@ class Term(Table):
     en: str
     zh: str
     meaning: str
+    wrong: list[str] = []  # Chinese renderings the course does not use (forgelab.authoring.terminology)
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
         empty = [key for key in ("id", "en", "zh", "meaning") if not getattr(self, key)]
         if empty:
             raise ValueError(f"term {self.id or '?'!r} has no {empty[0]}")
+        if not all(self.wrong) or self.zh in self.wrong:
+            raise ValueError(f"term {self.id!r}: wrong = … lists an empty word or the term's own rendering {self.zh!r}")
         return self
 
 
 class GlossaryFile(Table):
     schema_: Literal[1] = Field(alias="schema")
+    names: list[str] = []  # proper names written in English in both editions ("Forge Workbook")
     term: list[Term]
 
 

@@ -66,7 +66,7 @@ except ExtractionError as error:
     print(f"{CAUGHT_BY[error.step]}: {error.reason}")
 
 # %% [markdown]
-# 最后看 Prompt 版本。版本 id 是模板文本的哈希值。我们用三个版本运行九个固定回归案例（每个场景三个）：随附的模板、一个改了措辞的版本，以及一个“整理过”的版本——有人把其中的 Instructions 部分删掉了。预期改措辞的版本能够通过，因为回归集比较的是结构和权限，从不比较措辞；而“整理过”的版本恰好会让那些权限来自指令的案例失败。
+# 最后看 Prompt 版本。版本 id 是模板文本的哈希值。我们用三个版本运行九个固定回归用例（每个场景三个）：随附的模板、一个改了措辞的版本，以及一个“整理过”的版本——有人把其中的 Instructions 部分删掉了。预期改措辞的版本能够通过，因为回归集比较的是结构和权限，从不比较措辞；而“整理过”的版本恰好会让那些权限来自指令的用例失败。
 
 # %%
 from forge.extractor import regression_cases, regression_invoke
@@ -92,4 +92,4 @@ for template in (shipped, reworded, tidied):
         print(f"    {case_id}: {'; '.join(problems)}")
 
 # %% [markdown]
-# 在终端里，`forgelab regress --target learner` 运行同样的案例，把每次运行存入 `.forgelab/regressions.sqlite3`，与上一次通过的运行比较，打印出变化之处，并在出现新的回归时以非零状态退出。想试验你自己改过的 Prompt，可以用 `forgelab regress --prompt my-prompt.txt`。
+# 在终端里，`forgelab regress --target learner` 运行同样的用例，把每次运行存入 `.forgelab/regressions.sqlite3`，与上一次通过的运行比较，打印出变化之处，并在出现新的回归时以非零状态退出。想试验你自己改过的 Prompt，可以用 `forgelab regress --prompt my-prompt.txt`。

@@ -41,7 +41,7 @@ for decision in assembly.decisions:
     print(f"{decision.name:<15}{decision.kind:<10}{decision.tokens:>7}  {decision.reason}")
 
 # %% [markdown]
-# 输入列表的顺序是随意的；Prompt 的顺序却始终如一：system、tools、policy、memory、evidence、dialogue、user。四个必需片段需要 74 个 Token；由于提供了记忆，还要另外为它的提示行预留 12 个。证据和对话依次分享剩下的 24 个（14 + 10）。记忆排在最后：它的 26 个 Token 放不进剩下的 0 个加上为提示行预留的 12 个，于是安全阀把它——整块——舍弃，由提示行顶替它的位置。下面是预算为 110 时模型收到的 Prompt，用户的请求一字不差地在里面，提示行 `[System Notice] Relevant memory skipped due to token budget.` 也在：
+# 输入列表的顺序是随意的；Prompt 的顺序却始终如一：`system`、`tools`、`policy`、`memory`、`evidence`、`dialogue`、`user`。四个必需片段需要 74 个 Token；由于提供了记忆，还要另外为它的提示行预留 12 个。证据和对话依次分享剩下的 24 个（14 + 10）。记忆排在最后：它的 26 个 Token 放不进剩下的 0 个加上为提示行预留的 12 个，于是安全阀把它——整块——舍弃，由提示行顶替它的位置。下面是预算为 110 时模型收到的 Prompt，用户的请求一字不差地在里面，提示行 `[System Notice] Relevant memory skipped due to token budget.` 也在：
 
 # %%
 print(assemble(segments, 110).prompt)

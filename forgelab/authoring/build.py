@@ -26,6 +26,7 @@ from typing import Any
 
 from forgelab.verdicts import diagnosis, jobs
 from forgelab.authoring import figures
+from forgelab.core import verification
 from forgelab.core.demo import parse_percent_cells
 from forgelab.core.figures import Figure, FigureError, stage_figures
 from forgelab.core.opening import (CONCEPT_PARTS, CONCEPTS, OPENING_KEYS, OpeningError, is_project, missing_opening_keys,
@@ -554,6 +555,29 @@ def write_notebook(path: Path, notebook: Any) -> None:
 
 
 # ---------------------------------------------------------------- the command's work
+SCHEMA_FILE = "forgelab/data/verification.schema.json"
+
+
+def stale_schema(course: Course) -> str | None:
+    """Why the course's verification.schema.json differs from the one its model generates, or None (also None in
+    a tree without ``forgelab/``, such as a learner's bundle)."""
+    path = course.root / SCHEMA_FILE
+    if not path.parent.is_dir():
+        return None
+    if not path.is_file():
+        return "schema missing"
+    return None if path.read_text(encoding="utf-8") == verification.schema_text() else \
+        "differs from the model in forgelab/core/verification.py"
+
+
+def build_schema(course: Course) -> str | None:
+    """Write verification.schema.json from its model when it is out of date; the path written, or None."""
+    if stale_schema(course) is None:
+        return None
+    write_atomic(course.root / SCHEMA_FILE, verification.schema_text())
+    return SCHEMA_FILE
+
+
 @dataclass(frozen=True)
 class Staleness:
     stage: Stage

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def cmd_build(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.authoring.build import build_opening, opening_notebook, stale_artefacts, stale_opening
+    from forgelab.authoring.build import (SCHEMA_FILE, build_opening, build_schema, opening_notebook, stale_artefacts,
+                                          stale_opening, stale_schema)
     from forgelab.authoring.build import editions as built_editions
     from forgelab.authoring.build import build_stage
 
@@ -29,6 +30,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         problems = [(item.artefact, item.reason) for item in stale_artefacts(course, stages)]
         problems += [(opening_notebook(language), reason) for language in built_editions(course)
                      for reason in (stale_opening(course, language) if with_opening else [])]
+        problems += [(SCHEMA_FILE, reason) for reason in [stale_schema(course)] if reason]
         for artefact, reason in problems:
             print(f"out of date: {artefact} — {reason}")
         editions = _edition_problems(course, stages, whole_course=with_opening)
@@ -56,6 +58,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.authoring.build import BuildError
 
+    if build_schema(course):
+        print(f"wrote {SCHEMA_FILE} from its model (forgelab/core/verification.py)", flush=True)
     for stage in stages:
         started = time.monotonic()
         print(f"building stage {stage.number} ({stage.slug})…", flush=True)

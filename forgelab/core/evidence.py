@@ -75,6 +75,7 @@ def read_document(path: Path) -> dict[str, Any]:
 
 
 def schema() -> dict[str, Any]:
+    """The shipped schema file (generated from :class:`forgelab.core.verification.Verification` by ``forgelab build``)."""
     from importlib import resources
 
     loaded: dict[str, Any] = json.loads(

@@ -12,6 +12,7 @@ learner code through :func:`forgelab.judge.core.run`. The layers, bottom up:
 ``channel``         the judge's side of one host: calls, callbacks, CPU/wall/output watch
 ``remote``          the course's ``forge`` interface on the trusted side
 ``interface``       builds that interface from the pristine starters
+``events``          what a learner's test run reports, read as strict models (claims, not facts)
 ``session_plugin``  the pytest plugin of the trusted session; ``explain``: first differences
 ``core``            jobs: targets, course tests, learner tests → one report
 ==================  ===========================================================================

@@ -37,6 +37,7 @@ from typing import Any
 from forgelab.core import i18n
 from forgelab.core.i18n import _
 from forgelab.judge import channel, relay
+from forgelab.judge import events as learner_events
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
@@ -261,17 +262,13 @@ def _learner_file(label: str, test_file: Path, shown: str, target: TargetSpec, s
 
 def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], settings: JudgeSettings,
                          isolation: Isolation) -> RunReport:
-    """Events written by learner code: read with limits, every field checked, nothing else trusted; then
-    what the judge saw itself (a limit the learner's forge hit, what it printed, where it raised) on top."""
-    events = [event for event in run.events[:MAX_LEARNER_EVENTS] if isinstance(event.get("event"), str)]
+    """Events written by learner code: each read as one shape of :mod:`forgelab.judge.events` or dropped, nothing
+    else trusted; then what the judge saw itself (a limit the learner's forge hit, what it printed, where it raised) on top."""
+    events = [event for raw in run.events[:MAX_LEARNER_EVENTS] if (event := learner_events.read(raw)) is not None]
     rows: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     errors: list[CollectError] = []
     running: str | None = None
-
-    def text(value: object, limit: int = 2000) -> str:
-        value = value if isinstance(value, str) else ""
-        return value if len(value) <= limit else value[: limit - 1] + "…"
 
     def valid(nodeid: object) -> str | None:
         if not isinstance(nodeid, str) or len(nodeid) > 500:
@@ -285,28 +282,23 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
         return rows[nodeid]
 
     for event in events:
-        kind = event["event"]
-        if kind == "start" and (nodeid := valid(event.get("nodeid"))):
+        if isinstance(event, learner_events.Started) and (nodeid := valid(event.nodeid)):
             running = nodeid
             row_of(nodeid)
-        elif kind == "report" and (nodeid := valid(event.get("nodeid"))) and nodeid in rows:
+        elif isinstance(event, learner_events.Reported) and (nodeid := valid(event.nodeid)) and nodeid in rows:
             row = rows[nodeid]
-            outcome = event.get("outcome")
-            duration = event.get("duration_ms")
-            row["duration"] += duration if isinstance(duration, int) and 0 <= duration < 10**9 else 0
-            if outcome == "passed" or row["outcome"] in (Outcome.FAILED, Outcome.ERROR):
-                if event.get("when") == "teardown" and running == nodeid:
+            row["duration"] += event.duration_ms
+            if event.outcome == "passed" or row["outcome"] in (Outcome.FAILED, Outcome.ERROR):
+                if event.when == "teardown" and running == nodeid:
                     running = None
                 continue
-            mapped = {"skipped": Outcome.SKIPPED, "failed": Outcome.FAILED, "error": Outcome.ERROR}.get(str(outcome))
-            if mapped is not None:
-                row.update(outcome=mapped, cause=text(event.get("cause"), 300), detail=text(event.get("detail"), 4000))
-            if event.get("when") == "teardown":
+            row.update(outcome=Outcome(event.outcome), cause=event.cause, detail=event.detail)
+            if event.when == "teardown":
                 running = None
-        elif kind == "collect_error":
-            file = text(event.get("nodeid"), 300)
-            errors.append(CollectError(file if file in files else (files[0] if files else file), label,
-                                       text(event.get("cause"), 300), text(event.get("detail"), 4000)))
+        elif isinstance(event, learner_events.CollectionFailed):
+            file = event.nodeid
+            errors.append(CollectError(file if file in files else (files[0] if files else file), label, event.cause,
+                                       event.detail))
     # what the judge saw itself overrides what the tests say about themselves
     for nodeid, (limit, message) in sorted(run.limits.items()):
         if valid(nodeid):

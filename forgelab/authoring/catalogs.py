@@ -7,6 +7,11 @@
 * :func:`problems` lists what makes an edition incomplete: an id without a translation, an id in the
   catalog that the code no longer uses, a compiled ``.mo`` that is out of date with its ``.po``.
 * :func:`compile_all` writes the ``.mo`` files the tools load at run time (standard-library gettext).
+
+The command line's own words — argparse's "usage:", "options:", "the following arguments are required" — are
+the messages of the standard library's ``argparse`` module; they live in a second domain,
+``forgelab/locale/<lang>/LC_MESSAGES/argparse.po``, extracted from the running Python's ``argparse`` and
+checked and compiled like the first (``forgelab.cli.language`` installs it before the parsers are built).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from forgelab.core.i18n import DOMAIN, LANGUAGES, LOCALE_DIR
+from forgelab.core.i18n import ARGPARSE_DOMAIN, DOMAIN, LANGUAGES, LOCALE_DIR
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 SCRIPT_KEYWORDS = {"t": None}  # the course page's scripts: t("English text", {name: value})
@@ -31,12 +36,32 @@ class CatalogProblem:
         return f"catalog {self.language}: {self.what}"
 
 
-def po_path(language: str) -> Path:
-    return LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+DOMAINS = (DOMAIN, ARGPARSE_DOMAIN)
 
 
-def mo_path(language: str) -> Path:
-    return po_path(language).with_suffix(".mo")
+def po_path(language: str, domain: str = DOMAIN) -> Path:
+    return LOCALE_DIR / language / "LC_MESSAGES" / f"{domain}.po"
+
+
+def mo_path(language: str, domain: str = DOMAIN) -> Path:
+    return po_path(language, domain).with_suffix(".mo")
+
+
+def argparse_ids() -> dict[str, tuple[str, ...]]:
+    """Message id → where it is used, for the running Python's ``argparse`` (its gettext domain ``argparse``)."""
+    import argparse
+
+    from babel.messages.extract import extract_from_file
+
+    found: dict[str, list[str]] = {}
+    for lineno, message, _comments, _context in extract_from_file("python", argparse.__file__, keywords=KEYWORDS):
+        key = message if isinstance(message, str) else "\x00".join(message)
+        found.setdefault(key, []).append(f"argparse.py:{lineno}")
+    return {key: tuple(places) for key, places in sorted(found.items())}
+
+
+def _ids(domain: str) -> dict[str, tuple[str, ...]]:
+    return extracted() if domain == DOMAIN else argparse_ids()
 
 
 def extracted() -> dict[str, tuple[str, ...]]:
@@ -57,15 +82,15 @@ def extracted() -> dict[str, tuple[str, ...]]:
     return {key: tuple(places) for key, places in sorted(found.items())}
 
 
-def _read(language: str):  # type: ignore[no-untyped-def]
+def _read(language: str, domain: str = DOMAIN):  # type: ignore[no-untyped-def]
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import read_po
 
-    path = po_path(language)
+    path = po_path(language, domain)
     if not path.is_file():
-        return Catalog(locale=language, domain=DOMAIN, project="forge-workbook")
+        return Catalog(locale=language, domain=domain, project="forge-workbook")
     with path.open("rb") as handle:
-        return read_po(handle, locale=language, domain=DOMAIN)
+        return read_po(handle, locale=language, domain=domain)
 
 
 def _po_bytes(catalog: object) -> bytes:
@@ -88,23 +113,24 @@ def extract() -> dict[str, int]:
     """Merge the extracted ids into every non-English catalog; returns language → untranslated count."""
     from babel.messages.catalog import Catalog
 
-    ids = extracted()
-    result = {}
-    for language in LANGUAGES:
-        if language == "en":
-            continue
-        old = _read(language)
-        # the old catalog's dates: extracting without a change leaves the file (and so the compiled .mo) as it is
-        new = Catalog(locale=language, domain=DOMAIN, project="forge-workbook", charset="utf-8",
-                      creation_date=old.creation_date, revision_date=old.revision_date)
-        for key in ids:
-            message_id: str | tuple[str, str] = tuple(key.split("\x00")) if "\x00" in key else key  # type: ignore[assignment]
-            existing = old.get(message_id)
-            new.add(message_id, existing.string if existing is not None else ("", "") if isinstance(message_id, tuple) else "")
-        path = po_path(language)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_po_bytes(new))
-        result[language] = sum(1 for message in new if message.id and not _translated(message))
+    result: dict[str, int] = {}
+    for domain in DOMAINS:
+        ids = _ids(domain)
+        for language in LANGUAGES:
+            if language == "en":
+                continue
+            old = _read(language, domain)
+            # the old catalog's dates: extracting without a change leaves the file (and so the compiled .mo) as it is
+            new = Catalog(locale=language, domain=domain, project="forge-workbook", charset="utf-8",
+                          creation_date=old.creation_date, revision_date=old.revision_date)
+            for key in ids:
+                message_id: str | tuple[str, str] = tuple(key.split("\x00")) if "\x00" in key else key  # type: ignore[assignment]
+                existing = old.get(message_id)
+                new.add(message_id, existing.string if existing is not None else ("", "") if isinstance(message_id, tuple) else "")
+            path = po_path(language, domain)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(_po_bytes(new))
+            result[language] = result.get(language, 0) + sum(1 for message in new if message.id and not _translated(message))
     return result
 
 
@@ -115,42 +141,49 @@ def _translated(message: object) -> bool:
 
 def compile_all() -> list[Path]:
     written = []
-    for language in LANGUAGES:
-        if language == "en" or not po_path(language).is_file():
-            continue
-        mo_path(language).write_bytes(_mo_bytes(_read(language)))
-        written.append(mo_path(language))
+    for domain in DOMAINS:
+        for language in LANGUAGES:
+            if language == "en" or not po_path(language, domain).is_file():
+                continue
+            mo_path(language, domain).write_bytes(_mo_bytes(_read(language, domain)))
+            written.append(mo_path(language, domain))
     return written
 
 
 def problems() -> list[CatalogProblem]:
-    """Everything that makes an edition of the tools' words incomplete or stale."""
-    ids = extracted()
+    """Everything that makes an edition of the tools' words (or of argparse's) incomplete or stale."""
     found: list[CatalogProblem] = []
-    for language in LANGUAGES:
-        if language == "en":
-            continue
-        if not po_path(language).is_file():
-            found.append(CatalogProblem(language, f"{po_path(language)} is missing: run `forgelab i18n extract`"))
-            continue
-        catalog = _read(language)
-        present = {message.id if isinstance(message.id, str) else "\x00".join(message.id): message
-                   for message in catalog if message.id}
-        missing = [key for key in ids if key not in present]
-        untranslated = [key for key in ids if key in present and not _translated(present[key])]
-        unused = [key for key in present if key not in ids]
-        for key in missing[:5]:
-            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) is not in the "
-                                                  "catalog: run `forgelab i18n extract`, then translate it"))
-        for key in untranslated[:5]:
-            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) has no "
-                                                  f"translation in {po_path(language).relative_to(SOURCE.parent)}"))
-        for key in unused[:5]:
-            found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} is no longer used: run "
-                                                  "`forgelab i18n extract`"))
-        if len(missing) + len(untranslated) + len(unused) > 15:
-            found.append(CatalogProblem(language, f"{len(missing)} missing, {len(untranslated)} untranslated, "
-                                                  f"{len(unused)} unused messages in all"))
-        if not mo_path(language).is_file() or mo_path(language).read_bytes() != _mo_bytes(catalog):
-            found.append(CatalogProblem(language, f"{mo_path(language).name} is out of date: run `forgelab i18n compile`"))
+    for domain in DOMAINS:
+        ids = _ids(domain)
+        for language in LANGUAGES:
+            if language != "en":
+                found += _domain_problems(language, domain, ids)
+    return found
+
+
+def _domain_problems(language: str, domain: str, ids: dict[str, tuple[str, ...]]) -> list[CatalogProblem]:
+    po, mo = po_path(language, domain), mo_path(language, domain)
+    if not po.is_file():
+        return [CatalogProblem(language, f"{po} is missing: run `forgelab i18n extract`")]
+    found: list[CatalogProblem] = []
+    catalog = _read(language, domain)
+    present = {message.id if isinstance(message.id, str) else "\x00".join(message.id): message
+               for message in catalog if message.id}
+    missing = [key for key in ids if key not in present]
+    untranslated = [key for key in ids if key in present and not _translated(present[key])]
+    unused = [key for key in present if key not in ids]
+    for key in missing[:5]:
+        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) is not in the "
+                                              "catalog: run `forgelab i18n extract`, then translate it"))
+    for key in untranslated[:5]:
+        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) has no "
+                                              f"translation in {po.relative_to(SOURCE.parent)}"))
+    for key in unused[:5]:
+        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} is no longer used: run "
+                                              "`forgelab i18n extract`"))
+    if len(missing) + len(untranslated) + len(unused) > 15:
+        found.append(CatalogProblem(language, f"{len(missing)} missing, {len(untranslated)} untranslated, "
+                                              f"{len(unused)} unused messages in all"))
+    if not mo.is_file() or mo.read_bytes() != _mo_bytes(catalog):
+        found.append(CatalogProblem(language, f"{mo.name} is out of date: run `forgelab i18n compile`"))
     return found

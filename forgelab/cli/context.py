@@ -30,7 +30,7 @@ def judge_settings(args: argparse.Namespace) -> JudgeSettings:
 
 def add_judge_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpu-limit", type=int, metavar="SECONDS",
-                        help="CPU seconds your code may use in one test before it counts as an endless loop (default 10)")
+                        help=_("CPU seconds your code may use in one test before it counts as an endless loop (default 10)"))
 
 
 UNSANDBOXED_WARNING = N_("warning: the target's code ran WITHOUT the sandbox (--unsandboxed): it could read and write "

@@ -138,22 +138,22 @@ def cmd_new_stage(args: argparse.Namespace) -> int:
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    new = sub.add_parser("new-stage", help="scaffold every file a new stage needs (course authors)")
-    new.add_argument("number", help="the new stage's two-digit number, e.g. 11")
-    new.add_argument("slug", help="lower-case words joined by hyphens, e.g. tool-call-budget")
-    new.add_argument("--module", required=True, help="the learner's new module, e.g. forge/tool_budget.py")
-    new.add_argument("--title", help="the stage's title (default: from the slug)")
+    new = sub.add_parser("new-stage", help=_("scaffold every file a new stage needs (course authors)"))
+    new.add_argument("number", help=_("the new stage's two-digit number, e.g. 11"))
+    new.add_argument("slug", help=_("lower-case words joined by hyphens, e.g. tool-call-budget"))
+    new.add_argument("--module", required=True, help=_("the learner's new module, e.g. forge/tool_budget.py"))
+    new.add_argument("--title", help=_("the stage's title (default: from the slug)"))
     new.set_defaults(handler=cmd_new_stage)
 
-    build = sub.add_parser("build", help="regenerate notebooks (executed against the solution) and fault contracts")
-    build.add_argument("stages", nargs="*", help="stage numbers (default: all)")
-    build.add_argument("--check", action="store_true", help="only report artefacts that are out of date; exit 1 if any")
-    build.add_argument("--no-execute", action="store_true", help="write notebooks without running them")
+    build = sub.add_parser("build", help=_("regenerate notebooks (executed against the solution) and fault contracts"))
+    build.add_argument("stages", nargs="*", help=_("stage numbers (default: all)"))
+    build.add_argument("--check", action="store_true", help=_("only report artefacts that are out of date; exit 1 if any"))
+    build.add_argument("--no-execute", action="store_true", help=_("write notebooks without running them"))
     build.set_defaults(handler=cmd_build)
 
-    verify = sub.add_parser("verify-course", help="prove every stage's contract: solution passes, starter unsolved, fault holds, artefacts current")
-    verify.add_argument("stages", nargs="*", help="stage numbers (default: all)")
-    verify.add_argument("--mutants", action="store_true", help="also prove that every known-wrong variant in mutants.toml fails a stage test")
+    verify = sub.add_parser("verify-course", help=_("prove every stage's contract: solution passes, starter unsolved, fault holds, artefacts current"))
+    verify.add_argument("stages", nargs="*", help=_("stage numbers (default: all)"))
+    verify.add_argument("--mutants", action="store_true", help=_("also prove that every known-wrong variant in mutants.toml fails a stage test"))
     verify.set_defaults(handler=cmd_verify)
 
     register_nbval(sub)
@@ -189,12 +189,12 @@ def cmd_nbval(args: argparse.Namespace) -> int:
 
 
 def register_nbval(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    nbval = sub.add_parser("nbval", help="check the stage notebooks: nbval against the reference, a sandboxed replay "
-                                         "of the worked demonstrations against learner code")
-    nbval.add_argument("stages", nargs="*", help="stage numbers, 00 for the opening (default: all notebooks)")
+    nbval = sub.add_parser("nbval", help=_("check the stage notebooks: nbval against the reference, a sandboxed replay "
+                                           "of the worked demonstrations against learner code"))
+    nbval.add_argument("stages", nargs="*", help=_("stage numbers, 00 for the opening (default: all notebooks)"))
     nbval.add_argument("--target", default="solution",
-                       help="solution (default: real nbval), or learner / a workbook path (replayed through the judge)")
-    nbval.add_argument("--lax", action="store_true", help="compare only cells tagged nbval-check-output (grading mode)")
-    nbval.add_argument("-k", dest="keyword", help="passed to pytest -k (select cells)")
+                       help=_("solution (default: real nbval), or learner / a workbook path (replayed through the judge)"))
+    nbval.add_argument("--lax", action="store_true", help=_("compare only cells tagged nbval-check-output (grading mode)"))
+    nbval.add_argument("-k", dest="keyword", help=_("passed to pytest -k (select cells)"))
     add_unsandboxed_flag(nbval)
     nbval.set_defaults(handler=cmd_nbval)

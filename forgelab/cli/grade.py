@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from forgelab.core.display import fail, table
+from forgelab.core.i18n import _
 from forgelab.cli.context import open_workbook
 from forgelab.judge.settings import DEFAULT, SandboxMode
 from forgelab.core.registry import RegistryError
@@ -144,31 +145,31 @@ def _shards_of(book: Path) -> tuple[list[str], list[str]]:
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     grade = sub.add_parser(
-        "grade", help="grade learner submissions (folders or zips): stage tests, instructor checks, notebooks, evidence",
-        description="Grade each submission with the judge: its code runs only in a sandbox (bubblewrap) and is "
-                    "called across a data-only boundary. Writes an SQLite gradebook, CSV exports and one feedback "
-                    "page per learner. Submissions are never written. Afterwards, `forgelab grade report OUT [--html]` "
-                    "shows what the class struggles with, test by test (aggregates only).")
-    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="a learner's workbook folder or its zip")
-    grade.add_argument("--out", help="folder for gradebook.sqlite, gradebook.csv, totals.csv and feedback/ "
-                                     "(default: build/grading in the course)")
-    grade.add_argument("--jobs", type=_positive, default=1, help="submissions graded in parallel (default 1)")
-    grade.add_argument("--stages", help="stages to grade: 01-07, 01,03 or 02 (default: all)")
-    grade.add_argument("--shard", metavar="K/N", help="grade only the K-th of N deterministic slices of the submissions")
+        "grade", help=_("grade learner submissions (folders or zips): stage tests, instructor checks, notebooks, evidence"),
+        description=_("Grade each submission with the judge: its code runs only in a sandbox (bubblewrap) and is "
+                      "called across a data-only boundary. Writes an SQLite gradebook, CSV exports and one feedback "
+                      "page per learner. Submissions are never written. Afterwards, `forgelab grade report OUT [--html]` "
+                      "shows what the class struggles with, test by test (aggregates only)."))
+    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help=_("a learner's workbook folder or its zip"))
+    grade.add_argument("--out", help=_("folder for gradebook.sqlite, gradebook.csv, totals.csv and feedback/ "
+                                       "(default: build/grading in the course)"))
+    grade.add_argument("--jobs", type=_positive, default=1, help=_("submissions graded in parallel (default 1)"))
+    grade.add_argument("--stages", help=_("stages to grade: 01-07, 01,03 or 02 (default: all)"))
+    grade.add_argument("--shard", metavar="K/N", help=_("grade only the K-th of N deterministic slices of the submissions"))
     grade.add_argument("--cpu-limit", type=_positive, default=10,
-                       help="CPU seconds a submission's code may use in one test (default 10): an endless loop")
+                       help=_("CPU seconds a submission's code may use in one test (default 10): an endless loop"))
     grade.add_argument("--wall-limit", type=_positive, default=90,
-                       help="wall-clock seconds per test for code that waits instead of computing (default 90)")
+                       help=_("wall-clock seconds per test for code that waits instead of computing (default 90)"))
     grade.add_argument("--time-budget", type=_positive, default=600, metavar="SECONDS",
-                       help="wall-clock seconds a submission's code may take in all (default 600): every call of the "
-                            "course's tests added up, and its own tests again as much; what is left is not run")
+                       help=_("wall-clock seconds a submission's code may take in all (default 600): every call of the "
+                              "course's tests added up, and its own tests again as much; what is left is not run"))
     grade.add_argument("--unsandboxed", action="store_true",
-                       help="grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)")
+                       help=_("grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)"))
     grade.set_defaults(handler=cmd_grade)
 
-    book = sub.add_parser("gradebook", help="work with gradebooks: merge the output of `grade --shard` runs")
+    book = sub.add_parser("gradebook", help=_("work with gradebooks: merge the output of `grade --shard` runs"))
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
-    merge = actions.add_parser("merge", help="combine shard output folders into one gradebook, CSV and feedback set")
-    merge.add_argument("shards", nargs="+", metavar="OUT", help="the --out folders of the shard runs")
-    merge.add_argument("--into", required=True, help="a new folder for the merged gradebook")
+    merge = actions.add_parser("merge", help=_("combine shard output folders into one gradebook, CSV and feedback set"))
+    merge.add_argument("shards", nargs="+", metavar="OUT", help=_("the --out folders of the shard runs"))
+    merge.add_argument("--into", required=True, help=_("a new folder for the merged gradebook"))
     merge.set_defaults(handler=cmd_merge)

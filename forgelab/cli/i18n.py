@@ -18,7 +18,7 @@ from pathlib import Path
 
 from forgelab.core.display import fail
 from forgelab.core.paths import Workbook
-from forgelab.core.i18n import LANGUAGES
+from forgelab.core.i18n import LANGUAGES, _
 
 BABEL_MISSING = ("Babel is not installed in this environment; the catalog tools are a development dependency",
                  "run `make install` (it installs the dev extra), or `.venv/bin/pip install Babel`")
@@ -88,9 +88,9 @@ def cmd_i18n(args: argparse.Namespace) -> int:
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    i18n = sub.add_parser("i18n", help="the tools' gettext catalogs: extract messages, compile, check completeness "
-                                       "(course authors; needs Babel)")
+    i18n = sub.add_parser("i18n", help=_("the tools' gettext catalogs: extract messages, compile, check completeness "
+                                         "(course authors; needs Babel)"))
     i18n.add_argument("action", choices=["extract", "compile", "check"],
-                      help="extract: merge the code's messages into the .po files; compile: write the .mo files; "
-                           "check: list untranslated, unused and stale entries (exit 1 if any)")
+                      help=_("extract: merge the code's messages into the .po files; compile: write the .mo files; "
+                             "check: list untranslated, unused and stale entries (exit 1 if any)"))
     i18n.set_defaults(handler=cmd_i18n)

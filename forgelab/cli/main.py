@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from forgelab.cli import language
+from forgelab.cli.language import Parser, language_parent
 from forgelab.cli.context import (add_judge_flags, add_unsandboxed_flag, judge_settings, open_workbook,
                                   sandbox_for_path_target)
 from forgelab.core.display import GAP, columns, fail, table_header, table_row, width, wrap
@@ -177,7 +179,8 @@ COMPOUND = {("grade", "report"): "grade-report"}
 
 def route(arguments: list[str]) -> list[str]:
     """``arguments`` with a compound command (:data:`COMPOUND`) joined into its parser's name."""
-    words = [index for index, item in enumerate(arguments) if not item.startswith("-")][:2]
+    words = [index for index, item in enumerate(arguments)
+             if not item.startswith("-") and (index == 0 or arguments[index - 1] != "--lang")][:2]
     if len(words) == 2 and words[1] == words[0] + 1:
         joined = COMPOUND.get((arguments[words[0]], arguments[words[1]]))
         if joined:
@@ -200,8 +203,9 @@ def register_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def build_parser(learner_only: bool = False) -> argparse.ArgumentParser:
     """The command line; ``learner_only`` (an unzipped learner bundle) leaves out the course repository's tools."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="forgelab",
+        parents=[language_parent()],
         epilog=_("Every command also takes --lang en|zh (else FORGE_LANG, else the workbook's edition in "
                  "course/edition.toml, else your locale) for the language it speaks."),
         description=_("Forge Workbook: check your stages, work through the fault labs, open the course page and "
@@ -231,23 +235,6 @@ def build_parser(learner_only: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def _language(argv: list[str]) -> tuple[list[str], str | None]:
-    """Take ``--lang X`` / ``--lang=X`` out of the arguments wherever it stands (before or after the command)."""
-    rest, chosen = [], None
-    iterator = iter(argv)
-    for item in iterator:
-        if item == "--lang":
-            chosen = next(iterator, None) or ""
-        elif item.startswith("--lang="):
-            chosen = item.split("=", 1)[1]
-        else:
-            rest.append(item)
-    return rest, chosen
-
-
-EDITION_COMMANDS = ("release", "site")
-
-
 def _editions(wanted: str | None) -> tuple[str, ...]:
     """The editions ``--lang`` asks a build for: one language, or every one for ``all`` (default: English)."""
     if wanted == "all":
@@ -271,16 +258,16 @@ def _in_learner_bundle() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments, wanted = _language(list(sys.argv[1:] if argv is None else argv))
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    wanted = language.wanted(arguments)
     # `release` and `site build` also read --lang as the edition(s) to build: en, zh or all
-    builds_editions = next((item for item in arguments if not item.startswith("-")), "") in EDITION_COMMANDS
-    speak = None if builds_editions and wanted == "all" else wanted
+    speak = wanted if wanted in i18n.LANGUAGES else None  # `all`, or a value argparse will refuse in its own words
     try:
-        i18n.use(i18n.resolve(speak, edition=_workbook_edition()))
+        language.speak(i18n.resolve(speak, edition=_workbook_edition()))
     except i18n.LanguageError as error:
-        return fail(str(error), "use --lang en or --lang zh (or set FORGE_LANG)")
+        return fail(str(error), _("use --lang en or --lang zh (or set FORGE_LANG)"))
     learner_only = _in_learner_bundle()
-    command = next((item for item in arguments if not item.startswith("-")), "")
+    command = next((item for item in arguments if not item.startswith("-") and item not in (wanted,)), "")
     arguments = route(arguments)  # `grade report` is one command
     if learner_only:
         if command in INSTRUCTOR_COMMANDS:
@@ -289,8 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         _("`forgelab --help` lists your commands, and README.md explains them"))
     parser = build_parser(learner_only)
     args = parser.parse_args(arguments)
-    if builds_editions:
-        args.editions = _editions(wanted)
+    args.editions = _editions(getattr(args, "lang", None))
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0

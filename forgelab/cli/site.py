@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from forgelab.core.paths import Workbook
 from forgelab.core.display import fail
+from forgelab.core.i18n import _
 from forgelab.core.registry import load_course
 
 DEFAULT_SITE = Path("build") / "site"
@@ -167,30 +168,30 @@ def _release_one(root: Path, out: Path, language: str) -> int:
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    site = sub.add_parser("site", help="build or serve the static course page with the in-browser self-check")
+    site = sub.add_parser("site", help=_("build or serve the static course page with the in-browser self-check"))
     site_sub = site.add_subparsers(dest="site_command", metavar="SITE_COMMAND", required=True)
 
-    build = site_sub.add_parser("build", help="render the course page (and the lab bundle it links to)",
-                                epilog="--lang en|zh|all chooses the edition(s): en (default) or zh builds that edition "
-                                       "at the root of --out, with its own bundle (zh: forge-workbook-lab-zh.zip); all "
-                                       "puts English at the root and Chinese under zh/, each page linking to the same "
-                                       "page in the other edition.")
-    build.add_argument("--out", help=f"output folder (default: {DEFAULT_SITE} in the workbook)")
+    build = site_sub.add_parser("build", help=_("render the course page (and the lab bundle it links to)"),
+                                epilog=_("--lang en|zh|all chooses the edition(s): en (default) or zh builds that edition "
+                                         "at the root of --out, with its own bundle (zh: forge-workbook-lab-zh.zip); all "
+                                         "puts English at the root and Chinese under zh/, each page linking to the same "
+                                         "page in the other edition."))
+    build.add_argument("--out", help=_("output folder (default: {folder} in the workbook)").format(folder=DEFAULT_SITE))
     build.set_defaults(handler=cmd_site_build)
 
-    serve = site_sub.add_parser("serve", help="serve a built course page on 127.0.0.1 and print its URL")
-    serve.add_argument("--dir", help=f"the built site (default: {DEFAULT_SITE} in the workbook)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve = site_sub.add_parser("serve", help=_("serve a built course page on 127.0.0.1 and print its URL"))
+    serve.add_argument("--dir", help=_("the built site (default: {folder} in the workbook)").format(folder=DEFAULT_SITE))
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=_("port (default {port}; 0 picks a free one)").format(port=DEFAULT_PORT))
     serve.set_defaults(handler=cmd_site_serve)
 
-    release = sub.add_parser("release", help="build the learner bundle from the committed course (git HEAD), "
-                                                "without the reference solutions",
-                             epilog="--lang en|zh|all chooses the edition(s): en (default) writes forge-workbook-lab.zip, "
-                                    "zh forge-workbook-lab-zh.zip (Chinese docstrings and notebooks, tools in Chinese), "
-                                    "all both.")
-    release.add_argument("--out", required=True, help="folder that receives forge-workbook-lab.zip "
-                                                      "(or, with --checkpoint NN, forge-workbook-checkpoint-NN.zip)")
-    release.add_argument("--checkpoint", metavar="NN", help="instead of the bundle, write a checkpoint pack: the "
-                                                            "reference modules of stages 01..NN, for `forgelab restore "
-                                                            "--from` after a deadline")
+    release = sub.add_parser("release", help=_("build the learner bundle from the committed course (git HEAD), "
+                                                  "without the reference solutions"),
+                             epilog=_("--lang en|zh|all chooses the edition(s): en (default) writes forge-workbook-lab.zip, "
+                                      "zh forge-workbook-lab-zh.zip (Chinese docstrings and notebooks, tools in Chinese), "
+                                      "all both."))
+    release.add_argument("--out", required=True, help=_("folder that receives forge-workbook-lab.zip "
+                                                        "(or, with --checkpoint NN, forge-workbook-checkpoint-NN.zip)"))
+    release.add_argument("--checkpoint", metavar="NN", help=_("instead of the bundle, write a checkpoint pack: the "
+                                                              "reference modules of stages 01..NN, for `forgelab restore "
+                                                              "--from` after a deadline"))
     release.set_defaults(handler=cmd_release)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 LANGUAGES = ("en", "zh")
 DOMAIN = "forgelab"
+ARGPARSE_DOMAIN = "argparse"  # the standard library's argparse asks gettext for its own words in this domain
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # forgelab/locale
 EDITION_FILE = Path("course") / "edition.toml"  # ``language = "zh"``: the edition a released bundle speaks
 _ACTIVE: ContextVar[str] = ContextVar("forgelab_language", default="en")
@@ -109,6 +110,16 @@ def _catalog(language: str) -> gettext.NullTranslations:
     try:
         return gettext.translation(DOMAIN, localedir=str(LOCALE_DIR), languages=[language])
     except OSError:  # a catalog that was not compiled: say it in English rather than fail
+        return gettext.NullTranslations()
+
+
+def argparse_catalog(language: str) -> gettext.NullTranslations:
+    """argparse's own words ("usage:", "options:", its errors) in ``language``, from our ``argparse`` catalog."""
+    if language == "en":
+        return gettext.NullTranslations()
+    try:
+        return gettext.translation(ARGPARSE_DOMAIN, localedir=str(LOCALE_DIR), languages=[language])
+    except OSError:
         return gettext.NullTranslations()
 
 

@@ -61,10 +61,12 @@ def test_an_unknown_language_is_a_clear_error() -> None:
 
 
 def test_the_command_line_refuses_an_unknown_language_and_names_the_choices(workbook: WorkbookCopy) -> None:
-    done = workbook.run("status", "--lang", "fr", env=NEUTRAL)
+    done = workbook.run("status", "--lang", "fr", env=NEUTRAL)  # --lang is an option of every command: argparse refuses
     assert done.returncode == 2
-    assert "forgelab: unknown language 'fr': expected one of en, zh" in done.stderr
-    assert "--lang en or --lang zh" in done.stderr
+    assert "forgelab status: error: argument --lang: invalid choice: 'fr' (choose from 'en', 'zh')" in done.stderr
+    done = workbook.run("--lang=fr", "status", env={**NEUTRAL, "FORGE_LANG": "zh"})  # in the language it speaks
+    assert done.returncode == 2
+    assert "forgelab：错误：参数 --lang：无效的选择：'fr'（可选：'en', 'zh'）" in done.stderr, done.stderr
     done = workbook.run("hint", "01", env={**NEUTRAL, "FORGE_LANG": "xx"})
     assert done.returncode == 2 and "FORGE_LANG='xx' is not a known language" in done.stderr
 

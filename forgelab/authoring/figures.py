@@ -44,13 +44,13 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from forgelab.core.demo import parse_percent_cells
 from forgelab.core.evidence import write_atomic
 from forgelab.core.figures import Figure, FigureError
+from forgelab.core.text import esc
 
 MERMAID_VERSION = "11.16.1"  # the version JupyterLab 4.6 renders with, so notebook and page agree
 MERMAID_INTEGRITY = ("sha512-TQsq6u22fAn3rek5VOubrhKPo1g5hwC3FXUN9hiyupTckcYiGuuKGkNQrKYwGJkXUxZdojwRG46gsSCFZMDp4g==")
@@ -144,7 +144,7 @@ class Svg:
     def __init__(self, width: int, height: int, title: str, language: str = "en") -> None:
         self.width, self.height = width, height
         self.font = FONT if language == "en" else FONT_ZH
-        self.parts = [f'<title>{escape(title)}</title>',
+        self.parts = [f'<title>{esc(title)}</title>',
                       f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
                       '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
                       'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f7f7f7"/>'
@@ -167,7 +167,7 @@ class Svg:
         weight = ' font-weight="bold"' if bold else ""
         around = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{color}" text-anchor="{anchor}"'
-                          f'{weight}{around}>{escape(words, quote=False)}</text>')
+                          f'{weight}{around}>{esc(words)}</text>')
 
     def render(self) -> str:
         body = "\n".join(self.parts)

@@ -14,7 +14,7 @@
 ``checkpoint``      checkpoint packs: the reference modules of stages 01..NN, as a zip
 ``submission``      a workbook someone else wrote (a submission, a path target), copied under limits
 ``files``           copying files someone else controls: never a link, always within limits
-``text``            stage text as HTML (the safe Markdown subset); words counted the same in both editions
+``text``            stage text as HTML (markdown-it-py, raw HTML off) and the one HTML escape; words counted alike
 ``display``         plain-text tables and messages for the terminal and the notebook
 ==================  ===========================================================================
 

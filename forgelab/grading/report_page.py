@@ -16,7 +16,7 @@ from typing import Any
 from forgelab.grading.report import DISCRIMINATION_MIN, MIN_SHARED, ClassReport, StageFigure
 from forgelab.core.i18n import N_, _, active
 from forgelab.core.registry import Course
-from forgelab.core.text import inline
+from forgelab.core.text import esc, inline
 from forgelab.core.evidence import write_atomic
 from forgelab.grading import report_plots
 
@@ -130,22 +130,22 @@ def _stage_view(course: Course, figure: StageFigure) -> StageView:
 
 def _breakable(name: str) -> Any:
     """A long test name that may wrap after each underscore (escaped first, then ``<wbr>`` added)."""
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
-    return Markup("_<wbr>").join(escape(part) for part in name.split("_"))
+    return Markup("_<wbr>").join(Markup(esc(part)) for part in name.split("_"))
 
 
 def render(course: Course, report: ClassReport, figures: dict[str, str]) -> str:
     """The page's HTML; ``figures`` maps a figure's name to its path relative to the page."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-    from markupsafe import Markup, escape
+    from markupsafe import Markup
 
     environment = Environment(loader=PackageLoader("forgelab", "data/report"), autoescape=select_autoescape(["j2"]),
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     environment.filters["breakable"] = _breakable
     template = environment.get_template(TEMPLATE)
     flagged = [item for item in report.items if item.flag]
-    footer = Markup(escape(_("Written by {command} from the gradebook alone: it reads no submission."))).format(
+    footer = Markup(esc(_("Written by {command} from the gradebook alone: it reads no submission."))).format(
         command=Markup("<code>forgelab grade report</code>"))
     return template.render(report=report, w=words(), course_title=course.text("title"), figures=figures,
                            stages=[_stage_view(course, figure) for figure in report.stage_figures],

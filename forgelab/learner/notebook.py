@@ -26,7 +26,7 @@ from forgelab.core.i18n import _, active
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, StageText, load_course
 from forgelab.learner import notebook_cells, state
-from forgelab.core.text import inline, md, word_count
+from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
 from forgelab.learner.workbench import Workbench
@@ -361,8 +361,6 @@ class StageTools:
         print(re.sub(r"<[^>]+>", " ", self._save(text)).strip())
 
     def _save(self, text: str) -> str:
-        import html
-
 
         if not text.strip():
             return "<p>" + _("The answer is empty: write it first.") + "</p>"
@@ -371,7 +369,7 @@ class StageTools:
         saved = _("Saved to {path} ({words} words). Compare it with the rubric — a strong answer covers:").format(
             path=self.workbook.relative(path), words=words)
         warning = length_warning(self.stage, words)
-        shown = f'<p style="color:#a40000">{html.escape(warning)}</p>' if warning else ""
+        shown = f'<p style="color:#a40000">{esc(warning)}</p>' if warning else ""
         return f"{shown}<p>{saved}</p><ul>{rubric}</ul>"
 
     # part 10 — evidence (written only when the learner asks)
@@ -497,9 +495,7 @@ _TEXT_STYLE = 'style="line-height: 1.5"'
 
 
 def _pre(text: str) -> str:
-    import html
-
-    return f'<pre style="white-space: pre-wrap; line-height: 1.4">{html.escape(text)}</pre>'
+    return f'<pre style="white-space: pre-wrap; line-height: 1.4">{esc(text)}</pre>'
 
 
 def _html(text: str) -> str:

@@ -1,6 +1,7 @@
 """Course-author tooling for the tools' catalogs: extract, check, compile (Babel; a development dependency).
 
-* :func:`extract` finds every message marked with ``_()``, ``N_()`` or ``ngettext()`` in forgelab/ (and
+* :func:`extract` finds every message marked with ``_()``, ``N_()`` or ``ngettext()`` in forgelab/ (in its
+  Jinja2 templates, ``forgelab/data/templates/*.j2``, too; and
   with ``t()`` in the course page's scripts, ``forgelab/site/assets/*.js``, whose words the site build
   writes into each edition's ``assets/strings.js``) and merges them into each ``forgelab/locale/<lang>/LC_MESSAGES/forgelab.po``: new ids are added without a
   translation, translations of ids still in use are kept, unused ones are dropped.
@@ -73,7 +74,12 @@ def extracted() -> dict[str, tuple[str, ...]]:
                               strip_comment_tags=True)
     scripts = extract_from_dir(str(SOURCE / "site" / "assets"), method_map=[("**.js", "javascript")],
                                keywords=SCRIPT_KEYWORDS, comment_tags=(), strip_comment_tags=True)
-    for folder, results in (("forgelab/", python), ("forgelab/site/assets/", scripts)):
+    templates = extract_from_dir(str(SOURCE / "data" / "templates"), method_map=[("**.j2", "jinja2.ext:babel_extract")],
+                                 options_map={"**.j2": {"extensions": "jinja2.ext.i18n", "trim_blocks": "true",
+                                                        "lstrip_blocks": "true"}},
+                                 keywords=KEYWORDS, comment_tags=(), strip_comment_tags=True)
+    for folder, results in (("forgelab/", python), ("forgelab/site/assets/", scripts),
+                            ("forgelab/data/templates/", templates)):
         for filename, lineno, message, _comments, _context in results:
             if "judge/host.py" in filename or "judge/wire.py" in filename:
                 continue  # these run inside the sandbox, where no catalog exists

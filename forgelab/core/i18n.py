@@ -123,6 +123,11 @@ def argparse_catalog(language: str) -> gettext.NullTranslations:
         return gettext.NullTranslations()
 
 
+def translations(language: str) -> gettext.NullTranslations:
+    """The catalog of ``language`` (English: none) — for a template engine's gettext (``jinja2.ext.i18n``)."""
+    return _catalog(language)
+
+
 def _(message: str) -> str:
     """``message`` in the active language (the English text is its own message id)."""
     return _catalog(active()).gettext(message)

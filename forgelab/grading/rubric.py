@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from forgelab.core.i18n import N_
 from forgelab.core.registry import Course, RegistryError, Stage
 
 
@@ -23,24 +24,24 @@ class ItemSpec:
 
 
 ITEMS: tuple[ItemSpec, ...] = (
-    ItemSpec("stage_tests", "Stage tests", 40,
-             "the stage's required tests, taken from the course (never from your copy), run against your forge/"),
-    ItemSpec("instructor_checks", "Instructor checks", 10,
-             "extra checks kept by your instructor; they are listed by name and result only"),
-    ItemSpec("notebook", "Reference notebook", 20,
-             "the graded cells of the course's reference notebook, run against your forge/; "
-             "their output must match the reference output"),
-    ItemSpec("fault_lab", "Fault lab", 10,
-             "your repaired file in labs/, run against the course's stage tests"),
-    ItemSpec("transfer", "Transfer test", 10,
-             "your own test in transfer/, run against the course's reference implementation of the stage (where it "
-             "must pass) and against its known-wrong implementations (where it must not: a test that passes there "
-             "too cannot tell right from wrong and earns no points); never against your own forge/, so only what "
-             "the test checks counts"),
-    ItemSpec("design_answer", "Design answer", 5,
-             "that your design answer is handed in and long enough to be an answer (your instructor reads it)"),
-    ItemSpec("evidence", "Evidence", 5,
-             "that your verification.json is intact and claims no more than grading observed"),
+    ItemSpec("stage_tests", N_("Stage tests"), 40,
+             N_("the stage's required tests, taken from the course (never from your copy), run against your forge/")),
+    ItemSpec("instructor_checks", N_("Instructor checks"), 10,
+             N_("extra checks kept by your instructor; they are listed by name and result only")),
+    ItemSpec("notebook", N_("Reference notebook"), 20,
+             N_("the graded cells of the course's reference notebook, run against your forge/; "
+                "their output must match the reference output")),
+    ItemSpec("fault_lab", N_("Fault lab"), 10,
+             N_("your repaired file in labs/, run against the course's stage tests")),
+    ItemSpec("transfer", N_("Transfer test"), 10,
+             N_("your own test in transfer/, run against the course's reference implementation of the stage (where "
+                "it must pass) and against its known-wrong implementations (where it must not: a test that passes "
+                "there too cannot tell right from wrong and earns no points); never against your own forge/, so only "
+                "what the test checks counts")),
+    ItemSpec("design_answer", N_("Design answer"), 5,
+             N_("that your design answer is handed in and long enough to be an answer (your instructor reads it)")),
+    ItemSpec("evidence", N_("Evidence"), 5,
+             N_("that your verification.json is intact and claims no more than grading observed")),
 )
 ITEM_ORDER: dict[str, int] = {spec.key: index for index, spec in enumerate(ITEMS)}
 SPEC: dict[str, ItemSpec] = {spec.key: spec for spec in ITEMS}

@@ -1,4 +1,4 @@
-"""Learner commands: status, hint, fault, restore, backup, answer."""
+"""Learner commands: status, watch, hint, fault, restore, backup, answer."""
 
 from __future__ import annotations
 
@@ -36,6 +36,21 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(wrap(line, indent=2))
     print(wrap(_("next: {step}").format(step=report.next_step), indent=2))
     return 0
+
+
+# ---------------------------------------------------------------- watch
+def cmd_watch(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.learner.watch import Watch, first_open_stage
+    from forgelab.learner.workbench import Workbench
+
+    bench = Workbench.locate(judge_settings(args))
+    stage = bench.course.stage(args.stage) if args.stage else first_open_stage(bench)
+    if stage is None:
+        print(wrap(_("every stage is accepted: nothing to watch. `forgelab watch NN` watches one stage anyway; "
+                     "`forgelab page` opens the course page to self-check your evidence")))
+        return 0
+    return Watch(bench, stage, target=args.target).loop()
 
 
 # ---------------------------------------------------------------- hint
@@ -341,6 +356,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         help=_("run every stage again instead of remembering unchanged ones"))
     add_judge_flags(status)
     status.set_defaults(handler=cmd_status)
+
+    watch = sub.add_parser("watch", help=_("check a stage again every time you save its module, transfer test, "
+                                           "fault-lab copy or design answer (q quits, h shows the next hint)"))
+    watch.add_argument("stage", nargs="?", help=_("stage number, e.g. 01 (default: the first stage not yet accepted)"))
+    watch.add_argument("--target", default="learner", help=_("learner (default) or solution: whose files are watched"))
+    add_judge_flags(watch)
+    watch.set_defaults(handler=cmd_watch)
 
     hint = sub.add_parser("hint", help=_("reveal the next hint of a stage (remembers how many were shown)"))
     hint.add_argument("stage", help=_("stage number, e.g. 01"))

@@ -40,6 +40,9 @@ from forgelab.core.starters import StarterError, starter_bytes
 from forgelab.verdicts.diagnosis import judged_record, load_key, defect_text, DiagnosisError
 
 TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
+# the parts of a check that run learner code; a partial check (watch mode) runs some and keeps the others
+TESTS, FAULT_LAB, TRANSFER = "tests", "fault_lab", "transfer"
+ALL_PARTS = frozenset({TESTS, FAULT_LAB, TRANSFER})
 
 
 @dataclass(frozen=True)
@@ -143,17 +146,22 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
-def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) -> core.Job:
-    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice."""
+def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
+              parts: frozenset[str] = ALL_PARTS) -> core.Job:
+    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
+    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`)."""
     transfer_path = transfer_file(workbook, stage, target)
     lab = lab_dir(workbook, stage, target)
     targets = [jobs.spec(target, TARGET, stage)]
-    course_tests = [CourseTests(TARGET, (stage.test_file,))]
+    course_tests = [CourseTests(TARGET, (stage.test_file,))] if TESTS in parts else []
     learner_tests: list[LearnerTests] = []
-    if target.kind in ("learner", "path") and (lab / "forge").is_dir() and not untouched_lab(workbook.root, stage, lab):
+    if (FAULT_LAB in parts and target.kind in ("learner", "path") and (lab / "forge").is_dir()
+            and not untouched_lab(workbook.root, stage, lab)):
         targets.append(jobs.lab_spec(lab, stage, LAB))
         course_tests.append(CourseTests(LAB, (stage.test_file,)))
-    if transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
+    if TRANSFER not in parts:
+        pass
+    elif transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
         if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
             course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
         else:
@@ -166,17 +174,28 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target) 
 
 
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
-              write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT) -> CheckOutcome:
+              write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT,
+              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None) -> CheckOutcome:
+    """Judge the stage and (``write``) write its evidence. With ``previous`` (a check of the same stage and
+    target), only ``parts`` run again and the other parts are taken from it — what watch mode does after a
+    save that can affect only those parts; the evidence is written exactly as a whole check writes it."""
+    if previous is None or previous.stage.number != stage.number or previous.target.name != target.name:
+        parts = ALL_PARTS
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
-    job = check_job(course, workbook, stage, target)
-    report = core.run(job, settings)
-    problem = report.import_problems.get(TARGET)
-    tests = _required_rows(stage, report, TARGET)
+    job = check_job(course, workbook, stage, target, parts)
+    report = core.run(job, settings) if job.course_tests or job.learner_tests else RunReport(())
+    if TESTS in parts or previous is None:
+        problem = report.import_problems.get(TARGET)
+        tests = _required_rows(stage, report, TARGET)
+    else:
+        problem, tests = previous.import_problem, previous.tests
     transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
     transfer_rows = report.in_file(TARGET, transfer_name)
-    if not transfer_path.is_file():
+    if TRANSFER not in parts and previous is not None:
+        transfer_part, transfer_rows = previous.transfer, previous.transfer_tests
+    elif not transfer_path.is_file():
         transfer_part = Part("missing", _("{path} does not exist: bring the starter back with `forgelab starter {number} "
                                           "--transfer`").format(path=transfer_shown, number=stage.number))
     elif target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path):
@@ -193,7 +212,10 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             # the bundle has no reference implementation: check judges on the learner's forge, and says so
             transfer_part = Part(transfer_part.status, _(ON_OWN_FORGE).format(detail=transfer_part.detail),
                                  transfer_part.extra)
-    lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
+    if FAULT_LAB not in parts and previous is not None:
+        lab_part = previous.fault_lab
+    else:
+        lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
     diagnosis_part = judge_diagnosis(workbook, stage, target)
     design_path = design_answer_file(workbook, stage, target)
     design_part = judge_design(design_path, stage.design_answer_file)

@@ -322,7 +322,8 @@ def _design_cell(workbook: Workbook, stage: Stage) -> tuple[int | None, bool]:
     return words, words >= MIN_DESIGN_WORDS
 
 
-def _evidence_cell(workbook: Workbook, stage: Stage) -> str:
+def evidence_cell(workbook: Workbook, stage: Stage) -> str:
+    """The stage's evidence as :data:`EVIDENCE_WORDS` names it (read, never run): none, accepted, stale_… ."""
     path = workbook.workspace / stage.evidence_file
     if not path.is_file():
         return "none"
@@ -463,7 +464,7 @@ def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings |
         cell, transfer = results[stage.number]
         lab, lab_ok = _lab_cell(workbook, stage)
         words, design_ok = _design_cell(workbook, stage)
-        stages.append(StageStatus(stage, cell, transfer, lab, lab_ok, words, design_ok, _evidence_cell(workbook, stage),
+        stages.append(StageStatus(stage, cell, transfer, lab, lab_ok, words, design_ok, evidence_cell(workbook, stage),
                                   stage.number in ran))
     next_step = next((step for item in stages if (step := next_step_for(item))), None)
     return StatusReport(stages, next_step or _("every stage is accepted: open the course page (`forgelab page`) and "

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgelab.learner import backups, faultlab, state
-from forgelab.learner.check import CheckOutcome, DIAGNOSIS_WORDS, run_check
+from forgelab.learner.check import ALL_PARTS, CheckOutcome, DIAGNOSIS_WORDS, run_check
 from forgelab.core.display import columns, symbol, table, width as terminal_width, wrap
 from forgelab.core.i18n import _, active
 from forgelab.judge.outcomes import ImportProblem, Outcome, TestRow
@@ -92,9 +92,11 @@ class Workbench:
 
     # ------------------------------------------------------------ checking
 
-    def check(self, stage: Stage, target: str = "learner", *, write: bool = True, out: Path | None = None) -> CheckOutcome:
+    def check(self, stage: Stage, target: str = "learner", *, write: bool = True, out: Path | None = None,
+              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None) -> CheckOutcome:
+        """``forgelab check``; with ``previous``, only ``parts`` run again (watch mode, see :func:`run_check`)."""
         outcome = run_check(self.course, self.workbook, stage, self.target(target), write=write, out=out,
-                            settings=self.settings)
+                            settings=self.settings, parts=parts, previous=previous)
         if target == "learner":
             self._remember(outcome)
             if write and out is None and outcome.path is not None:  # the learning record: first check, acceptance

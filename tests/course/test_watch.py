@@ -1,0 +1,262 @@
+"""`forgelab watch` driven in a pseudo-terminal, as a learner uses it: save, read the verdict.
+
+The workbook has stages 01, 05 and 07 complete (reference modules and transfer tests, fault labs fixed and
+diagnosed, design answers) — the grading suite's correct submission, built once per session by the same
+commands a learner types. Each test then saves files into its own
+copy while `forgelab watch` runs in a pty, and reads the screen: the first line after each save is the
+first failing test with its first difference, or ACCEPTED. Nothing here waits a fixed time: every wait is
+``expect`` for a text, with a generous timeout for a busy machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import WorkbookCopy, cli_env, copy_workbook
+from grading_fixtures import HANDED_IN, MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS, shared_base
+from hostile_submissions import FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext
+
+WAIT_S = 240  # one check on a crowded 2-CPU machine, with room to spare
+FIRST_LINE = re.compile(r"\x1b\[2J([^\r\n]*)")  # the screen is cleared before every verdict: what follows is line 1
+SAME_RANK_TEST = "test_same_rank_conflict_keeps_the_earlier_instruction"
+
+
+@pytest.fixture
+def workbook(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> WorkbookCopy:
+    """A copy of the course with the grading suite's complete learner work for stages 01, 05 and 07."""
+    base = shared_base(tmp_path_factory)
+    copy = copy_workbook(tmp_path / "workbook")
+    for name in HANDED_IN:
+        shutil.rmtree(copy.root / name, ignore_errors=True)
+        if (base / name).is_dir():
+            shutil.copytree(base / name, copy.root / name)
+    return copy
+
+
+def spawn(copy: WorkbookCopy, *args: str) -> pexpect.spawn:
+    env = cli_env(copy.root, {"FORGE_LANG": "en", "TERM": "xterm"})
+    child = pexpect.spawn(sys.executable, ["-m", "forgelab.cli", "watch", *args], cwd=str(copy.root), env=env,
+                          encoding="utf-8", timeout=WAIT_S, dimensions=(60, 200))
+    return child
+
+
+@pytest.fixture
+def watching(workbook: WorkbookCopy) -> Iterator[tuple[WorkbookCopy, pexpect.spawn]]:
+    child = spawn(workbook, "01")
+    child.expect("watching forge/instructions.py")  # the first whole check is on screen
+    yield workbook, child
+    if child.isalive():
+        child.sendcontrol("c")
+        child.expect(pexpect.EOF)
+    child.close(force=True)
+
+
+def save(copy: WorkbookCopy, relative: str, text: str) -> None:
+    """Save as an editor does: write a new file next to it, then rename it over the old one."""
+    path = copy.root / relative
+    scratch = path.with_name(f".{path.name}.saving")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)
+
+
+def next_verdict(child: pexpect.spawn) -> str:
+    """The first line of the next verdict on screen (the screen is cleared before it)."""
+    child.expect(FIRST_LINE)
+    first = child.match.group(1)
+    child.expect("watching forge/instructions.py")
+    return first
+
+
+def test_a_wrong_save_shows_the_first_difference_and_the_fix_is_accepted(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+    copy, child = watching
+    correct = (copy.root / MODULE).read_text(encoding="utf-8")
+    save(copy, MODULE, correct.replace(SAME_RANK_FIND, SAME_RANK_LAST_WINS))
+    first = next_verdict(child)
+    assert first.startswith(f"FAILING {SAME_RANK_TEST}: First difference at"), first
+    assert "NOT ACCEPTED" in child.before
+    assert copy.evidence("01-instruction-hierarchy")["accepted"] is False
+
+    save(copy, MODULE, correct)
+    first = next_verdict(child)
+    assert first == "ACCEPTED — stage 01 · Instruction hierarchy", first
+    assert "press n to watch it, q to quit" in child.before
+    document = copy.evidence("01-instruction-hierarchy")
+    assert document["accepted"] is True
+
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    # exactly what `check` writes for the same files (but when, how long each test took, and the seal over it)
+    checked = copy.run("check", "01")
+    assert checked.returncode == 0, checked.output
+    again = copy.evidence("01-instruction-hierarchy")
+    for written in (document, again):
+        for key in ("checked_at", "integrity"):
+            written.pop(key)
+        for row in written["tests"]:
+            row.pop("duration_ms")
+    assert document == again
+
+
+def test_a_save_of_the_transfer_test_judges_only_the_transfer(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+    copy, child = watching
+    transfer = "transfer/test_01_instruction_hierarchy.py"
+    text = (copy.root / transfer).read_text(encoding="utf-8")
+    save(copy, transfer, text + "\n\ndef test_cannot_fail() -> None:\n    assert (\n")
+    first = next_verdict(child)
+    assert first.startswith("the tests pass; still open: transfer challenge"), first
+    assert "after saving transfer/test_01_instruction_hierarchy.py" in child.before
+    assert copy.evidence("01-instruction-hierarchy")["transfer"]["status"] == "error"
+    save(copy, transfer, text)
+    assert next_verdict(child).startswith("ACCEPTED")
+
+
+def test_h_shows_the_next_hint_and_q_quits(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+    copy, child = watching
+    child.send("h")
+    child.expect(r"hint 1/\d+ \(new\)")
+    child.send("q")
+    child.expect(pexpect.EOF)
+
+
+def test_without_a_number_it_watches_the_first_stage_not_accepted(workbook: WorkbookCopy) -> None:
+    child = spawn(workbook)
+    child.expect(r"Stage 02 · ")
+    child.expect("watching ")
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1  # stage 02 is not accepted
+
+
+def _context(copy: WorkbookCopy, tmp_path: Path) -> HostileContext:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    return HostileContext(uuid.uuid4().hex[:12], str(copy.root), str(out), str(tmp_path), str(copy.root), 1,
+                          str(tmp_path / "no.sock"), "forgelab-none")
+
+
+def _markers(context: HostileContext) -> list[str]:
+    """Files that carry the attack's marker: anywhere in the workbook, or at the top of the shared places."""
+    needle = f"forgelab-hostile-{context.token}"
+    found = [str(path) for path in Path(context.course).rglob(f"*{needle}*")]
+    places = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(os.path.expanduser("~")),
+              *(Path(entry) for entry in sys.path if entry and Path(entry).is_dir())]
+    for place in places:
+        try:
+            found += [str(path) for path in place.iterdir() if needle in path.name]
+        except OSError:
+            continue
+        for name in ("sitecustomize.py", "usercustomize.py"):
+            custom = place / name
+            if custom.is_file() and needle in custom.read_text(encoding="utf-8", errors="replace"):
+                found.append(str(custom))
+    return found
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in command:
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("attack", ["fork-bomb", "markers", "report-patch"])
+def test_a_hostile_save_gains_nothing(watching: tuple[WorkbookCopy, pexpect.spawn], tmp_path: Path,
+                                      attack: str) -> None:
+    copy, child = watching
+    context = _context(copy, tmp_path)
+    wrong = (copy.root / MODULE).read_text(encoding="utf-8").replace(SAME_RANK_FIND, SAME_RANK_LAST_WINS)
+    code = {"fork-bomb": FORK_BOMB, "markers": MARKERS, "report-patch": REPORT_PATCH}[attack]
+    prelude = PRELUDE.format(attack=attack, context=json.dumps(asdict(context)), mark=context.marker(attack))
+    save(copy, MODULE, wrong + prelude + code)
+    first = next_verdict(child)
+    assert first.startswith(f"FAILING {SAME_RANK_TEST}"), first  # the same mistake, the same verdict
+    document = copy.evidence("01-instruction-hierarchy")
+    assert document["accepted"] is False
+    failing = {row["name"] for row in document["tests"] if row["outcome"] != "passed"}
+    assert SAME_RANK_TEST in failing
+    assert _markers(context) == []
+    child.send("q")
+    child.expect(pexpect.EOF)
+    assert _processes_with(context.token) == []
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid`` (host PIDs, sandboxed ones too), with its start time to tell a reused PID."""
+    parents: dict[int, list[int]] = {}
+    starts: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        starts[int(entry)] = fields[19]
+    found, stack = {}, list(parents.get(pid, []))
+    while stack:
+        current = stack.pop()
+        found[current] = starts.get(current, "")
+        stack.extend(parents.get(current, []))
+    return found
+
+
+def _alive(pid: int, start: str) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    fields = stat[stat.rfind(")") + 2:].split()
+    return fields[19] == start and fields[0] != "Z"
+
+
+def test_ctrl_c_in_the_middle_of_a_check_leaves_no_process(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+    copy, child = watching
+    token = uuid.uuid4().hex[:12]
+    slow = (copy.root / MODULE).read_text(encoding="utf-8") + (
+        f"\n\ndef _sleep_{token}():\n    import time\n    time.sleep(300)\n\n\n_sleep_{token}()\n")
+    save(copy, MODULE, slow)
+    child.expect("checking stage 01")
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + WAIT_S
+    while not any("_judge_host" in _command(pid) for pid in seen) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the learner's module is being imported in the sandbox (it then sleeps 300 s)
+        seen.update(_descendants(child.pid))
+    assert any("_judge_host" in _command(pid) for pid in seen), "no sandboxed host was started"
+    seen.update(_descendants(child.pid))
+    child.sendcontrol("c")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.signalstatus == signal.SIGINT or child.exitstatus != 0
+    left = [pid for pid, start in seen.items() if _alive(pid, start)]
+    assert left == [], [(pid, _command(pid)) for pid in left]
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

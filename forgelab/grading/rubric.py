@@ -9,7 +9,10 @@ yet) is still listed, worth 0 of 0 points, with a reason that says so.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any, Self
+
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic.dataclasses import dataclass as model_dataclass
 
 from forgelab.core.i18n import N_
 from forgelab.core.registry import Course, RegistryError, Stage
@@ -55,28 +58,34 @@ REGRADE = "regrade"  # flag: the grader failed on this item; grade the submissio
 FLAGS = ("", REVIEW, REGRADE)
 
 
-@dataclass(frozen=True)
+def _one_of(allowed: tuple[str, ...], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(repr(a) for a in allowed)}")
+        return value
+
+    return AfterValidator(check)
+
+
+@model_dataclass(frozen=True, config=ConfigDict(strict=True))
 class GradeItem:
-    """One gradebook row: a submission × a stage × an item. No timestamps, no durations."""
+    """One gradebook row: a submission × a stage × an item. No timestamps, no durations. A Pydantic dataclass:
+    every row — made by grading or read back from a gradebook — is checked field by field when it is made."""
 
     submission: str
     stage: str
-    item: str
-    points: int
+    item: Annotated[str, _one_of(tuple(ITEM_ORDER), "grade item")]
+    points: Annotated[int, Field(ge=0)]
     max_points: int
-    outcome: str
+    outcome: Annotated[str, _one_of(OUTCOMES, "outcome")]
     reason: str  # why points were lost (or what earned them), in plain words
-    flag: str = ""  # "" or "review"
+    flag: Annotated[str, _one_of(FLAGS, "flag")] = ""  # "", "review" or "regrade"
 
-    def __post_init__(self) -> None:
-        if self.item not in ITEM_ORDER:
-            raise ValueError(f"unknown grade item {self.item!r}: expected one of {', '.join(ITEM_ORDER)}")
-        if self.outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {self.outcome!r}: expected one of {', '.join(OUTCOMES)}")
-        if self.flag not in FLAGS:
-            raise ValueError(f"unknown flag {self.flag!r}: expected one of {', '.join(repr(f) for f in FLAGS)}")
-        if not 0 <= self.points <= self.max_points:
+    @model_validator(mode="after")
+    def _points_within_the_maximum(self) -> Self:
+        if self.points > self.max_points:
             raise ValueError(f"{self.item}: {self.points} points is outside 0..{self.max_points}")
+        return self
 
     @property
     def sort_key(self) -> tuple[str, str, int]:
@@ -84,11 +93,6 @@ class GradeItem:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GradeItem":
-        return cls(**{key: data[key] for key in ("submission", "stage", "item", "points", "max_points",
-                                                 "outcome", "reason", "flag")})
 
 
 def proportional(max_points: int, passed: int, total: int) -> int:

@@ -7,7 +7,8 @@ lines. The judge watches the host while it waits:
 
 * CPU time used by the host's whole process tree during one test, against ``test_cpu_s`` — an
   endless loop is stopped whatever the load on the machine;
-* wall-clock time, against the generous ``test_wall_s`` — for code that waits forever;
+* wall-clock time waiting for the host's answers in one test, against the generous ``test_wall_s`` — for code
+  that waits forever; the time the host spent ready to run but waiting for a CPU (a busy machine) is left out;
 * output: more than ``output_kb`` printed stops the host (a flood is cut, not buffered).
 
 A limit raises :class:`LimitExceeded`, a ``BaseException`` on purpose: neither the test's own
@@ -176,6 +177,34 @@ def tree_cpu_seconds(pid: int) -> float | None:
             total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
         stack.extend(_children(current))
     return total / _TICKS
+
+
+def _schedstat_wait_ns(path: str) -> int:
+    try:
+        with open(path, encoding="ascii") as handle:
+            fields = handle.read().split()
+        return int(fields[1]) if len(fields) > 1 else 0
+    except (OSError, ValueError):
+        return 0
+
+
+def tree_queued_seconds(pid: int | None) -> float:
+    """Seconds that ``pid``, everything below it and the calling thread spent *ready to run but waiting for a
+    CPU* (the run-queue delay of /proc/…/schedstat; 0 where the kernel does not keep it).
+
+    A busy machine adds this delay to every answer; it is the machine's, not the learner's, so the wall-clock
+    limits subtract it: what is left is the time the code computed (bounded by the CPU limit) or waited.
+    """
+    total = _schedstat_wait_ns("/proc/thread-self/schedstat")
+    stack, seen = ([pid] if pid is not None else []), set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        total += _schedstat_wait_ns(f"/proc/{current}/schedstat")
+        stack.extend(_children(current))
+    return total / 1e9
 
 
 # ---------------------------------------------------------------- rebuilding what comes back
@@ -395,11 +424,13 @@ class Host:
         self._pending_budget: int | None = None
         self._same_shape: dict[str, bool] = {}  # class path → the learner's class builds like the course's
         self.test_roots: tuple[Path, ...] = ()  # where the course's test files live (see handle_allowed)
-        self._test_deadline = 0.0
+        self._test_waited = 0.0  # seconds this test waited for the learner's answers, run-queue delay taken out
+        self._relay_deadline: float | None = None  # a relayed run's own end (time.monotonic()), if it has one
         self._closed_reason: Limit | None = None
         self.argument_changes = ArgumentChanges.SHOWN  # what the test sees of its arguments after a call
         self.time_budget: TimeBudget | None = None  # shared with the other hosts of this run, if it has one
         self._exchange_started = 0.0
+        self._exchange_queued = 0.0
 
     # ------------------------------------------------------------ life cycle
 
@@ -532,7 +563,8 @@ class Host:
         budget = self.settings.test_cpu_s if cpu_s is None else cpu_s
         self._budget = budget
         self._test_cpu_start = tree_cpu_seconds(self._process.pid) if self._process else None
-        self._test_deadline = time.monotonic() + self.settings.test_wall_s
+        self._test_waited = 0.0
+        self._relay_deadline = None
         self._pending_budget = budget  # travels with the next request: the host resets its own CPU limit
 
     # ------------------------------------------------------------ calls
@@ -662,20 +694,30 @@ class Host:
         if not self.alive:
             raise LimitExceeded(self._closed_reason or Limit.CRASH, _("the learner's process is not running"))
         if deadline is not None:
-            self._test_deadline = min(time.monotonic() + self.settings.test_wall_s, deadline)
+            self._relay_deadline = deadline
         return self._exchange(message)
 
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:
         if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
             message = {**message, "cpu_s": self._pending_budget}
             self._pending_budget = None
+        self._exchange_queued = queued = self._queued()
         self._exchange_started = started = time.monotonic()
         try:
             self._send(wire.dumps(message))
             return self._wait()
-        finally:  # the time the learner's process took to answer is the learner's
+        finally:  # the time the learner's process took to answer is the learner's; a busy machine's delay is not
+            spent = max(0.0, time.monotonic() - started - (self._queued() - queued))
+            self._test_waited += spent
             if self.time_budget is not None:
-                self.time_budget.spend(time.monotonic() - started)
+                self.time_budget.spend(spent)
+
+    def _queued(self) -> float:
+        return tree_queued_seconds(self._process.pid if self._process is not None else None)
+
+    def _waited_now(self, now: float) -> float:
+        """Seconds of the current answer so far, without the run-queue delay (read only when it matters)."""
+        return max(0.0, now - self._exchange_started - (self._queued() - self._exchange_queued))
 
     def _send(self, data: bytes) -> None:
         """Write a whole frame; while the host does not read it, keep watching it (it may be looping)."""
@@ -723,10 +765,17 @@ class Host:
                                                 "print inside a loop)").format(kb=self.settings.output_kb))
         now = time.monotonic()
         budget = self.time_budget
-        if budget is not None and now - self._exchange_started > budget.remaining():
+        raw = now - self._exchange_started  # the wall clock first: the run-queue delay is read only past a limit
+        if budget is not None and raw > budget.remaining() and self._waited_now(now) > budget.remaining():
             self._stop(Limit.WALL)
             raise LimitExceeded(Limit.WALL, budget.message())
-        if now > self._test_deadline:
+        if self._relay_deadline is not None and now > self._relay_deadline:
+            self._stop(Limit.WALL)
+            raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
+                                              "for input(), sleep() or a blocking read)").format(
+                                                  seconds=self.settings.test_wall_s))
+        limit = self.settings.test_wall_s
+        if self._test_waited + raw > limit and self._test_waited + self._waited_now(now) > limit:
             self._stop(Limit.WALL)
             raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
                                               "for input(), sleep() or a blocking read)").format(

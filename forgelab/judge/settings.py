@@ -27,7 +27,8 @@ class JudgeSettings:
 
     * ``test_cpu_s`` — CPU seconds the learner's code may use during one test (all its calls), and while
       its module is imported; a run of the learner's own tests gets ``learner_tests_factor`` times that;
-    * ``test_wall_s`` — a generous wall-clock limit per test, for code that waits instead of computing;
+    * ``test_wall_s`` — a generous wall-clock limit per test, for code that waits instead of computing (both wall
+      limits leave out the time the code was ready to run but waiting for a CPU: a busy machine is not the learner's);
     * ``submission_wall_s`` — the wall-clock time the learner's code of one run may take in all, waiting
       included: once in the course's tests (every call, import and callback answer added up) and once in the
       learner's own tests (every run of them added up); what is left after it is used up is not run;

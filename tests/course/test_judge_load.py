@@ -1,0 +1,118 @@
+"""A busy machine is not the learner's fault: the judge's wall-clock limits leave out the time the learner's
+code spent ready to run but waiting for a CPU (the kernel's run-queue delay), and still stop code that waits.
+
+Both tests make their own contention: the code under test and a busy loop share one CPU (sched_setaffinity),
+so the delay is there on a quiet machine too, and more load elsewhere only adds to it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from forgelab.judge import channel, core, wire
+from forgelab.judge.core import TargetSpec
+from forgelab.judge.outcomes import Limit
+from forgelab.judge.sandbox import isolation
+from forgelab.judge.settings import JudgeSettings, SandboxMode
+
+BUSY = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@contextmanager
+def _one_cpu() -> Iterator[int]:
+    """This process (and what it starts meanwhile) on one CPU, beside a busy loop on the same CPU."""
+    before = os.sched_getaffinity(0)
+    cpu = min(before)
+    hog = subprocess.Popen([sys.executable, "-c", BUSY, str(cpu)])
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, before)
+        hog.kill()
+        hog.wait()
+
+
+def test_the_run_queue_delay_of_a_process_tree_is_counted() -> None:
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("this kernel keeps no run-queue statistics (/proc/self/schedstat)")
+    child = ("import os, subprocess, sys, time\n"
+             f"cpu = int(sys.argv[1])\nos.sched_setaffinity(0, {{cpu}})\n"
+             f"subprocess.Popen([sys.executable, '-c', {BUSY!r}, str(cpu)])\n"
+             "end = time.monotonic() + 30\nwhile time.monotonic() < end:\n    pass\n")
+    cpu = min(os.sched_getaffinity(0))
+    tree = subprocess.Popen([sys.executable, "-c", child, str(cpu)])
+    try:
+        first = channel.tree_queued_seconds(tree.pid)
+        end = time.monotonic() + 60
+        while channel.tree_queued_seconds(tree.pid) - first < 0.5 and time.monotonic() < end:
+            time.sleep(0.1)
+        assert channel.tree_queued_seconds(tree.pid) - first >= 0.5  # two loops on one CPU: each waits half the time
+    finally:
+        subprocess.run(["pkill", "-KILL", "-P", str(tree.pid)], check=False)
+        tree.kill()
+        tree.wait()
+
+
+LEARNER = '''
+import time
+
+
+def compute(seconds):
+    """Burn this much CPU time (not wall time: on a shared CPU that takes longer)."""
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+    return "done"
+
+
+def wait(seconds):
+    time.sleep(seconds)
+    return "woke"
+'''
+
+
+def _host(tmp_path: Path, settings: JudgeSettings) -> channel.Host:
+    mode = isolation(SandboxMode.AUTO)
+    if not mode.sandboxed:
+        pytest.fail(f"bubblewrap cannot start on this machine ({mode.reason}): the judge needs it")
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "__init__.py").write_text("", encoding="utf-8")
+    (layer / "slow.py").write_text(LEARNER, encoding="utf-8")
+    code_dir = core.materialize(TargetSpec("slow", (layer,)), tmp_path / "code")
+
+    def refuse(path: str) -> object:
+        raise wire.WireError(path)
+
+    return channel.Host("slow", code_dir, settings, mode, refuse)
+
+
+def test_an_answer_slowed_by_a_busy_cpu_is_not_a_wall_limit_but_waiting_is(tmp_path: Path) -> None:
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("this kernel keeps no run-queue statistics (/proc/self/schedstat)")
+    settings = JudgeSettings(test_wall_s=3, test_cpu_s=10)
+    with _one_cpu():
+        host = _host(tmp_path, settings)
+        try:
+            assert host.start(["forge.slow"]) is None
+            host.begin_test()
+            started = time.monotonic()
+            # 2.5 s of CPU beside a busy loop on the same CPU: about 5 s on the wall clock, over the 3 s limit
+            assert host.request({"op": "call", "target": "forge.slow:compute"}, (2.5,), {}) == "done"
+            assert time.monotonic() - started > settings.test_wall_s  # the contention was real
+            host.begin_test()
+            with pytest.raises(channel.LimitExceeded) as stopped:
+                host.request({"op": "call", "target": "forge.slow:wait"}, (30,), {})  # sleeping is waiting
+            assert stopped.value.limit is Limit.WALL
+            assert "did not answer within 3 s" in str(stopped.value)
+        finally:
+            host.close()

@@ -11,14 +11,41 @@ JOBS ?= auto
 
 .PHONY: lab test install verify typecheck imports nbval course-tests bench clean help
 
+# The workbook's edition (course/edition.toml in a bundle released with --lang zh): make speaks it, installs
+# JupyterLab's Simplified Chinese language pack and opens JupyterLab in Chinese (Settings → Language switches back).
+ZH := $(shell grep -qs '^language *= *"zh' course/edition.toml && echo yes)
+ifeq ($(ZH),yes)
+SAY_PYTHON = Forge Workbook 需要 Python 3.11 或更高版本；$(PYTHON) 是 $$($(PYTHON) -V 2>&1)。请设置 PYTHON=python3.11
+SAY_CREATING = 正在创建 $(VENV)…
+SAY_INSTALLING = 正在把 forge-workbook 及其依赖安装到 $(VENV)（第一次需要 15–60 秒）…
+SAY_OWN_INDEX = pip 配置了自己的软件包索引：改用 pip 安装（比 uv 慢）
+SAY_UV_FAILED = uv 没有完成：改用 pip 安装（较慢）
+SAY_FAILED = 安装失败：请看上面的输出，或者试试 INSTALLER=pip
+SAY_OPENING = 正在用 JupyterLab 打开 $$START——下面会打印它的地址（带令牌）；按 Ctrl-C 停止。
+SAY_CHECK_ALL = == 实验包：检查练习册的每个阶段（forgelab check all）
+SAY_HELP_LAB = make lab    — 安装到 $(VENV)，并在 JupyterLab 中打开练习册
+SAY_HELP_TEST = make test   — 检查练习册的每个阶段（forgelab check all）
+else
+SAY_PYTHON = Forge Workbook needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1). Set PYTHON=python3.11
+SAY_CREATING = creating $(VENV)…
+SAY_INSTALLING = installing forge-workbook and its dependencies into $(VENV) (the first time takes 15–60 s)…
+SAY_OWN_INDEX = pip is configured with its own package index: installing with pip (slower than uv)
+SAY_UV_FAILED = uv did not finish: installing with pip instead (slower)
+SAY_FAILED = installation failed: see the output above, or try INSTALLER=pip
+SAY_OPENING = Opening JupyterLab on $$START — the URL (with its token) is printed below; Ctrl-C stops it.
+SAY_CHECK_ALL = == learner bundle: checking every stage of your workbook (forgelab check all)
+SAY_HELP_LAB = make lab    — install into $(VENV) and open the workbook in JupyterLab
+SAY_HELP_TEST = make test   — check every stage of your workbook (forgelab check all)
+endif
+
 help:
-	@echo "make lab    — install into $(VENV) and open the workbook in JupyterLab"
+	@echo "$(SAY_HELP_LAB)"
 	@if [ -d solutions ]; then \
 	  echo "make test   — install into $(VENV) and run the whole test suite"; \
 	  echo "make bench  — run the benchmarks and print their ratios"; \
 	  echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"; \
 	  echo "make imports — the dependency rule of forgelab/'s packages (lint-imports; also part of make test)"; \
-	else echo "make test   — check every stage of your workbook (forgelab check all)"; fi
+	else echo "$(SAY_HELP_TEST)"; fi
 
 # The installer: uv (installed into the venv by pip, then resolving and downloading in parallel) is about
 # three times as fast as pip for the ~110 packages of JupyterLab and friends. pip is used instead when
@@ -28,23 +55,23 @@ INSTALLER ?= uv
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 # The course repository installs its development tools too (test suite, browsers' driver, type gate, mutation
 # testing, catalogs); a learner bundle (no solutions/) needs only the workbook and JupyterLab.
-EXTRAS := $(if $(wildcard solutions/forge),[dev],)
+EXTRAS := $(if $(wildcard solutions/forge),[dev],$(if $(ZH),[zh],))
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
-	  { echo "Forge Workbook needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1). Set PYTHON=python3.11"; exit 2; }
-	@test -x $(BIN)/python || { echo "creating $(VENV)…"; $(PYTHON) -m venv $(VENV); }
-	@echo "installing forge-workbook and its dependencies into $(VENV) (the first time takes 15–60 s)…"
+	  { echo "$(SAY_PYTHON)"; exit 2; }
+	@test -x $(BIN)/python || { echo "$(SAY_CREATING)"; $(PYTHON) -m venv $(VENV); }
+	@echo "$(SAY_INSTALLING)"
 	@use_uv=no; \
 	 if [ "$(INSTALLER)" = "uv" ]; then \
 	   if [ -n "$$PIP_INDEX_URL" ] || $(PIP) config list 2>/dev/null | grep -q '[.]index-url='; then \
-	     echo "pip is configured with its own package index: installing with pip (slower than uv)"; \
+	     echo "$(SAY_OWN_INDEX)"; \
 	   elif $(PIP) install --quiet uv >/dev/null 2>&1; then use_uv=yes; fi; fi; \
 	 if [ $$use_uv = yes ] && $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.$(EXTRAS)'; then :; else \
-	   if [ $$use_uv = yes ]; then echo "uv did not finish: installing with pip instead (slower)"; fi; \
+	   if [ $$use_uv = yes ]; then echo "$(SAY_UV_FAILED)"; fi; \
 	   $(PIP) install --quiet --no-compile -e '.$(EXTRAS)' 2>&1 | grep -v "is ignored: it is neither" || true; fi
-	@$(BIN)/python -c 'import forgelab, nbval, jupyterlab, pydantic' || { echo "installation failed: see the output above, or try INSTALLER=pip"; exit 2; }
+	@$(BIN)/python -c 'import forgelab, nbval, jupyterlab, pydantic' || { echo "$(SAY_FAILED)"; exit 2; }
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -58,17 +85,19 @@ install: $(STAMP)
 LAB_WORKSPACES := $(abspath $(VENV))/share/jupyter/lab/workspaces
 lab: $(STAMP)
 	@mkdir -p $(LAB_OVERRIDES) && cp forgelab/data/jupyterlab-overrides.json $(LAB_OVERRIDES)/forge-workbook.json
+	@if [ "$(ZH)" = yes ]; then cp forgelab/data/jupyterlab-overrides-zh.json $(LAB_OVERRIDES)/forge-workbook-zh.json; \
+	 else rm -f $(LAB_OVERRIDES)/forge-workbook-zh.json; fi
 	@ROOT_FLAG=""; if [ "$$(id -u)" = "0" ]; then ROOT_FLAG="--allow-root"; fi; \
 	 START=notebooks/00-opening.ipynb; \
-	 if grep -qs '^language *= *"zh' course/edition.toml; then START=notebooks/zh/00-opening.ipynb; fi; \
-	 echo "Opening JupyterLab on $$START — the URL (with its token) is printed below; Ctrl-C stops it."; \
+	 if [ "$(ZH)" = yes ]; then START=notebooks/zh/00-opening.ipynb; fi; \
+	 echo "$(SAY_OPENING)"; \
 	 mkdir -p "$(LAB_WORKSPACES)"; \
 	 $(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$$START \
 	   --LabApp.workspaces_dir="$(LAB_WORKSPACES)" --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
 
 test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \
-	  echo "== learner bundle: checking every stage of your workbook (forgelab check all)"; \
+	  echo "$(SAY_CHECK_ALL)"; \
 	  $(BIN)/forgelab check all; exit $$?; fi
 	@echo "== type gate (mypy --strict over forgelab/ and forge/)"; $(BIN)/mypy
 	@echo "== the dependency rule of forgelab/ (lint-imports: pyproject.toml [tool.importlinter])"; $(BIN)/lint-imports --no-cache

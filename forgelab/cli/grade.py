@@ -38,34 +38,40 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     workbook, course = open_workbook()
     if not workbook.has_solutions and not (workbook.root / "instructor").is_dir():
-        print("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
-              "without the instructor checks")
+        print(_("note: this looks like a learner bundle (no solutions/, no instructor/): grading still works, "
+                "without the instructor checks"))
     try:
         stages = parse_stages(course, args.stages)
     except RegistryError as error:
-        return fail(str(error), "give --stages as a range or a list of the course's stages, e.g. --stages 01-03")
+        return fail(str(error), _("give --stages as a range or a list of the course's stages, e.g. --stages 01-03"))
     try:
         shard = ShardSpec.parse(args.shard) if args.shard else None
     except ValueError as error:
-        return fail(str(error), "e.g. --shard 1/4 on the first of four machines, 2/4 on the second …")
+        return fail(str(error), _("e.g. --shard 1/4 on the first of four machines, 2/4 on the second …"))
     try:
         subs = discover(args.submissions)
     except SubmissionError as error:
-        return fail(str(error), "fix or remove that path and run `forgelab grade` again")
+        return fail(str(error), _("fix or remove that path and run `forgelab grade` again"))
     out = Path(args.out).expanduser().resolve() if args.out else (workbook.root / "build" / "grading")
     if out.exists() and not out.is_dir():
-        return fail(f"--out {args.out} is a file, not a folder", "give a folder for the gradebook and the feedback pages")
+        return fail(_("--out {path} is a file, not a folder").format(path=args.out),
+                    _("give a folder for the gradebook and the feedback pages"))
     for sub in subs:
         if out == sub.path or sub.path in out.parents:
-            return fail(f"--out {out} is inside the submission {sub.path}: grading never writes into a submission",
-                        "choose an --out folder outside every submission")
+            return fail(_("--out {out} is inside the submission {path}: grading never writes into a submission").format(
+                out=out, path=sub.path), _("choose an --out folder outside every submission"))
     settings = DEFAULT.with_(sandbox=SandboxMode.OFF if args.unsandboxed else SandboxMode.REQUIRED,
                              test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit,
                              submission_wall_s=args.time_budget)
     chosen = shard.select(subs) if shard else subs
     jobs = max(1, min(args.jobs, len(chosen) or 1))
-    what = f"shard {shard}: {len(chosen)} of {len(subs)}" if shard else f"{len(subs)}"
-    print(f"grading {what} submission(s), stage(s) {', '.join(s.number for s in stages)}, {jobs} at a time", flush=True)
+    numbers = ", ".join(s.number for s in stages)
+    if shard:
+        print(_("grading shard {shard}: {chosen} of {count} submission(s), stage(s) {stages}, {jobs} at a time").format(
+            shard=shard, chosen=len(chosen), count=len(subs), stages=numbers, jobs=jobs), flush=True)
+    else:
+        print(_("grading {count} submission(s), stage(s) {stages}, {jobs} at a time").format(
+            count=len(subs), stages=numbers, jobs=jobs), flush=True)
     try:
         result = grade_batch(course, workbook, stages, subs, out, jobs=jobs, settings=settings, shard=shard,
                              progress=lambda line: print(line, flush=True))
@@ -73,36 +79,38 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return fail(str(error))
     except GradebookError as error:
         return fail(str(error))
-    print(f"{result.sandbox}; limits: {settings.test_cpu_s} s of CPU time and {settings.test_wall_s} s per test, "
-          f"{settings.submission_wall_s} s per submission")
+    print(_("{sandbox}; limits: {cpu} s of CPU time and {wall} s per test, {budget} s per submission").format(
+        sandbox=result.sandbox, cpu=settings.test_cpu_s, wall=settings.test_wall_s, budget=settings.submission_wall_s))
     if args.unsandboxed:
-        print("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
-              "the gradebook records it")
+        print(_("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
+                "the gradebook records it"))
     print()
     rows = []
     for graded in result.graded:
-        flags = [f"{count} {flag}" for flag in (REVIEW, REGRADE)
+        flags = [_("{count} {flag}").format(count=count, flag=flag) for flag in (REVIEW, REGRADE)
                  if (count := sum(1 for item in graded.items if item.flag == flag))]
         rows.append((graded.submission.id, f"{graded.points}/{graded.max_points}", ", ".join(flags),
                      _shown(result.pages[graded.submission.id])))
-    print(table(["submission", "points", "flags", "feedback page"], rows))
+    print(table([_("submission"), _("points"), _("flags"), _("feedback page")], rows))
     print()
-    print(f"gradebook: {_shown(result.gradebook)} (SQLite; table grades), "
-          f"{_shown(result.csv)}, {_shown(result.totals)}")
+    print(_("gradebook: {book} (SQLite; table grades), {csv}, {totals}").format(
+        book=_shown(result.gradebook), csv=_shown(result.csv), totals=_shown(result.totals)))
     flagged = sum(1 for g in result.graded for item in g.items if item.flag == REVIEW)
     again = sorted({g.submission for g in result.graded for item in g.items if item.flag == REGRADE},
                    key=lambda sub: sub.id)
     if again:
-        print(f"next: the grader failed on {len(again)} submission(s) (rows with flag=regrade; not the learners' "
-              f"fault): grade them again with `forgelab grade {' '.join(_shown(sub.path) for sub in again[:3])}"
-              f"{' …' if len(again) > 3 else ''} --out {_shown(out)}` (their rows are replaced)")
+        command = (f"forgelab grade {' '.join(_shown(sub.path) for sub in again[:3])}{' …' if len(again) > 3 else ''} "
+                   f"--out {_shown(out)}")
+        print(_("next: the grader failed on {count} submission(s) (rows with flag=regrade; not the learners' "
+                "fault): grade them again with `{command}` (their rows are replaced)").format(count=len(again),
+                                                                                         command=command))
     if shard:
-        print(f"next: when every shard is done, `forgelab gradebook merge OUT1 OUT2 … --into DIR`")
+        print(_("next: when every shard is done, `forgelab gradebook merge OUT1 OUT2 … --into DIR`"))
     elif flagged:
-        print(f"next: {flagged} item(s) are flagged for review — see the rows with flag=review in "
-              f"{_shown(result.csv)}")
+        print(_("next: {count} item(s) are flagged for review — see the rows with flag=review in {csv}").format(
+            count=flagged, csv=_shown(result.csv)))
     elif not again:
-        print("next: read the gradebook, then send each learner their feedback page")
+        print(_("next: read the gradebook, then send each learner their feedback page"))
     return 0
 
 

@@ -12,6 +12,7 @@ pages a single run would have written.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as _dt
 import json
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from forgelab import __version__
 from forgelab.grading import feedback, gradebook
 from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
+from forgelab.core.i18n import _
 from forgelab.core.submission import Submission
 from forgelab.judge.sandbox import isolation
 from forgelab.judge.settings import JudgeSettings
@@ -84,7 +86,9 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                                      settings=json.dumps(settings.as_dict(), sort_keys=True))
         graded: list[Graded] = []
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {pool.submit(grade_submission, course, workbook, stages, sub, settings): sub for sub in chosen}
+            # each job speaks the language of this run (a thread starts with a fresh context, i.e. English)
+            futures = {pool.submit(contextvars.copy_context().run, grade_submission, course, workbook, stages, sub,
+                                   settings): sub for sub in chosen}
             for done, future in enumerate(as_completed(futures), 1):
                 result = future.result()
                 graded.append(result)
@@ -93,11 +97,13 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                     result.items, result.timings, result.tests, result.facts)
                 review = sum(1 for item in result.items if item.flag == REVIEW)
                 regrade = sum(1 for item in result.items if item.flag == REGRADE)
-                note = f" — {review} item(s) to review" if review else ""
-                note += f" — {regrade} item(s) to grade again: the grader failed on them" if regrade else ""
+                note = _(" — {count} item(s) to review").format(count=review) if review else ""
+                note += _(" — {count} item(s) to grade again: the grader failed on them").format(count=regrade) \
+                    if regrade else ""
                 note += f" — {result.problem}" if result.problem else ""
-                progress(f"[{done}/{len(chosen)}] {result.submission.id}: {result.points}/{result.max_points} points "
-                         f"in {result.wall_s:.1f} s{note}")
+                progress(_("[{done}/{total}] {submission}: {points}/{max_points} points in {seconds} s{note}").format(
+                    done=done, total=len(chosen), submission=result.submission.id, points=result.points,
+                    max_points=result.max_points, seconds=f"{result.wall_s:.1f}", note=note))
         gradebook.finish_run(connection, run_id, _now())
         graded.sort(key=lambda g: g.submission.id)
         pages, csv_path, totals_path = publish(course, connection, out)

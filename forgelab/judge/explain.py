@@ -58,6 +58,12 @@ def _text_difference(got: str, expected: str, where: str) -> str:
                                                              expected=prefix + short(expected_part))
 
 
+def _joined(marker: str, found: str) -> str:
+    """``marker`` and ``found`` with a space between them, except between two Chinese characters (第一处差异在顶层)."""
+    both_chinese = all("\u4e00" <= character <= "\u9fff" for character in (marker[-1:] or "a", found[:1] or "a"))
+    return f"{marker}{found}" if both_chinese else f"{marker} {found}"
+
+
 def first_difference(got: object, expected: object, where: str = "") -> str | None:
     """Where ``got`` and ``expected`` first differ, in words; None when they are equal."""
     try:
@@ -128,7 +134,7 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
         return None
     if not found:
         return None
-    lines = [f"{short(left)} == {short(right)}", f"{_(MARKER)} {found}"]
+    lines = [f"{short(left)} == {short(right)}", _joined(_(MARKER), found)]
     try:  # keep pytest's own detailed comparison below ours (its hook has a stable signature)
         from _pytest.assertion import pytest_assertrepr_compare as pytest_default
 

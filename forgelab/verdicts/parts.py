@@ -65,6 +65,21 @@ OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("er
                  "timeout": N_("timeout"), "not_run": N_("not run")}
 
 
+_DID_NOT_RAISE_WORDS = N_("DID NOT RAISE")  # pytest's phrase; its translation only says the edition explains it
+_DID_NOT_RAISE = re.compile(r"DID NOT RAISE <?(?:class )?'?([\w.]+)'?>?")
+
+
+def glossed(cause: str) -> str:
+    """``cause`` (pytest's own words, English) with what it means in the active language in front, where the tools
+    know the phrase: ``Failed: DID NOT RAISE ValueError`` reads "expected ValueError to be raised; nothing was".
+    In English the raw text says it already and is returned as it is."""
+    found = _DID_NOT_RAISE.search(cause)
+    if found is None or _(_DID_NOT_RAISE_WORDS) == _DID_NOT_RAISE_WORDS:
+        return cause
+    return _("the test expected {error} to be raised, but nothing was raised ({raw})").format(error=found.group(1),
+                                                                                                raw=cause)
+
+
 def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str,
                    on_wrong: tuple[TestRow, ...] | None = None) -> Part:
     """The transfer part from its rows: not written (still skipped), failed, error, cannot tell, or passed.
@@ -83,7 +98,8 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
     if bad:
         first = bad[0]
         status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
-        return Part(status, f"{first.name} {_(OUTCOME_WORDS[first.outcome])}: {first.cause}")
+        return Part(status, _("{test} {outcome}: {cause}").format(test=first.name, outcome=_(OUTCOME_WORDS[first.outcome]),
+                                                                   cause=glossed(first.cause)))
     passed = sum(r.outcome is Outcome.PASSED for r in results)
     if on_wrong is not None and on_wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in on_wrong) \
             and any(r.outcome is Outcome.PASSED for r in on_wrong):

@@ -89,3 +89,29 @@ def test_lang_is_one_option_before_or_after_the_command(repo_root) -> None:
     english = run_cli(repo_root, "hint", "--help", "--lang", "en").stdout
     assert english.startswith("usage: forgelab hint") and "show this help message and exit" in english
     assert run_cli(repo_root, "release", "--help", "--lang", "zh").stdout.count("{en,zh,all}") == 2
+
+
+def test_a_first_difference_reads_as_one_chinese_sentence() -> None:
+    from forgelab.core.i18n import speaking
+    from forgelab.judge.explain import MARKER, _joined, first_difference
+    from forgelab.core.i18n import _
+
+    with speaking("zh"):
+        top = _joined(_(MARKER), first_difference({"a": 1}, [1]) or "")
+        nested = _joined(_(MARKER), first_difference([{"reason": "x"}], [{"reason": "y"}]) or "")
+    assert top == "第一处差异在顶层：实际是 dict {'a': 1}，应为 list [1]"
+    assert nested == "第一处差异在 [0]['reason']：实际为 'x'，应为 'y'"
+    with speaking("en"):
+        assert _joined(_(MARKER), "the top level: …") == "first difference at the top level: …"
+
+
+def test_pytests_did_not_raise_is_explained_in_chinese_beside_the_raw_text() -> None:
+    from forgelab.core.i18n import speaking
+    from forgelab.verdicts.parts import glossed
+
+    raw = "Failed: DID NOT RAISE <class 'ValueError'>"
+    with speaking("zh"):
+        assert glossed(raw) == f"测试期望这里抛出 ValueError，但什么异常也没有抛出（pytest 原文：{raw}）"
+        assert glossed("assert 1 == 2") == "assert 1 == 2"
+    with speaking("en"):
+        assert glossed(raw) == raw

@@ -55,7 +55,7 @@ texts = sum(len(item.text) for item in recalled if item.memory_id in plan.select
 print(f"the four texts: {texts} characters; the block the model reads: {plan.used_chars}")
 
 # %% [markdown]
-# Token 按透明的教学单位计数，而不是用任何厂商的分词器：每串连续的拉丁字母和数字、每个 CJK 字符、每个标点，各算一个单位。
+# 这里的 Token 按一套公开、能用手算核对的教学规则来数，不用任何厂商的分词器：每串连续的拉丁字母和数字、每个 CJK 字符、每个标点，各算一个单位。
 
 # %%
 for text in ["Use Go for this task.", "本轮使用 Go 实现。", "v2.1 release-notes"]:

@@ -1,0 +1,119 @@
+"""The Chinese bundle's JupyterLab speaks Chinese; the English bundle's is unchanged.
+
+`make lab` in a bundle released with ``--lang zh`` installs JupyterLab's Simplified Chinese language pack (the
+``zh`` extra, from the package index) and writes ``@jupyterlab/translation-extension:plugin`` ``{"locale":
+"zh_CN"}`` into the venv's settings overrides — a default of that JupyterLab only, which the learner can change
+in Settings → Language. Driven in Chromium: the menu bar reads 文件, 编辑 …; make's own words are Chinese too.
+Screenshots go to ``test-artifacts/lab/``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
+from make_lab import RunningLab, running_make_lab
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "lab"
+VENV = ROOT / ".venv"
+WAIT_MS = 120_000
+TRANSLATION = "@jupyterlab/translation-extension:plugin"
+
+
+def _unzipped(into: Path, language: str) -> Path:
+    from git_workbook import git_workbook
+
+    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+
+    bundle = build_bundle(git_workbook(into / "course").root, into / "release", language=language).path
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(into / "learner")
+    return into / "learner" / BUNDLE_NAME
+
+
+def test_the_zh_extra_is_the_language_pack_and_only_the_chinese_bundle_asks_for_it() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert [item.split(">")[0] for item in project["optional-dependencies"]["zh"]] == ["jupyterlab-language-pack-zh-CN"]
+    assert not any("language-pack" in item for item in project["dependencies"])  # the English bundle: unchanged
+    overrides = json.loads((ROOT / "forgelab/data/jupyterlab-overrides-zh.json").read_text(encoding="utf-8"))
+    assert overrides == {TRANSLATION: {"locale": "zh_CN"}}
+
+
+def _make_says(bundle: Path, target: str) -> str:
+    """What ``make TARGET`` would run in ``bundle`` (``-n``: nothing is run)."""
+    done = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=bundle, capture_output=True, text=True,
+                          timeout=60)
+    return done.stdout
+
+
+def _extras(bundle: Path) -> str:
+    """The extras ``make`` installs the workbook with in ``bundle`` (its ``EXTRAS`` variable)."""
+    done = subprocess.run(["make", "--no-print-directory", "-p", "-n", "help"], cwd=bundle, capture_output=True,
+                          text=True, timeout=60)
+    return next(line.split(":=", 1)[1].strip() for line in done.stdout.splitlines() if line.startswith("EXTRAS :="))
+
+
+@pytest.fixture(scope="module")
+def zh_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningLab, Path]]:
+    require_chromium()
+    if not (VENV / "bin" / "jupyter").is_file():
+        pytest.skip("needs the workbook's .venv (make install)")
+    root = _unzipped(tmp_path_factory.mktemp("bundle-zh"), "zh")
+    home = tmp_path_factory.mktemp("jupyter-home")
+    # the course's venv stands in for the bundle's own (its dev extra holds the same language pack)
+    with running_make_lab(root, home, ["-o", str(VENV / ".forge-workbook-installed"), f"VENV={VENV}"]) as running:
+        yield running, root
+
+
+def test_make_lab_in_the_chinese_bundle_speaks_chinese(zh_lab: tuple[RunningLab, Path]) -> None:
+    lab, root = zh_lab
+    assert lab.start_path == "lab/tree/notebooks/zh/00-opening.ipynb"
+    dry = _make_says(root, "lab")
+    assert "正在用 JupyterLab 打开" in dry and "Opening JupyterLab" not in dry
+    assert "jupyterlab-overrides-zh.json" in dry
+    assert _extras(root) == "[zh]"  # make installs the language pack from the package index
+    with urllib.request.urlopen(lab.url(f"lab/api/settings/{TRANSLATION}"), timeout=30) as response:
+        setting = json.loads(response.read())
+    assert setting["schema"]["properties"]["locale"]["default"] == "zh_CN"
+    assert setting["raw"] in ("{}", "")  # a default of this JupyterLab, not a change of the learner's settings
+
+
+def test_the_chinese_bundles_jupyterlab_has_a_chinese_file_menu(zh_lab: tuple[RunningLab, Path], chromium: Any) -> None:
+    from playwright.sync_api import expect
+
+    lab, _root = zh_lab
+    context = chromium.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    context.route(lambda url: not url.startswith(("http://127.0.0.1:", "data:", "blob:")), lambda route: route.abort())
+    page = context.new_page()
+    try:
+        page.goto(lab.url(lab.start_path))
+        menu = page.locator("#jp-MainMenu .lm-MenuBar-itemLabel")
+        expect(menu.first).to_have_text("文件", timeout=WAIT_MS)
+        expect(menu.nth(1)).to_have_text("编辑")
+        expect(page.locator(".jp-Notebook .jp-MarkdownCell h1").first).to_be_visible(timeout=WAIT_MS)
+        menu.first.click()
+        expect(page.locator(".lm-Menu-itemLabel", has_text="新建").first).to_be_visible()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "zh-file-menu.png"))
+    finally:
+        context.close()
+
+
+def test_the_english_bundle_installs_no_language_pack_and_sets_no_locale(tmp_path: Path) -> None:
+    root = _unzipped(tmp_path, "en")
+    dry = _make_says(root, "lab")
+    assert "Opening JupyterLab on" in dry and "rm -f" in dry and "forge-workbook-zh.json" in dry
+    assert _extras(root) == ""

@@ -1,7 +1,10 @@
 """Plain-text tables and short messages for the terminal and the notebook.
 
 Nothing is ever cut: a cell too long for its column wraps onto the next lines of the same row (rich lays
-the table out; :func:`fill` breaks the lines, between words and between Chinese characters). Widths are
+the table out; :func:`fill` breaks the lines, between words and between Chinese characters). When the last
+column (a cause, a detail, a next step) would be narrower than :data:`STACK_BELOW` columns — an 80-column
+terminal and long test names — the table is stacked instead: one line per row with its other cells, and the
+last cell under it, indented, at the full width (no cause in 16-column slivers). Widths are
 display columns, not characters: a Chinese character takes two columns in a terminal, so tables line up —
 and wrap — in both editions. Output is plain text (no colour, no box-drawing characters), so it reads the
 same in a terminal, a pipe, a log and a notebook.
@@ -30,6 +33,8 @@ SYMBOLS = {
 MIN_LAST_COLUMN = 16  # the last column (a cause, a detail) never gets narrower than this
 ROOMY_LAST_COLUMN = 20  # ... and is this wide when there is room, even if its cells are shorter
 GAP = 2  # spaces between two columns
+STACK_BELOW = 30  # a last column narrower than this goes under its row instead (see the module's docstring)
+INDENT = 4  # how far a stacked last cell is indented
 
 
 def symbol(outcome: str) -> str:
@@ -132,19 +137,50 @@ def _rows(rows: Sequence[Sequence[str]], widths: Sequence[int], right: Sequence[
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: int | None = None,
           right: Sequence[int] = ()) -> str:
     """A left-aligned table in ``total_width`` columns (default: :func:`width`): a header, a rule of dashes under
-    each column, the rows. Long cells wrap, none is cut. Columns whose index is in ``right`` are right-aligned."""
+    each column, the rows. Long cells wrap, none is cut. Columns whose index is in ``right`` are right-aligned.
+    Stacked (the last cell under its row) when the last column would be too narrow for a cell it holds."""
     total = total_width or width()
-    widths = column_widths([list(headers), *[list(map(str, row)) for row in rows]], total)
+    cells = [list(map(str, headers)), *[list(map(str, row)) for row in rows]]
+    widths = column_widths(cells, total)
+    if _stacked(widths) and any(columns(row[-1]) > widths[-1] for row in cells[1:]):
+        lead = column_widths([row[:-1] for row in cells], total)
+        lead[-1] = min(lead[-1], max(columns(row[-2]) for row in cells))  # no room kept for a cell that is not there
+        return "\n".join(filter(None, [_header(cells[0], lead, right, total),
+                                        "\n".join(_stacked_row(row, lead, right, total) for row in cells[1:])]))
     return "\n".join(filter(None, [table_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
 
 
+def _stacked(widths: Sequence[int]) -> bool:
+    return len(widths) > 1 and widths[-1] < STACK_BELOW
+
+
+def _full(widths: Sequence[int]) -> int:
+    return sum(widths) + GAP * (len(widths) - 1)
+
+
+def _header(headers: Sequence[str], lead: Sequence[int], right: Sequence[int], total: int) -> str:
+    """The header of a stacked table: the other columns' names, the last one's name indented under them, a rule."""
+    return "\n".join([_rows([headers[:-1]], lead, right), " " * INDENT + headers[-1],
+                      (" " * GAP).join("-" * size for size in lead)])
+
+
+def _stacked_row(cells: Sequence[str], lead: Sequence[int], right: Sequence[int], total: int) -> str:
+    under = [" " * INDENT + line for line in fill(str(cells[-1]), max(total - INDENT, 20))] if str(cells[-1]).strip() else []
+    return "\n".join([_rows([cells[:-1]], lead, right), *under])
+
+
 def table_row(cells: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
-    """One row laid out in the given column widths (for tables printed a row at a time); wraps, never cuts."""
+    """One row laid out in the given column widths (for tables printed a row at a time); wraps, never cuts.
+    Stacked when the last width is below :data:`STACK_BELOW` (as :func:`table_header` says)."""
+    if _stacked(widths):
+        return _stacked_row(cells, widths[:-1], right, _full(widths))
     return _rows([cells], widths, right)
 
 
 def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
     """The header and its rule, laid out like :func:`table_row`."""
+    if _stacked(widths):
+        return _header(headers, widths[:-1], right, _full(widths))
     return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
 
 

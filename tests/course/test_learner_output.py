@@ -15,8 +15,20 @@ KEY = "01-instruction-hierarchy"
 
 
 def _column(output: str, header: str) -> list[str]:
-    """The text of the table column that starts under ``header``, one entry per row (wrapped lines joined)."""
+    """The text of the table column that starts under ``header``, one entry per row (wrapped lines joined) — or,
+    in a stacked table (``header`` on its own indented line), the indented lines under each row."""
     lines = output.splitlines()
+    if f"    {header}" in lines:
+        top = lines.index(f"    {header}")
+        rows: list[str] = []
+        for line in lines[top + 2:]:
+            if not line.strip():
+                break
+            if line.startswith("    "):
+                rows[-1] += line.strip()
+            else:
+                rows.append("")
+        return rows
     top = next(index for index, line in enumerate(lines) if re.match(rf"^\S.*  {header}$", line))
     at = lines[top].index(header)
     rows: list[str] = []

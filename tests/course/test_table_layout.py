@@ -1,0 +1,67 @@
+"""One table renderer (forgelab/core/display.py): when the last column (a cause, a detail, a next step) would be
+narrower than STACK_BELOW columns, each row is one line and its last cell follows on indented lines at the full
+width; on a wide terminal each row is one line. Widths are display columns, in both editions."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import WorkbookCopy
+from forgelab.core.display import INDENT, STACK_BELOW, columns, table, table_header, table_row
+
+CAUSE = "close_dependencies() is not transitive: 'b' depends on 'c', which was dropped from the closure it returned"
+ZH_CAUSE = "close_dependencies() 返回的闭包少了 'c'：'b' 依赖它，它却被丢掉了，所以这个请求不该被接受，也不该被记为缺少依赖"
+ROWS = [("test_a_fragment_without_its_dependencies_is_a_missing_dependency", "FAILED", CAUSE),
+        ("test_the_same_revision_expires_nothing", "passed", "")]
+
+
+@pytest.mark.parametrize(("headers", "cause"), [(("test", "outcome", "cause"), CAUSE), (("测试", "结果", "原因"), ZH_CAUSE)])
+def test_a_narrow_cause_column_is_stacked_under_its_row(headers: tuple[str, str, str], cause: str) -> None:
+    rows = [(ROWS[0][0], ROWS[0][1], cause), ROWS[1]]
+    lines = table(headers, rows, 80).splitlines()
+    assert max(columns(line) for line in lines) <= 80
+    assert lines[0].split() == list(headers[:2]) and lines[1] == " " * INDENT + headers[2]
+    assert re.fullmatch(r"-+  -+", lines[2])
+    assert lines[3].split() == [ROWS[0][0], ROWS[0][1]]
+    under = []
+    for line in lines[4:]:
+        if not line.startswith(" " * INDENT):
+            break
+        under.append(line[INDENT:])
+    assert len(under) >= 2 and columns(under[0]) > STACK_BELOW  # full width, not 16-column slivers
+    assert "".join(part.replace(" ", "") for part in under) == cause.replace(" ", "")  # nothing cut
+    assert lines[-1].split() == [ROWS[1][0], ROWS[1][1]]  # an empty cause adds no line
+
+
+def test_a_wide_terminal_keeps_one_line_per_row() -> None:
+    lines = table(("test", "outcome", "cause"), ROWS, 200).splitlines()
+    assert lines[0].split() == ["test", "outcome", "cause"] and len(lines) == 4
+    assert lines[2].split(maxsplit=2) == [ROWS[0][0], "FAILED", CAUSE]
+
+
+def test_a_table_printed_row_by_row_stacks_by_its_widths() -> None:
+    narrow, wide = [28, 5, 17], [28, 5, 40]
+    assert table_header(["stage", "tests", "first open item"], narrow).splitlines()[1] == " " * INDENT + "first open item"
+    row = table_row(["01 Instruction hierarchy", "13/13", "start the fault lab: `forgelab fault start 01`"], narrow)
+    assert row.splitlines()[0].split() == ["01", "Instruction", "hierarchy", "13/13"]
+    assert row.splitlines()[1] == " " * INDENT + "start the fault lab: `forgelab fault start 01`"
+    assert len(table_row(["01 Instruction hierarchy", "13/13", "ACCEPTED"], wide).splitlines()) == 1
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_check_on_the_starter_at_80_and_200_columns(workbook: WorkbookCopy, language: str) -> None:
+    """`forgelab check 11` on the starter: long test names leave no room for a cause column at 80 columns."""
+    env = {"FORGELAB_WIDTH": "", "COLUMNS": "80", "FORGE_LANG": language}
+    narrow = workbook.run("check", "11", env=env)
+    assert narrow.returncode == 1, narrow.output
+    lines = narrow.stdout.splitlines()
+    assert max(columns(line) for line in lines) <= 80, narrow.stdout
+    tests = [line for line in lines if line.startswith("test_")]
+    assert tests and not any("()" in line for line in tests), narrow.stdout  # test and outcome only: no cause
+    causes = [line for line in lines if line.startswith(" " * INDENT + "close_dependencies()")]
+    assert causes and columns(causes[0]) > STACK_BELOW, narrow.stdout  # under its row, at the full width
+    wide = workbook.run("check", "11", env={**env, "COLUMNS": "200"})
+    first = next(line for line in wide.stdout.splitlines() if line.startswith("test_"))
+    assert "close_dependencies()" in first and len(first.split()) > 2, wide.stdout  # the cause on the row itself

@@ -167,7 +167,7 @@ class Svg:
         weight = ' font-weight="bold"' if bold else ""
         around = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{color}" text-anchor="{anchor}"'
-                          f'{weight}{around}>{esc(words)}</text>')
+                          f'{weight}{around}>{esc(words, quote=False)}</text>')
 
     def render(self) -> str:
         body = "\n".join(self.parts)

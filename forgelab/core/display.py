@@ -145,7 +145,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: in
     if _stacked(widths) and any(columns(row[-1]) > widths[-1] for row in cells[1:]):
         lead = column_widths([row[:-1] for row in cells], total)
         lead[-1] = min(lead[-1], max(columns(row[-2]) for row in cells))  # no room kept for a cell that is not there
-        return "\n".join(filter(None, [_header(cells[0], lead, right, total),
+        return "\n".join(filter(None, [_header(cells[0], lead, right),
                                         "\n".join(_stacked_row(row, lead, right, total) for row in cells[1:])]))
     return "\n".join(filter(None, [table_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
 
@@ -158,14 +158,15 @@ def _full(widths: Sequence[int]) -> int:
     return sum(widths) + GAP * (len(widths) - 1)
 
 
-def _header(headers: Sequence[str], lead: Sequence[int], right: Sequence[int], total: int) -> str:
+def _header(headers: Sequence[str], lead: Sequence[int], right: Sequence[int]) -> str:
     """The header of a stacked table: the other columns' names, the last one's name indented under them, a rule."""
     return "\n".join([_rows([headers[:-1]], lead, right), " " * INDENT + headers[-1],
                       (" " * GAP).join("-" * size for size in lead)])
 
 
 def _stacked_row(cells: Sequence[str], lead: Sequence[int], right: Sequence[int], total: int) -> str:
-    under = [" " * INDENT + line for line in fill(str(cells[-1]), max(total - INDENT, 20))] if str(cells[-1]).strip() else []
+    last = str(cells[-1])
+    under = [" " * INDENT + line for line in fill(last, max(total - INDENT, 20))] if last.strip() else []
     return "\n".join([_rows([cells[:-1]], lead, right), *under])
 
 
@@ -180,7 +181,7 @@ def table_row(cells: Sequence[str], widths: Sequence[int], right: Sequence[int] 
 def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[int] = ()) -> str:
     """The header and its rule, laid out like :func:`table_row`."""
     if _stacked(widths):
-        return _header(headers, widths[:-1], right, _full(widths))
+        return _header(headers, widths[:-1], right)
     return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
 
 

@@ -12,9 +12,9 @@ outside a template (templates escape by themselves).
 from __future__ import annotations
 
 import re
+from html import escape
 
 from markdown_it import MarkdownIt
-from markupsafe import escape
 
 # CommonMark's paragraphs, lists, code spans and emphasis; raw HTML, links, headings and the rest stay off
 _MARKDOWN = MarkdownIt("zero", {"html": False}).enable(["list", "emphasis", "backticks", "newline"])
@@ -30,9 +30,9 @@ def inline(text: str) -> str:
     return str(_MARKDOWN.renderInline(text))
 
 
-def esc(text: object) -> str:
-    """Any value as HTML text: ``&``, ``<``, ``>`` and both quotes escaped."""
-    return str(escape(str(text)))
+def esc(text: object, quote: bool = True) -> str:
+    """Any value as HTML text: ``&``, ``<``, ``>`` escaped, and both quotes unless ``quote`` is false."""
+    return escape(str(text), quote=quote)
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -192,7 +192,8 @@ def schema() -> dict[str, Any]:
     generated.pop("title", None)
     for definition in generated.get("$defs", {}).values():
         definition.pop("title", None)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"forge-workbook/verification/{SCHEMA_VERSION}",
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"forge-workbook/verification/{SCHEMA_VERSION}",
             "title": f"Forge Workbook stage verification (schema version {SCHEMA_VERSION})", **generated}
 
 

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 def cmd_build(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.authoring.build import (SCHEMA_FILE, build_opening, build_schema, opening_notebook, stale_artefacts,
-                                          stale_opening, stale_schema)
+    from forgelab.authoring.build import SCHEMA_FILE, build_opening, build_schema, opening_notebook, stale_artefacts
+    from forgelab.authoring.build import stale_opening, stale_schema
     from forgelab.authoring.build import editions as built_editions
     from forgelab.authoring.build import build_stage
 

@@ -5,6 +5,7 @@
 ``paths``           where the workbook lives and where tools may write (:class:`~forgelab.core.paths.Workbook`)
 ``registry``        the stage registry: ``course.toml`` and each stage's ``stage.toml``
 ``course_files``    the course's TOML files as Pydantic models: a misspelt key names file, table and key
+``errors``          ``RegistryError``, apart from the models (loading it loads no Pydantic)
 ``opening``         the chapter's opening texts and concepts; which stage is the chapter project
 ``demo``            a stage's worked demonstration (``demo.py``, percent cells)
 ``figures``         a stage's figures as sources, captions and editions (reading only)

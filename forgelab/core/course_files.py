@@ -22,12 +22,10 @@ from typing import Any, Literal, Self, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from forgelab.core.errors import RegistryError as RegistryError
+
 SCHEMA = 1
 SOURCE_FACT_KINDS = ("code", "constant", "name")
-
-
-class RegistryError(ValueError):
-    """A course source is malformed; the message names the file and the key."""
 
 
 class Table(BaseModel):

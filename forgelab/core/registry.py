@@ -11,12 +11,14 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forgelab import __version__
-from forgelab.core import course_files as files
-from forgelab.core.course_files import RegistryError as RegistryError
+from forgelab.core.errors import RegistryError as RegistryError
 from forgelab.core.i18n import _, active
+
+if TYPE_CHECKING:
+    from forgelab.core.course_files import StageTexts
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,7 @@ def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _stage_text(table: files.StageTexts) -> StageText:
+def _stage_text(table: StageTexts) -> StageText:
     prediction, fault, transfer, design = table.prediction, table.fault, table.transfer, table.design
     docstrings = table.docstrings
     return StageText(
@@ -367,6 +369,9 @@ def _stage_text(table: files.StageTexts) -> StageText:
 
 
 def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset()) -> Stage:
+    # lazy: start-up speed — the models (and Pydantic) load with the course, not with `forgelab --help`
+    from forgelab.core import course_files as files
+
     source = folder / "stage.toml"
     top = files.read(source, files.StageFile)
     if folder.name != f"{top.number}-{top.slug}":
@@ -410,6 +415,9 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
 
 
 def load_course(root: Path) -> Course:
+    # lazy: start-up speed — the models (and Pydantic) load with the course, not with `forgelab --help`
+    from forgelab.core import course_files as files
+
     course_file = root / "course" / "course.toml"
     top = files.read(course_file, files.CourseFile)
     scenarios = {scenario_id: {lang: Scenario(scenario_id, text.name, text.input) for lang, text in by_lang.items()}

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -122,15 +124,21 @@ class RemoteError(Exception):
     """Base of the stand-in classes for exception types the course does not define (e.g. pydantic's)."""
 
 
-def die_with_parent() -> None:
-    """In a child before exec (Linux): be killed when the process that started us dies."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
+@functools.lru_cache(maxsize=1)
+def _setpriv() -> str | None:
+    return shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
-            ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-        except (OSError, AttributeError):
-            pass
+
+def dies_with_parent(command: list[str]) -> list[str]:
+    """``command``, started so that it is killed (SIGKILL) when the thread that started it ends.
+
+    util-linux's ``setpriv --pdeathsig KILL`` sets that in the child and then execs the command (same
+    process), so no Python code runs between fork and exec (``preexec_fn`` is unsafe in a process with
+    threads, which the judge is). Where ``setpriv`` is missing the command runs as it is: the judge still
+    ends every process group it started (:func:`stop_tracked`), and a sandbox dies with its bubblewrap.
+    """
+    setpriv = _setpriv()
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 def install_host_files(code_dir: Path) -> None:
@@ -463,9 +471,9 @@ class Host:
                            str(to_host_r), "--out", str(from_host_w), "--limits", limits, "serve"]
                 env = plain_env(scratch)
             passed = (to_host_r, from_host_w) if userns is None else (to_host_r, from_host_w, userns)
-            self._process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+            self._process = subprocess.Popen(dies_with_parent(command), cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
-                                             start_new_session=True, preexec_fn=die_with_parent)
+                                             start_new_session=True)
         os.close(to_host_r)
         os.close(from_host_w)
         self._to_host, self._from_host = to_host_w, from_host_r

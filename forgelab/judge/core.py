@@ -138,9 +138,8 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
                 output_kb: int, pass_fds: tuple[int, ...] = ()) -> Watched:
     """Run a command in its own process group; stop it (and all it started) at the CPU, wall or output limit."""
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds,
-                               preexec_fn=channel.die_with_parent)
+    process = subprocess.Popen(channel.dies_with_parent(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
     channel.track(process)
     kept, cap = bytearray(), output_kb * 1024
     printed = [0]

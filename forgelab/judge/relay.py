@@ -226,9 +226,9 @@ class _Relay:
                 command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv, userns=userns), None
             else:
                 command, env = argv, plain_env(self.scratch)
-            process = subprocess.Popen(command, cwd=self.scratch, env=env, stdin=link_in, stdout=link_out,
-                                       stderr=subprocess.PIPE, start_new_session=True,
-                                       preexec_fn=channel.die_with_parent, pass_fds=() if userns is None else (userns,))
+            process = subprocess.Popen(channel.dies_with_parent(command), cwd=self.scratch, env=env, stdin=link_in,
+                                       stdout=link_out, stderr=subprocess.PIPE, start_new_session=True,
+                                       pass_fds=() if userns is None else (userns,))
         channel.track(process)
         return process
 

@@ -27,7 +27,6 @@ root for :data:`SANDBOX_ID` before any learner code is imported (``become`` in i
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -151,7 +150,6 @@ def runs_as_root() -> bool:
     return sys.platform.startswith("linux") and os.geteuid() == 0
 
 
-_CLONE_NEWUSER = 0x10000000
 
 
 @contextmanager
@@ -166,17 +164,15 @@ def user_namespace() -> Iterator[int | None]:
     if not runs_as_root():
         yield None
         return
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def enter() -> None:
-        if libc.unshare(_CLONE_NEWUSER) != 0:
-            os._exit(126)
-
+    unshare = shutil.which("unshare")  # util-linux: unshare(CLONE_NEWUSER), then exec — no Python between fork and exec
+    if unshare is None:
+        raise SandboxUnavailable("a user namespace for the sandbox could not be made: the `unshare` program "
+                                 "(util-linux) is missing; install util-linux")
     hold, release = os.pipe()
     own = os.readlink("/proc/self/ns/user")
     try:
-        helper = subprocess.Popen(["/bin/sh", "-c", "read line"], stdin=hold, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, preexec_fn=enter)
+        helper = subprocess.Popen([unshare, "--user", "/bin/sh", "-c", "read line"], stdin=hold,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     finally:
         os.close(hold)
     descriptor = -1

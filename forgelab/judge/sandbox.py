@@ -150,8 +150,6 @@ def runs_as_root() -> bool:
     return sys.platform.startswith("linux") and os.geteuid() == 0
 
 
-
-
 @contextmanager
 def user_namespace() -> Iterator[int | None]:
     """When forgelab runs as root: a new user namespace for one sandbox, as an open descriptor (else None).

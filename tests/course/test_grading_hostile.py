@@ -673,7 +673,7 @@ def test_issue_7_check_and_nbval_on_a_path_run_in_the_sandbox(tmp_path: Path) ->
 
 def test_issue_7_without_the_sandbox_they_refuse_unless_told_and_then_say_so(tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from forgelab.cli.main import main as cli
+    import forgelab.cli.main as cli
     from forgelab.judge import sandbox
 
     token = uuid.uuid4().hex[:12]

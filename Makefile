@@ -104,7 +104,7 @@ test: $(STAMP)
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
-	@echo "== course test suite"; $(BIN)/python -m pytest -n $(JOBS) tests/course
+	@echo "== course test suite"; $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=25 tests/course
 
 verify: $(STAMP)
 	$(BIN)/forgelab verify-course --mutants

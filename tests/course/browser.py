@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,10 +110,9 @@ def said(language: str, message: str, **values: Any) -> str:
 
 def run_check(workspace: Path, *args: str) -> dict[str, Any]:
     """Run the real checker for stage 01 into ``workspace`` and return the verification.json it wrote."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_XDIST", "PYTEST_CURRENT"))}
-    env.update(FORGELAB_ROOT=str(ROOT), FORGELAB_WORKSPACE=str(workspace), FORGELAB_WIDTH="200")
-    done = subprocess.run([sys.executable, "-m", "forgelab.cli", "check", "01", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    from conftest import run_cli
+
+    done = run_cli(ROOT, "check", "01", *args, env={"FORGELAB_WORKSPACE": str(workspace)}, timeout=120)
     path = workspace / "evidence" / "prompt-context-output" / STAGE_01 / "verification.json"
     assert path.is_file(), f"forgelab check wrote no verification.json:\n{done.stdout}\n{done.stderr}"
     return json.loads(path.read_text(encoding="utf-8"))

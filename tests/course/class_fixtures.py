@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, cli_env, pristine_starters
+from conftest import ROOT, pristine_starters, run_cli
 from grading_fixtures import (SAME_RANK_FIND, SAME_RANK_LAST_WINS, TRIVIAL_TRANSFER, break_module, derive_handed_in,
                               shared, shared_base)
 from hostile_submissions import ALWAYS_EQUAL, HostileContext, _append, make_control
@@ -148,9 +146,8 @@ def build_class(folder: Path, base: Path) -> dict[str, str]:
 def grade(paths: list[str], out: Path, *extra: str) -> dict[str, Any]:
     """``forgelab grade`` over the class on this machine (the run the Slurm shards are compared with)."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "forgelab.cli", "grade", *paths, "--stages", STAGES_ARG, "--jobs", "2",
-                           "--out", str(out), *extra], cwd=ROOT, env=cli_env(ROOT), capture_output=True, text=True,
-                          timeout=1500)
+    done = run_cli(ROOT, "grade", *paths, "--stages", STAGES_ARG, "--jobs", "2", "--out", str(out), *extra,
+                   timeout=1500)
     return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr, "out": str(out),
             "wall_s": round(time.monotonic() - started, 1)}
 

@@ -1,15 +1,31 @@
-"""Fixtures for the course's own tests: a disposable copy of the workbook and a CLI runner."""
+"""Fixtures for the course's own tests: a disposable copy of the workbook, the one CLI runner and the one wait helper.
+
+* :func:`run_cli` / :func:`start_cli` run ``python -m forgelab.cli`` the way a person does (every test that spawns
+  the command line goes through them, so its environment is decided in one place);
+* :func:`wait_until` waits for a condition up to a deadline, and says what it waited for when it gives up;
+  :func:`wait_for_http` is the one "until the server answers" loop; :class:`OutputLines` reads a child's output
+  on a thread, so no read ever blocks past its deadline and the child never stalls on a full pipe.
+"""
 
 from __future__ import annotations
 
+import atexit
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import pytest
 
@@ -55,27 +71,163 @@ def cli_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 120) -> CliResult:
-    done = subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=cli_env(root, env),
-                          capture_output=True, text=True, timeout=timeout)
+def bundle_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a learner bundle's own forgelab run with this venv's python: nothing installed (its
+    packages come from ``PYTHONPATH=root``), no display (no browser is ever started), no variables of ours."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHON", "DISPLAY", "WAYLAND", "BROWSER"))}
+    env.update(PYTHONPATH=str(root), FORGELAB_ROOT=str(root), FORGELAB_WIDTH="200", **(extra or {}))
+    return env
+
+
+def _cli_command(python: str | Path, args: Iterable[str]) -> list[str]:
+    return [str(python), "-m", "forgelab.cli", *args]
+
+
+def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 120, cwd: Path | None = None,
+            bare_env: dict[str, str] | None = None, python: str | Path = sys.executable,
+            input: str | None = None) -> CliResult:
+    """``python -m forgelab.cli ARGS`` in ``cwd`` (default ``root``) for the workbook at ``root``.
+
+    The environment is this process's without pytest's and forgelab's own variables, plus ``FORGELAB_ROOT``,
+    ``FORGELAB_WIDTH=200`` and ``env``; ``bare_env`` replaces all of that with exactly what it holds (a person
+    with a bare shell: only the variables given)."""
+    done = subprocess.run(_cli_command(python, args), cwd=cwd or root,
+                          env=cli_env(root, env) if bare_env is None else bare_env,
+                          capture_output=True, text=True, timeout=timeout, input=input)
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def start_cli(root: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+              bare_env: dict[str, str] | None = None, python: str | Path = sys.executable,
+              **popen: Any) -> subprocess.Popen[str]:
+    """The same command as :func:`run_cli`, left running (a server, a command to interrupt): the caller ends it."""
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    popen.setdefault("text", True)
+    return subprocess.Popen(_cli_command(python, args), cwd=cwd or root,
+                            env=cli_env(root, env) if bare_env is None else bare_env, **popen)
+
+
+# ---------------------------------------------------------------- waiting
+
+T = TypeVar("T")
+POLL_S = 0.1  # how often a condition outside any browser is asked again (a server, a file, a process)
+
+
+def wait_until(condition: Callable[[], T | None], *, timeout: float, what: str,
+               gave_up: Callable[[], str | None] | None = None, every: float = POLL_S) -> T:
+    """Ask ``condition`` until it returns something other than None/False, and return that.
+
+    Fails after ``timeout`` seconds naming ``what`` was awaited; ``gave_up`` is asked too and ends the wait at
+    once when it returns a reason (a server that exited will never answer). An exception from ``condition``
+    counts as "not yet" and is named in the failure. Pages in a browser are never waited on with this:
+    Playwright's ``expect`` waits for them."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while True:
+        try:
+            result = condition()
+            if result is not None and result is not False:
+                return result
+        except Exception as error:  # noqa: BLE001 - "not yet", kept for the message
+            last = error
+        reason = gave_up() if gave_up is not None else None
+        if reason is not None:
+            raise AssertionError(f"gave up waiting for {what}: {reason}" + (f" (last error: {last!r})" if last else ""))
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what} in vain" + (f" (last error: {last!r})" if last else ""))
+        time.sleep(every)
+
+
+def exited(process: subprocess.Popen[Any]) -> Callable[[], str | None]:
+    """A ``gave_up`` for :func:`wait_until`: the process has exited."""
+    return lambda: None if process.poll() is None else f"the process exited with {process.returncode}"
+
+
+def wait_for_http(url: str, *, timeout: float, process: subprocess.Popen[Any] | None = None) -> bytes:
+    """The body of ``url`` once its server answers 2xx; fails after ``timeout`` s or as soon as ``process`` exits."""
+
+    def answer() -> bytes:
+        with urllib.request.urlopen(url, timeout=min(10.0, timeout)) as response:
+            return bytes(response.read())
+
+    return wait_until(answer, timeout=timeout, what=f"an answer from {url}",
+                      gave_up=exited(process) if process is not None else None)
+
+
+class OutputLines:
+    """A child's text output, read line by line on a thread from the moment it starts.
+
+    :meth:`wait_for` never blocks past its deadline (a child that prints nothing cannot hang the test), and the
+    pipe keeps being drained for as long as the child lives, so a chatty server never stalls on a full pipe."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: list[str] = []
+        self._changed = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self._lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def wait_for(self, pattern: str, *, timeout: float) -> re.Match[str]:
+        """The first line matching ``pattern`` (seen already or still to come), within ``timeout`` seconds."""
+        compiled, deadline, looked = re.compile(pattern), time.monotonic() + timeout, 0
+        with self._changed:
+            while True:
+                for line in self._lines[looked:]:
+                    if (found := compiled.search(line)) is not None:
+                        return found
+                looked = len(self._lines)
+                left = deadline - time.monotonic()
+                if self._closed or left <= 0:
+                    why = "the output ended" if self._closed else f"{timeout:g} s passed"
+                    raise AssertionError(f"no line matched {pattern!r} ({why}); the last lines:\n{self.tail()}")
+                self._changed.wait(left)
+
+    def first(self, count: int, *, timeout: float) -> list[str]:
+        """The first ``count`` lines, once they have been printed (within ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self._lines) < count:
+                left = deadline - time.monotonic()
+                if self._closed or left <= 0:
+                    why = "the output ended" if self._closed else f"{timeout:g} s passed"
+                    raise AssertionError(f"fewer than {count} lines ({why}):\n{self.tail()}")
+                self._changed.wait(left)
+            return self._lines[:count]
+
+    def tail(self, count: int = 20) -> str:
+        with self._changed:
+            return "".join(self._lines[-count:])
+
+    def close(self, timeout: float = 10) -> None:
+        """Wait for the end of the output (after the child has been stopped)."""
+        self._thread.join(timeout)
 
 
 _PRISTINE: list[Path] = []
 
 
 def pristine_starters() -> Path:
-    """``forge/`` and ``transfer/`` as committed (or, outside git, as they are), exported once per test process."""
-    if not _PRISTINE:
-        import tempfile
+    """``forge/`` and ``transfer/`` as committed (or, outside git, as they are), exported once per test process.
 
+    The export lives in the session's temporary folder (see :func:`temporary_files_stay_in_tmp_path`) and is
+    removed when the session (or, outside pytest, the process) ends."""
+    if not _PRISTINE:
         folder = Path(tempfile.mkdtemp(prefix="forge-pristine-"))
+        atexit.register(shutil.rmtree, folder, True)
         done = subprocess.run(["git", "archive", "--format=tar", "HEAD", "forge", "transfer"], cwd=ROOT,
                               capture_output=True, timeout=120, check=False)
         if done.returncode == 0:
-            import io
-            import tarfile
-
             with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
                 archive.extractall(folder, filter="data")
         else:
@@ -83,6 +235,30 @@ def pristine_starters() -> Path:
                 shutil.copytree(ROOT / name, folder / name, ignore=COPY_IGNORE)
         _PRISTINE.append(folder)
     return _PRISTINE[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_stay_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No test leaves anything in the machine's temporary folder: every temporary file of the session — made
+    by this process or by any command it starts (``TMPDIR``) — goes into a folder inside pytest's own base
+    folder, and that folder must be empty again when the session ends (what a test keeps belongs in its
+    ``tmp_path``). Leftovers fail the session's last test, naming them."""
+    scratch = tmp_path_factory.getbasetemp() / "tmpdir"
+    scratch.mkdir()
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
+    try:
+        yield scratch
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
+        while _PRISTINE:
+            shutil.rmtree(_PRISTINE.pop(), ignore_errors=True)
+    left = sorted(path.name for path in scratch.iterdir())
+    assert left == [], f"the tests left temporary files behind (in TMPDIR={scratch}): {left}"
 
 
 def copy_workbook(destination: Path) -> WorkbookCopy:

@@ -12,11 +12,10 @@ import pty
 import select
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from conftest import COPY_IGNORE, ROOT, WorkbookCopy, cli_env
+from conftest import COPY_IGNORE, ROOT, WorkbookCopy, start_cli
 
 IDENTITY = {"GIT_AUTHOR_NAME": "course tests", "GIT_AUTHOR_EMAIL": "tests@example.invalid",
             "GIT_COMMITTER_NAME": "course tests", "GIT_COMMITTER_EMAIL": "tests@example.invalid"}
@@ -49,8 +48,7 @@ def git_workbook(destination: Path) -> WorkbookCopy:
 def run_in_terminal(root: Path, *args: str, answer: str, timeout: float = 120) -> tuple[int, str]:
     """Run ``forgelab ARGS`` with a pseudo-terminal as stdin/stdout; type ``answer`` when it asks. (status, output)"""
     main, child = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=cli_env(root),
-                               stdin=child, stdout=child, stderr=child, close_fds=True)
+    process = start_cli(root, *args, stdin=child, stdout=child, stderr=child, close_fds=True, text=False)
     os.close(child)
     output = b""
     answered = False

@@ -1,25 +1,29 @@
 """`make lab` started the way a learner starts it, for the tests that drive the JupyterLab it serves.
 
-:func:`running_make_lab` runs ``make lab`` on a free port with Jupyter's folders under ``home`` (nothing
-of the machine's own Jupyter settings is read or written), waits for the URL it prints and for the
-server to answer, and stops the whole process group afterwards.
+:func:`running_make_lab` runs ``make lab`` with Jupyter's folders under ``home`` (nothing of the machine's own
+Jupyter settings is read or written), reads its output on a thread (no read blocks past the deadline, and the
+server never stalls on a full pipe), takes the port from the URL it prints (Jupyter moves to the next port when
+the asked one was taken meanwhile: the test talks to the port that was really bound), waits for the server to
+answer, and stops the whole process group afterwards.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import signal
 import socket
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-START_S = 120  # make lab on two busy cores: the URL and the first answer
+from conftest import OutputLines, wait_for_http, wait_until
+
+START_S = 300  # make lab on two busy cores: the URL and the first answer
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,33 @@ class RunningLab:
     def url(self, path: str) -> str:
         return f"{self.base}{path}?token={self.token}"
 
+    def api(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url(f"api/{path}"), timeout=30) as response:
+            return json.loads(response.read())
+
+    def kernel(self, notebook: str) -> dict[str, Any] | None:
+        """The kernel the server runs for ``notebook``'s session (None: no session yet)."""
+        for session in self.api("sessions"):
+            if session.get("path") == notebook and session.get("kernel"):
+                return dict(session["kernel"])
+        return None
+
+    def wait_kernel_idle(self, notebook: str, timeout: float) -> None:
+        """Until the kernel of ``notebook`` has started, the page is connected to it and it is idle — the server's
+        word (its REST API), not a widget's: the notebook's indicator shows "idle" before any kernel exists."""
+        seen: list[Any] = []
+
+        def ready() -> bool:
+            kernel = self.kernel(notebook)
+            seen[:] = [kernel]
+            return kernel is not None and kernel["execution_state"] == "idle" and kernel["connections"] >= 1
+
+        try:
+            wait_until(ready, timeout=timeout, what=f"the kernel of {notebook} to be idle", every=1.0)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; the server's last word on it: {seen[0] if seen else None}; "
+                                 f"its sessions: {self.api('sessions')}") from None
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -40,33 +71,19 @@ def free_port() -> int:
 
 @contextmanager
 def running_make_lab(cwd: Path, home: Path, make_args: Sequence[str] = ()) -> Iterator[RunningLab]:
-    port = free_port()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "FORGELAB_"))},
            "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "user-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "BROWSER": "true"}
-    command = ["make", "--no-print-directory", *make_args, "lab", f"PORT={port}"]
+    command = ["make", "--no-print-directory", *make_args, "lab", f"PORT={free_port()}"]
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
+    assert process.stdout is not None
+    output = OutputLines(process.stdout)
     try:
-        assert process.stdout is not None
-        found, seen, deadline = None, [], time.monotonic() + START_S
-        while found is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            found = re.search(rf"(http://127\.0\.0\.1:{port}/)(\S*)\?token=(\w+)", line)
-        assert found, "make lab printed no URL:\n" + "".join(seen[-20:])
+        found = output.wait_for(r"(http://127\.0\.0\.1:\d+/)(\S*)\?token=(\w+)", timeout=START_S)
         lab = RunningLab(found.group(1), found.group(2), found.group(3))
-        while True:
-            try:
-                urllib.request.urlopen(lab.url("api/status"), timeout=10).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.5)
+        wait_for_http(lab.url("api/status"), timeout=START_S, process=process)
         yield lab
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -75,3 +92,4 @@ def running_make_lab(cwd: Path, home: Path, make_args: Sequence[str] = ()) -> It
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+        output.close()

@@ -9,11 +9,8 @@ no git in it; its own ``forgelab`` runs it (``PYTHONPATH`` into the bundle), as 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -22,11 +19,15 @@ from typing import Any
 import pytest
 
 from browser import chromium, open_tab  # noqa: F401  (fixtures are used by name)
+from conftest import CliResult, bundle_env, run_cli
 from git_workbook import git_workbook
 
 from forgelab.cli.main import INSTRUCTOR_COMMANDS
 from forgelab.core.registry import load_course
 from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+
+# the two bundles are built once per run: the module keeps to one xdist worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("learner-bundle")
 
 KEY = "01-instruction-hierarchy"
 # what belongs to the course repository, never to a learner's README or --help
@@ -63,13 +64,9 @@ def bundle(zips: dict[str, Path], tmp_path: Path) -> Path:
     return _unzip(zips["en"], tmp_path / "fresh")
 
 
-def run(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def run(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 300) -> CliResult:
     """The bundle's own forgelab, with this venv's python and no display (so no browser is started)."""
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHON", "DISPLAY", "WAYLAND", "BROWSER"))}
-    clean.update(PYTHONPATH=str(root), FORGELAB_ROOT=str(root), FORGELAB_WIDTH="200", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=clean, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return run_cli(root, *args, bare_env=bundle_env(root, env), timeout=timeout, input="")
 
 
 # ---------------------------------------------------------------- item 1: the page in the bundle

@@ -24,6 +24,9 @@ from conftest import ROOT, run_cli
 
 from forgelab.core import learning
 
+# the class report (graded, then reported in both editions) is made once per run: one xdist worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("class-report")
+
 ARTIFACTS = ROOT / "test-artifacts" / "report"
 SAME_RANK = "First difference at ['format']: got 'plain text', expected 'markdown'"
 TILDE_JSON = ("ValueError: text before the JSON object: only whitespace may surround it (the output starts with "

@@ -8,11 +8,10 @@ import re
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 import nbformat
 import pytest
+from conftest import wait_for_http
 
 
 def _free_port() -> int:
@@ -34,16 +33,7 @@ def test_jupyterlab_serves_the_stage_01_notebook_through_its_contents_api(repo_r
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}/api/contents/01-instruction-hierarchy.ipynb?token={token}"
-        deadline, body = time.monotonic() + 60, None
-        while time.monotonic() < deadline and body is None:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    body = json.loads(response.read())
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail(f"jupyter lab exited with {server.returncode}")
-                time.sleep(0.5)
-        assert body is not None, "JupyterLab did not answer within 60 s"
+        body = json.loads(wait_for_http(url, timeout=60, process=server))
         assert body["type"] == "notebook" and body["name"] == "01-instruction-hierarchy.ipynb"
         assert body["content"]["metadata"]["kernelspec"]["name"] == "python3"
     finally:

@@ -10,6 +10,7 @@ Screenshots go to ``test-artifacts/lab/``.
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -20,13 +21,18 @@ from typing import Any
 import pytest
 
 from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
-from make_lab import running_make_lab
+from make_lab import RunningLab, running_make_lab
+
+# One JupyterLab per test run: the module's tests share one xdist worker (make test runs --dist loadgroup)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("make-lab")]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "lab"
 VENV = ROOT / ".venv"
 WAIT_MS = 120_000  # a page, a kernel start, a widget on two busy cores
 RUN_ALL_S = 480  # Run All runs the stage tests through the judge: minutes when the machine is crowded
+NO_NETWORK = {"server": "http://127.0.0.1:9", "bypass": "127.0.0.1"}  # port 9 (discard): nothing listens
+STEP_MS = 2_000  # one look after one scroll of the notebook, while a cell may come into view
 
 
 def _unzipped_bundle(into: Path) -> Path:
@@ -45,13 +51,15 @@ def _unzipped_bundle(into: Path) -> Path:
 
 @dataclass(frozen=True)
 class Lab:
-    base: str
-    token: str
-    start_url: str
+    running: RunningLab
     root: Path
 
+    @property
+    def start_url(self) -> str:
+        return self.running.start_path
+
     def url(self, path: str) -> str:
-        return f"{self.base}{path}?token={self.token}"
+        return self.running.url(path)
 
 
 @pytest.fixture(scope="module")
@@ -67,21 +75,29 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     tracker.parent.mkdir(parents=True, exist_ok=True)
     tracker.write_text('{"windowingMode": "none"}\n', encoding="utf-8")
     stamp = VENV / ".forge-workbook-installed"
-    with running_make_lab(root, home, ["-o", str(stamp), f"VENV={VENV}"]) as running:
-        yield Lab(running.base, running.token, running.start_path, root)
+    # the tabs JupyterLab restores live in a folder of this run (a learner's fresh bundle has an empty one too):
+    # never in the repository's .venv, where an earlier run's tabs would open notebooks and start kernels here
+    workspaces = f"LAB_WORKSPACES={home / 'lab-workspaces'}"
+    with running_make_lab(root, home, ["-o", str(stamp), f"VENV={VENV}", workspaces]) as running:
+        yield Lab(running, root)
 
 
 @pytest.fixture
 def page(chromium: Any) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1300, "height": 950})
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+    # JupyterLab needs nothing from outside this machine: everything but 127.0.0.1 goes to a proxy that is not
+    # there. (Not Playwright's context.route: with request interception on, JupyterLab's notebook never gets a
+    # kernel session — "No Kernel | Initializing" — even when the route lets every local request through.)
+    context = chromium.new_context(viewport={"width": 1300, "height": 950}, proxy=NO_NETWORK)
     context.set_default_timeout(WAIT_MS)
-    # JupyterLab needs nothing from outside this machine
-    context.route(lambda url: not url.startswith(("http://127.0.0.1:", "data:", "blob:")), lambda route: route.abort())
     tab = context.new_page()
     try:
         yield tab
     finally:
         context.close()
+        expect.set_options(timeout=5_000)  # Playwright's default again, for the modules after this one
 
 
 def _shot(page: Any, name: str) -> None:
@@ -89,28 +105,61 @@ def _shot(page: Any, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-def _open_notebook(page: Any, lab: Lab, path: str) -> None:
-    """Open ``path`` alone: ``reset`` drops the tabs an earlier test left in the saved workspace, so every
-    selector below meets this notebook only (a restored, hidden opening notebook comes first in the page)."""
-    page.goto(lab.url(f"lab/tree/{path}") + "&reset")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=WAIT_MS)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], .jp-Toolbar-kernelStatus",
-                           timeout=WAIT_MS)
+def _open_notebook(page: Any, lab: Lab, path: str, workspace: str) -> None:
+    """Open ``path`` alone, in a workspace of its own (``lab/workspaces/NAME/tree/PATH``): no tab an earlier test
+    left is restored beside it, so every selector below meets this notebook only."""
+    from playwright.sync_api import expect
+
+    page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{path}"))
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_attached()
+
+
+def _wait_kernel_ready(page: Any, lab: Lab, path: str) -> None:
+    """Until the notebook's kernel has started and is idle, as the server reports it (its REST API), and the
+    notebook's execution indicator (its ``data-status``, not its words) says idle too."""
+    from playwright.sync_api import expect
+
+    try:
+        lab.running.wait_kernel_idle(path, timeout=WAIT_MS / 1000)
+    except AssertionError:
+        _shot(page, f"kernel-{path.rsplit('/', 1)[1]}-failed")
+        raise
+    expect(page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator")).to_have_attribute(
+        "data-status", "idle")
 
 
 def _scroll_notebook(page: Any, pixels: int) -> None:
-    page.evaluate("p => { const o = document.querySelector('.jp-WindowedPanel-outer'); if (o) o.scrollTop += p; }",
+    page.evaluate("p => { for (const o of document.querySelectorAll('.jp-WindowedPanel-outer')) o.scrollTop += p; }",
                   pixels)
 
 
+def _reveal(page: Any, locator: Any, *, pixels: int, timeout_s: float, what: str) -> Any:
+    """Scroll the notebook by ``pixels`` at a time until ``locator`` is in the page (a virtualised notebook adds a
+    cell only once it comes near the view); each look is Playwright's own auto-waiting ``expect``."""
+    from playwright.sync_api import expect
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            expect(locator.first).to_be_attached(timeout=STEP_MS)
+            return locator.first
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} never appeared within {timeout_s:g} s") from None
+            _scroll_notebook(page, pixels)
+
+
 def test_make_lab_opens_the_opening_notebook_in_a_file_browser_that_reaches_forge(lab: Lab, page: Any) -> None:
+    from playwright.sync_api import expect
+
     assert lab.start_url == "lab/tree/notebooks/00-opening.ipynb"
     page.goto(lab.url(lab.start_url))
-    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell h1", timeout=WAIT_MS)
-    page.wait_for_selector(".jp-DirListing-item", timeout=WAIT_MS)
+    expect(page.locator(".jp-Notebook .jp-MarkdownCell h1").first).to_be_visible()
+    items = page.locator(".jp-DirListing-item .jp-DirListing-itemName")
+    expect(items.filter(has_text="01-instruction-hierarchy.ipynb")).to_have_count(1)  # the notebooks folder
     _shot(page, "opening")
-    listed = page.eval_on_selector_all(".jp-DirListing-item .jp-DirListing-itemName", "items => items.map(i => i.innerText)")
-    assert "01-instruction-hierarchy.ipynb" in " ".join(listed)  # the browser shows the notebooks folder
+    reached = page.evaluate("fetch('http://example.org/', {mode: 'no-cors'}).then(() => 'reached', () => 'blocked')")
+    assert reached == "blocked"  # the guard of the page fixture holds
     with urllib.request.urlopen(lab.url("api/contents/forge/instructions.py"), timeout=30) as response:
         assert response.status == 200  # the learner can open and edit their module in JupyterLab
 
@@ -123,29 +172,27 @@ def test_make_lab_opens_the_opening_notebook_in_a_file_browser_that_reaches_forg
 ])
 def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: Any, notebook: str, plot: str,
                                                               diagram: bool) -> None:
+    from playwright.sync_api import expect
+
     failed: list[str] = []
     page.on("response", lambda response: failed.append(response.url) if response.status >= 400
             and "/files/" in response.url else None)
     number = notebook.rsplit("/", 1)[1][:2]
-    _open_notebook(page, lab, notebook)
-    heading = page.inner_text(".jp-Notebook .jp-MarkdownCell h1")
-    assert heading.startswith(f"阶段 {number}" if "/zh/" in notebook else f"Stage {number}"), heading
-    image = None
-    for _ in range(40):
-        image = page.query_selector(f".jp-RenderedMarkdown img[src*='{plot}']")
-        if image is not None:
-            break
-        _scroll_notebook(page, 600)
-        page.wait_for_timeout(300)
-    assert image is not None, f"the {plot} figure never appeared in notebook {number}"
+    _open_notebook(page, lab, notebook, f"figure-{number}-{'zh' if '/zh/' in notebook else 'en'}")
+    title = f"阶段 {number}" if "/zh/" in notebook else f"Stage {number}"
+    expect(page.locator(".jp-Notebook .jp-MarkdownCell h1").first).to_have_text(re.compile("^" + re.escape(title)))
+    image = _reveal(page, page.locator(f".jp-RenderedMarkdown img[src*='{plot}']"), pixels=600, timeout_s=60,
+                    what=f"the {plot} figure of notebook {number}")
     if diagram:  # JupyterLab draws the Mermaid block itself (as an image of the SVG), offline
-        drawn = page.wait_for_selector(".jp-RenderedMermaid img", timeout=WAIT_MS)
+        drawn = page.locator(".jp-RenderedMermaid img").first
         drawn.scroll_into_view_if_needed()
-        page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=drawn, timeout=WAIT_MS)
-        assert "e17" in page.inner_text(".jp-RenderedMermaid figcaption") + (drawn.get_attribute("alt") or "")
+        expect(drawn).to_have_js_property("complete", True)
+        assert drawn.evaluate("img => img.naturalWidth") > 100
+        assert "e17" in page.locator(".jp-RenderedMermaid figcaption").first.inner_text() + (
+            drawn.get_attribute("alt") or "")
         _shot(page, f"diagram-{number}-zh" if "/zh/" in notebook else f"diagram-{number}")
     image.scroll_into_view_if_needed()
-    page.wait_for_function("img => img.complete", arg=image, timeout=WAIT_MS)
+    expect(image).to_have_js_property("complete", True)
     _shot(page, f"figure-{number}-zh" if "/zh/" in notebook else f"figure-{number}")
     assert image.evaluate("img => img.naturalWidth") > 100, failed
     assert failed == []
@@ -153,38 +200,35 @@ def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: An
 
 @pytest.mark.timeout(RUN_ALL_S + 300)
 def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveals_a_hint(lab: Lab, page: Any) -> None:
-    _open_notebook(page, lab, "notebooks/01-instruction-hierarchy.ipynb")
-    page.wait_for_selector(".jp-StatusBar-Item:has-text('| Idle')", timeout=WAIT_MS)  # its kernel is up
+    from playwright.sync_api import expect
+
+    notebook = "notebooks/01-instruction-hierarchy.ipynb"
+    _open_notebook(page, lab, notebook, "run-all-01")
+    _wait_kernel_ready(page, lab, notebook)
     page.click(".lm-MenuBar-itemLabel:text-is('Run')")  # the Run menu
     page.click("li[data-command='runmenu:run-all']")
     # the last cell, lab.summary(), prints the stage at a glance once every cell before it has run
     summary = page.locator(".jp-OutputArea-output:has-text('Still open:')")
-    deadline = time.monotonic() + RUN_ALL_S
-    while summary.count() == 0 and time.monotonic() < deadline:
-        _scroll_notebook(page, 100_000)
-        page.wait_for_timeout(1000)
-    if summary.count() != 1:
+    try:
+        _reveal(page, summary, pixels=100_000, timeout_s=RUN_ALL_S, what="the stage summary after Run All")
+    except AssertionError:
         _shot(page, "run-all-01-failed")
-    last_outputs = page.eval_on_selector_all(
-        ".jp-Notebook .jp-CodeCell", "cells => cells.slice(-3).map(c => c.innerText.slice(-600))")
-    assert summary.count() == 1, f"Run All never reached the stage summary; the last cells show: {last_outputs}"
+        last_outputs = page.eval_on_selector_all(
+            ".jp-Notebook .jp-CodeCell", "cells => cells.slice(-3).map(c => c.innerText.slice(-600))")
+        raise AssertionError(f"Run All never reached the stage summary; the last cells show: {last_outputs}") from None
+    expect(summary).to_have_count(1)
+    lab.running.wait_kernel_idle(notebook, timeout=WAIT_MS / 1000)  # Run All has ended
     summary.scroll_into_view_if_needed()
     _shot(page, "run-all-01")
     assert "at a glance" in summary.inner_text()
-    errors = page.query_selector_all(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-    tracebacks = [node.inner_text() for node in errors if "Traceback" in node.inner_text()]
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    tracebacks = [text for text in errors.all_inner_texts() if "Traceback" in text]
     assert tracebacks == []
-    button = None
-    for _ in range(60):
-        button = page.query_selector(".jp-OutputArea-output button:has-text('Show the next hint')")
-        if button is not None:
-            break
-        _scroll_notebook(page, -500)
-        page.wait_for_timeout(250)
-    assert button is not None, "no hint button in notebook 01 after Run All"
+    button = _reveal(page, page.locator(".jp-OutputArea-output button:has-text('Show the next hint')"), pixels=-500,
+                     timeout_s=60, what="the hint button of notebook 01 after Run All")
     button.scroll_into_view_if_needed()
     button.click()
-    page.wait_for_selector(".jp-OutputArea-output li:has-text('rank_of')", timeout=WAIT_MS)  # hint 1 names rank_of
+    expect(page.locator(".jp-OutputArea-output li:has-text('rank_of')").first).to_be_visible()  # hint 1 names rank_of
     _shot(page, "hint-01")
     # Run All writes no verification evidence; the hint is kept in the learning record, and only there
     evidence = lab.root / "evidence"

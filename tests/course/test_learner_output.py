@@ -5,11 +5,9 @@ prints (issue 20, items 5, 7 and 8)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import WorkbookCopy, cli_env
+from conftest import WorkbookCopy, start_cli
 
 KEY = "01-instruction-hierarchy"
 
@@ -70,8 +68,7 @@ def test_no_cause_is_cut_at_80_columns(workbook: WorkbookCopy) -> None:
 
 def test_check_into_a_closed_pipe_stops_quietly(workbook: WorkbookCopy) -> None:
     """`forgelab check 01 | head -1`: the reader is gone before the check prints; no traceback, no message."""
-    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", "check", "01"], cwd=workbook.root,
-                               env=cli_env(workbook.root), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = start_cli(workbook.root, "check", "01", text=False)
     assert process.stdout is not None and process.stderr is not None
     process.stdout.close()  # the reader stops reading at once; the check takes longer than that
     stderr = process.stderr.read().decode("utf-8", "replace")

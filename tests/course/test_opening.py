@@ -6,13 +6,12 @@ from __future__ import annotations
 import html
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from conftest import cli_env
+from conftest import run_cli
 
 from forgelab.core.opening import CONCEPTS, OPENING_KEYS, opening_texts
 from forgelab.authoring.build import OPENING_NOTEBOOK, opening_notebook, stale_opening
@@ -69,8 +68,7 @@ def test_the_chain_cell_lists_every_stage_and_links_its_notebook(course) -> None
 
 
 def test_the_opening_passes_nbval() -> None:
-    done = subprocess.run([sys.executable, "-m", "forgelab.cli", "nbval", "00"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900, env=cli_env(ROOT))
+    done = run_cli(ROOT, "nbval", "00", timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "nbval: 2 notebook(s) against target solution" in done.stdout  # the opening of both editions
     assert re.search(r"\b4 passed\b", done.stdout), done.stdout

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_workbook, run_cli
+from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
 
 from forgelab.core.registry import load_course
@@ -387,22 +386,21 @@ def test_release_command_reports_what_it_built(clone, tmp_path: Path) -> None:  
 # ---------------------------------------------------------------- the bundle works
 
 
-def _in_bundle(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _in_bundle(root: Path, *args: str) -> CliResult:
     """Run the bundle's own forgelab with this venv's python (no install: PYTHONPATH points into it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHON"))}
-    env.update(PYTHONPATH=str(root), FORGELAB_ROOT=str(root), FORGELAB_WIDTH="200")
-    return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    return run_cli(root, *args, bare_env=bundle_env(root))
 
 
 def test_the_bundle_imports_its_own_packages(unzipped: Path) -> None:
-    done = _in_bundle(unzipped, "-c", "import forge, forgelab; print(forge.__file__); print(forgelab.__file__)")
+    done = subprocess.run([sys.executable, "-c", "import forge, forgelab; print(forge.__file__); print(forgelab.__file__)"],
+                          cwd=unzipped, env=bundle_env(unzipped), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     for line in done.stdout.split():
         assert Path(line).resolve().is_relative_to(unzipped.resolve()), line
 
 
 def test_forgelab_check_runs_in_the_bundle(unzipped: Path, verification_validator) -> None:  # noqa: ANN001
-    done = _in_bundle(unzipped, "-m", "forgelab.cli", "check", "01")
+    done = _in_bundle(unzipped, "check", "01")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "test_lower_trust_instruction_cannot_override_system" in done.stdout
     assert "required tests: " in done.stdout and "NOT ACCEPTED" in done.stdout
@@ -413,13 +411,13 @@ def test_forgelab_check_runs_in_the_bundle(unzipped: Path, verification_validato
 
 
 def test_reference_targets_fail_clearly_in_the_bundle(unzipped: Path) -> None:
-    done = _in_bundle(unzipped, "-m", "forgelab.cli", "check", "01", "--target", "solution")
+    done = _in_bundle(unzipped, "check", "01", "--target", "solution")
     assert done.returncode == 2
     assert "not part of the learner bundle" in done.stderr
 
 
 def test_restore_in_the_bundle_points_at_forgelab_starter(unzipped: Path) -> None:
-    done = _in_bundle(unzipped, "-m", "forgelab.cli", "restore", "03", "--yes")
+    done = _in_bundle(unzipped, "restore", "03", "--yes")
     assert done.returncode == 2
     assert "not part of the learner bundle" in done.stderr
     assert "`forgelab starter 01` for forge/instructions.py" in done.stderr

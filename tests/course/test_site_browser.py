@@ -20,7 +20,8 @@ from browser import (  # noqa: F401  (fixtures are used by name)
     open_tab, sealed, site_tab,
 )
 
-pytestmark = pytest.mark.browser
+# built_site and evidence are made once per run: both site modules share one xdist worker (--dist loadgroup)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("course-site")]
 
 ALL_CHECKS = ["schema", "experiment", "required-tests", "fault-lab", "diagnosis", "transfer", "design-answer",
               "test-digests", "integrity"]

@@ -7,15 +7,12 @@ import html
 import json
 import re
 import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from browser import ROOT
+from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
 
 from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site
@@ -193,9 +190,11 @@ def test_build_refuses_to_replace_a_folder_it_did_not_make(tmp_path: Path) -> No
 # ---------------------------------------------------------------- the commands
 
 
-def _cli(*args: str, cwd: Path = ROOT, timeout: int = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+BARE_SHELL = {"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)}
+
+
+def _cli(*args: str, cwd: Path = ROOT, timeout: int = 60) -> CliResult:
+    return run_cli(ROOT, *args, cwd=cwd, timeout=timeout, bare_env=BARE_SHELL)
 
 
 def test_site_build_command_says_what_it_wrote(tmp_path: Path) -> None:
@@ -217,23 +216,14 @@ def test_site_serve_serves_on_127_0_0_1_and_prints_the_url(site: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", "site", "serve", "--dir", str(site),
-                                "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+    process = start_cli(ROOT, "site", "serve", "--dir", str(site), "--port", str(port), bare_env=BARE_SHELL)
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()
+        output = OutputLines(process.stdout)
+        [line] = output.first(1, timeout=30)
         assert f"http://127.0.0.1:{port}/index.html" in line
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=2) as response:
-                    assert b'data-page="index"' in response.read()
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        body = wait_for_http(f"http://127.0.0.1:{port}/index.html", timeout=10, process=process)
+        assert b'data-page="index"' in body
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
-import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -21,6 +19,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from browser import ROOT
+from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
 
 from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site, script_messages, script_strings
@@ -292,9 +291,9 @@ def test_an_edition_the_course_does_not_have_is_refused(tmp_path: Path, course) 
 # ---------------------------------------------------------------- the command
 
 
-def _cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT), "LANG": "C.UTF-8"})
+def _cli(*args: str, timeout: int = 300) -> CliResult:
+    return run_cli(ROOT, *args, timeout=timeout,
+                   bare_env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT), "LANG": "C.UTF-8"})
 
 
 def test_site_build_lang_all_and_lang_zh(tmp_path: Path) -> None:
@@ -317,28 +316,17 @@ def test_site_build_lang_all_and_lang_zh(tmp_path: Path) -> None:
 
 
 def test_site_serve_names_the_chinese_edition_and_serves_it(site_all: Path) -> None:
-    import time
-    import urllib.request
-
-    process = subprocess.Popen([sys.executable, "-m", "forgelab.cli", "site", "serve", "--dir", str(site_all),
-                                "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
+    process = start_cli(ROOT, "site", "serve", "--dir", str(site_all), "--port", "0",
+                        bare_env={"PATH": "/usr/bin:/bin", "FORGELAB_ROOT": str(ROOT)})
     try:
         assert process.stdout is not None
-        first, second = process.stdout.readline(), process.stdout.readline()
+        output = OutputLines(process.stdout)
+        first, second = output.first(2, timeout=30)
         assert first.startswith(f"serving {site_all} at http://127.0.0.1:"), first
         url = re.search(r"Chinese \(zh\) edition: (http://127\.0\.0\.1:\d+/zh/index\.html)", second)
         assert url, second
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url.group(1), timeout=5) as response:
-                    assert '<html lang="zh-CN">' in response.read().decode("utf-8")
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        body = wait_for_http(url.group(1), timeout=30, process=process)
+        assert '<html lang="zh-CN">' in body.decode("utf-8")
     finally:
         process.terminate()
         process.wait(timeout=10)

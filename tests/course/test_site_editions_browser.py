@@ -16,7 +16,8 @@ from browser import (  # noqa: F401  (fixtures are used by name)
 
 from forgelab.site.builder import script_messages
 
-pytestmark = pytest.mark.browser
+# built_site and evidence are made once per run: both site modules share one xdist worker (--dist loadgroup)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("course-site")]
 
 
 @pytest.fixture

@@ -6,17 +6,14 @@ repository from ``git show HEAD:...``; elsewhere there is a clear error.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from conftest import copy_workbook
+from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import git, git_workbook, run_in_terminal
 
 from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
@@ -41,11 +38,8 @@ def unzipped(bundle_zip: Path, tmp_path: Path) -> Path:
     return tmp_path / "fresh" / BUNDLE_NAME
 
 
-def _in_bundle(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHON"))}
-    env.update(PYTHONPATH=str(root), FORGELAB_ROOT=str(root), FORGELAB_WIDTH="200")
-    return subprocess.run([sys.executable, "-m", "forgelab.cli", *args], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+def _in_bundle(root: Path, *args: str) -> CliResult:
+    return run_cli(root, *args, bare_env=bundle_env(root), input="")
 
 
 def _backup_name(stdout: str) -> str:

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -80,7 +80,8 @@ def bundle_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str
     return env
 
 
-def _cli_command(python: str | Path, args: Iterable[str]) -> list[str]:
+def cli_command(*args: str, python: str | Path = sys.executable) -> list[str]:
+    """The argv of ``forgelab ARGS`` (for a runner of another kind, e.g. pexpect's terminal)."""
     return [str(python), "-m", "forgelab.cli", *args]
 
 
@@ -92,7 +93,7 @@ def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: 
     The environment is this process's without pytest's and forgelab's own variables, plus ``FORGELAB_ROOT``,
     ``FORGELAB_WIDTH=200`` and ``env``; ``bare_env`` replaces all of that with exactly what it holds (a person
     with a bare shell: only the variables given)."""
-    done = subprocess.run(_cli_command(python, args), cwd=cwd or root,
+    done = subprocess.run(cli_command(*args, python=python), cwd=cwd or root,
                           env=cli_env(root, env) if bare_env is None else bare_env,
                           capture_output=True, text=True, timeout=timeout, input=input)
     return CliResult(done.returncode, done.stdout, done.stderr)
@@ -105,7 +106,7 @@ def start_cli(root: Path, *args: str, env: dict[str, str] | None = None, cwd: Pa
     popen.setdefault("stdout", subprocess.PIPE)
     popen.setdefault("stderr", subprocess.PIPE)
     popen.setdefault("text", True)
-    return subprocess.Popen(_cli_command(python, args), cwd=cwd or root,
+    return subprocess.Popen(cli_command(*args, python=python), cwd=cwd or root,
                             env=cli_env(root, env) if bare_env is None else bare_env, **popen)
 
 

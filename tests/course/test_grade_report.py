@@ -25,7 +25,8 @@ from conftest import ROOT, run_cli
 from forgelab.core import learning
 
 # the class report (graded, then reported in both editions) is made once per run: one xdist worker (--dist loadgroup)
-pytestmark = pytest.mark.xdist_group("class-report")
+# grading the class of eight takes minutes on a crowded machine: the module allows 900 s, as test_grading does
+pytestmark = [pytest.mark.xdist_group("class-report"), pytest.mark.timeout(900)]
 
 ARTIFACTS = ROOT / "test-artifacts" / "report"
 SAME_RANK = "First difference at ['format']: got 'plain text', expected 'markdown'"

@@ -23,7 +23,8 @@ import pytest
 from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
 from make_lab import RunningLab, running_make_lab
 
-pytestmark = pytest.mark.browser
+# one JupyterLab at a time: this module's lab and test_lab_browser's share one xdist worker (--dist loadgroup)
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("make-lab")]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "lab"

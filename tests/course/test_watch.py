@@ -25,7 +25,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import WorkbookCopy, cli_env, copy_workbook
+from conftest import WorkbookCopy, cli_command, cli_env, copy_workbook
 from grading_fixtures import HANDED_IN, MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS, shared_base
 from hostile_submissions import FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext
 
@@ -48,7 +48,8 @@ def workbook(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Workbo
 
 def spawn(copy: WorkbookCopy, *args: str) -> pexpect.spawn:
     env = cli_env(copy.root, {"FORGE_LANG": "en", "TERM": "xterm"})
-    child = pexpect.spawn(sys.executable, ["-m", "forgelab.cli", "watch", *args], cwd=str(copy.root), env=env,
+    program, *argv = cli_command("watch", *args)
+    child = pexpect.spawn(program, argv, cwd=str(copy.root), env=env,
                           encoding="utf-8", timeout=WAIT_S, dimensions=(60, 200))
     return child
 

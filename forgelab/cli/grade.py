@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from forgelab.core.display import fail, table
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _
 from forgelab.cli.context import open_workbook
 from forgelab.judge.settings import DEFAULT, SandboxMode
 from forgelab.core.registry import RegistryError
@@ -26,6 +26,11 @@ def _positive(text: str) -> int:
 def _shown(path: Path) -> str:
     relative = os.path.relpath(path)
     return path.as_posix() if relative.startswith("..") else relative
+
+
+# how the judge describes its sandbox (forgelab.judge.sandbox.Isolation.description), said in the run's language
+SANDBOXED = N_("sandbox: bubblewrap (read-only system, no network, own PID namespace, an unprivileged user, "
+               "resource limits)")
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -79,8 +84,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return fail(str(error))
     except GradebookError as error:
         return fail(str(error))
+    sandbox = _(SANDBOXED) if result.sandbox == SANDBOXED else result.sandbox  # the gradebook keeps the English
     print(_("{sandbox}; limits: {cpu} s of CPU time and {wall} s per test, {budget} s per submission").format(
-        sandbox=result.sandbox, cpu=settings.test_cpu_s, wall=settings.test_wall_s, budget=settings.submission_wall_s))
+        sandbox=sandbox, cpu=settings.test_cpu_s, wall=settings.test_wall_s, budget=settings.submission_wall_s))
     if args.unsandboxed:
         print(_("warning: graded WITHOUT the sandbox (--unsandboxed): submissions could read and write what you can; "
                 "the gradebook records it"))

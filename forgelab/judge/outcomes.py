@@ -49,7 +49,7 @@ class ImportProblem:
 
     @property
     def where(self) -> str:
-        return f"{self.file}, line {self.line}" if self.file and self.line else self.file
+        return _("{file}, line {line}").format(file=self.file, line=self.line) if self.file and self.line else self.file
 
     @property
     def cause(self) -> str:

@@ -439,7 +439,8 @@ class StageTools:
         print(_("Stage {number} at a glance:").format(number=self.stage.number))
         width = max(columns(name) for name, _ok, _detail in rows) + 1
         for name, ok, detail in rows:
-            print(f"  {pad(_('done') if ok else _('open'), 5)} {pad(name, width)}{detail}")
+            word = _("done") if ok else _("open")  # outside the f-string, so that extraction finds both
+            print(f"  {pad(word, 5)} {pad(name, width)}{detail}")
         page = self.bench.page_path(self.stage)
         if open_items:
             print(_("Still open: {items}. Next: {step}").format(items=", ".join(open_items),

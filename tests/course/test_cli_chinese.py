@@ -115,3 +115,94 @@ def test_pytests_did_not_raise_is_explained_in_chinese_beside_the_raw_text() -> 
         assert glossed("assert 1 == 2") == "assert 1 == 2"
     with speaking("en"):
         assert glossed(raw) == raw
+
+
+# ---------------------------------------------------------------- a Chinese class, end to end
+@pytest.fixture(scope="module")
+def zh_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The learner bundle released with ``--lang zh`` from the working tree under test, unzipped."""
+    import zipfile
+
+    from git_workbook import git_workbook
+
+    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+
+    into = tmp_path_factory.mktemp("zh-bundle")
+    bundle = build_bundle(git_workbook(into / "course").root, into / "release", language="zh").path
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(into / "learner")
+    return into / "learner" / BUNDLE_NAME
+
+
+def _copy(bundle: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(bundle, to, ignore=shutil.ignore_patterns(".venv", ".forgelab"))
+    return to
+
+
+RAW = re.compile(r"（[^（）]*原(?:话|文)：[^（）]*(?:（[^（）]*）[^（）]*)*）")  # （Python 的原话：…）: the raw text, explained
+
+
+def _english(text: str, extra: frozenset[str] = frozenset()) -> set[str]:
+    """English words of a command's output outside identifiers, test names, paths, flags, ALLOWED names and the raw
+    English a Chinese explanation quotes (Python's, pytest's own words after what they mean)."""
+    return english_words(RAW.sub(" ", text), COMMAND_WORDS | set(extra))
+
+
+COMMAND_WORDS = {"check", "status", "hint", "fault", "start", "diagnose", "diff", "reset", "restore", "backup", "page",
+                 "answer", "starter", "extract", "regress", "grade", "report", "help", "watch", "FIXED", "ACCEPTED",
+                 "dict", "list", "str", "int", "None", "True", "False", "assert"}
+
+
+@pytest.mark.slow
+def test_a_chinese_class_meets_no_english(zh_bundle: Path, tmp_path: Path, repo_root: Path) -> None:
+    outputs: dict[str, str] = {}
+    learner = _copy(zh_bundle, tmp_path / "ana")
+    for args in (("--help",), ("check", "--help"), ("fault", "--help"), ("status", "--help"), ("check",),
+                 ("check", "01"), ("status",), ("fault", "start", "01")):
+        done = run_cli(learner, *args, "--lang", "zh")
+        outputs[" ".join(args)] = done.stdout + done.stderr
+    broken = _copy(zh_bundle, tmp_path / "bo")
+    module = broken / "forge" / "instructions.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\ndef oops(:\n", encoding="utf-8")
+    done = run_cli(broken, "check", "01", "--lang", "zh")
+    outputs["check 01 (syntax error)"] = done.stdout + done.stderr
+    assert "有语法错误，Python 读不懂这一行（Python 的原话：" in outputs["check 01 (syntax error)"]
+    done = run_cli(repo_root, "grade", str(learner), str(broken), "--stages", "01", "--out", str(tmp_path / "out"),
+                   "--lang", "zh", timeout=900)
+    outputs["grade"] = done.stdout + done.stderr
+    assert done.returncode == 0, outputs["grade"]
+    leftovers = {name: _english(text, frozenset({"ana", "bo"})) for name, text in outputs.items()}  # the submissions' names
+    assert {name: words for name, words in leftovers.items() if words} == {}, outputs
+
+
+@pytest.mark.slow
+def test_the_chinese_fault_lab_copy_says_what_it_is_in_chinese(zh_bundle: Path) -> None:
+    variant = zh_bundle / "failure_labs" / "01-instruction-hierarchy" / "forge" / "instructions.py"
+    first = variant.read_text(encoding="utf-8").splitlines()[0]
+    assert first == '"""阶段 01——指令层级。（故障实验：这份副本里有一个缺陷，找到它并修好）', first
+    assert "FAULT LAB" not in variant.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_grading_in_chinese_keeps_the_gradebooks_columns_and_codes(zh_bundle: Path, tmp_path: Path,
+                                                                   repo_root: Path) -> None:
+    import csv
+
+    learner = _copy(zh_bundle, tmp_path / "ana")
+    broken = _copy(zh_bundle, tmp_path / "bo")
+    (broken / "forge" / "instructions.py").write_text("def oops(:\n", encoding="utf-8")
+    books = {}
+    for language in ("en", "zh"):
+        done = run_cli(repo_root, "grade", str(learner), str(broken), "--stages", "01", "--out",
+                       str(tmp_path / language), "--lang", language, timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+        with (tmp_path / language / "gradebook.csv").open(encoding="utf-8") as handle:
+            books[language] = list(csv.reader(handle))
+    english, chinese = books["en"], books["zh"]
+    assert english[0] == chinese[0]  # the columns
+    codes = [english[0].index(name) for name in ("submission", "stage", "item", "points", "max_points", "outcome", "flag")]
+    assert [[row[i] for i in codes] for row in english] == [[row[i] for i in codes] for row in chinese]
+    html = (tmp_path / "zh" / "feedback" / "bo.html").read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in html and "语法错误" in html

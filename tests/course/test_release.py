@@ -462,8 +462,14 @@ def test_the_zh_bundle_ships_chinese_starters_with_the_same_code(repo: Path, con
         transfer = ast.parse(zh_contents[stage.transfer_file].decode("utf-8"))
         assert ast.get_docstring(transfer) == docs.transfer.strip()
         assert zh_contents[f"course/starters/{stage.transfer_file}"] == zh_contents[stage.transfer_file]
+        # the fault lab's copy: the Chinese docstrings, its first line saying what the copy is; code unchanged
+        variant = zh_contents[stage.fault_variant]
+        assert "（故障实验：" in variant.decode("utf-8").splitlines()[0] and b"FAULT LAB" not in variant
+        assert _code_without_docstrings(variant) == _code_without_docstrings(contents[stage.fault_variant])
+    variants = {stage.fault_variant for stage in course.stages}
     # everything else is the English bundle's, byte for byte (notebooks of both editions included)
-    same = [path for path in contents if path.startswith(("notebooks/", "tests/", "forgelab/", "failure_labs/"))]
+    same = [path for path in contents if path.startswith(("notebooks/", "tests/", "forgelab/", "failure_labs/"))
+            and path not in variants]
     assert same and all(zh_contents[path] == contents[path] for path in same)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from forgelab.authoring.release.source import Committed, ReleaseError, shipped_files
 from forgelab.core.registry import Course, RegistryError, load_course
-from forgelab.core.i18n import _, speaking
+from forgelab.core.i18n import N_, _, speaking
 from forgelab.site.builder import BUNDLE_PAGE, SiteError, build_site
 from forgelab.authoring.release.localize import LocalizeError, with_docstrings, with_stub_messages
 
@@ -68,9 +68,14 @@ def starter_copies(committed: Committed) -> dict[str, bytes]:
     return copies
 
 
+# the first line of every fault variant's module docstring ends with this (fault.toml writes it)
+FAULT_HEADER = N_("(FAULT LAB: this copy has a defect to find and fix)")
+
+
 def localized(contents: dict[str, bytes], course: Course, language: str) -> dict[str, bytes]:
     """The bundle in another edition: each starter and transfer starter (and their pristine copies under
-    ``course/starters/``) with that edition's docstrings and stub messages, and ``course/edition.toml``
+    ``course/starters/``) with that edition's docstrings and stub messages, each fault lab's copy with its header in
+    that edition, and ``course/edition.toml``
     so the tools and ``make lab`` speak it. Code is unchanged (:mod:`forgelab.authoring.release.localize` checks that)."""
     if language == "en":
         return contents
@@ -91,6 +96,17 @@ def localized(contents: dict[str, bytes], course: Course, language: str) -> dict
                 except (LocalizeError, UnicodeDecodeError) as error:
                     raise ReleaseError(f"cannot make the {language} edition of {path}: {error}") from None
                 result[path] = text.encode("utf-8")
+        variant = result.get(stage.fault_variant)
+        if variant is not None:  # the fault lab's copy: the edition's docstrings, its first line saying what the copy is
+            with speaking(language):
+                header = _(FAULT_HEADER)
+            first, _newline, rest = docs.starter.partition("\n")
+            try:
+                text = with_docstrings(variant.decode("utf-8"), f"{first}{header}\n{rest}", docs.functions,
+                                       where=stage.fault_variant)
+            except (LocalizeError, UnicodeDecodeError) as error:
+                raise ReleaseError(f"cannot make the {language} edition of {stage.fault_variant}: {error}") from None
+            result[stage.fault_variant] = text.encode("utf-8")
     result[EDITION_FILE] = (f'# This bundle is the "{language}" edition: forgelab and `make lab` speak it\n'
                             f'# (--lang en or FORGE_LANG=en switches the tools back to English).\n'
                             f'language = "{language}"\n').encode("utf-8")

@@ -27,12 +27,12 @@ def _figure_cells(notebook) -> list:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("number", STAGES)
 def test_every_stage_has_a_figure_in_its_folder_and_its_notebook(course, number: str) -> None:
     stage = course.stage(number)
-    stage_figures = stage_figures(stage.source_dir)
-    assert stage_figures, f"{stage.key} has no figure source (figure.mmd or figure-NAME.py)"
+    found = stage_figures(stage.source_dir)
+    assert found, f"{stage.key} has no figure source (figure.mmd or figure-NAME.py)"
     notebook = nbformat.read(course.root / stage.notebook, as_version=4)
     cells = _figure_cells(notebook)
-    assert len(cells) == len(stage_figures), f"{stage.notebook}: one Markdown cell per figure"
-    for figure, cell in zip(stage_figures, cells):
+    assert len(cells) == len(found), f"{stage.notebook}: one Markdown cell per figure"
+    for figure, cell in zip(found, cells):
         assert figure.caption in cell.source
         if figure.kind == "mermaid":
             assert f"```mermaid\n{figure.diagram()}```" in cell.source
@@ -167,9 +167,9 @@ def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -
     stage = course.stage(number)
     notebook = nbformat.read(course.root / stage.notebook_in("zh"), as_version=4)
     cells = _figure_cells(notebook)
-    stage_figures = stage_figures(stage.source_dir)
-    assert len(cells) == len(stage_figures)
-    for figure, cell in zip(stage_figures, cells):
+    found = stage_figures(stage.source_dir)
+    assert len(cells) == len(found)
+    for figure, cell in zip(found, cells):
         assert figure.caption_in("zh") in cell.source
         zh_svg = figure.svg_in("zh")
         assert zh_svg.is_file() and svg_size(zh_svg)

@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.core.targets import TargetError
+    from forgelab.core.targets import TargetError, remove_copies
 
     try:
         status = int(args.handler(args) or 0)
@@ -293,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(error), _("run `forgelab status` to see the stages, or `forgelab --help`"))
     except KeyboardInterrupt:
         return fail(_("interrupted"))
+    finally:
+        remove_copies()
 
 
 def _reader_went_away() -> int:

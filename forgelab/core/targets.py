@@ -119,10 +119,11 @@ def _read_once(given: Path, workbook_folder: Path) -> Target:
     into a private folder first, file by file under the submission limits and never through a link
     (:func:`forgelab.core.submission.lay_out`), and every tool then works on that copy: a ``forge`` that
     is a link to the reference solutions, or a transfer test that is a link to a file outside the folder,
-    is simply not there. The copy is removed when the command ends.
+    is simply not there. The copy is removed when the command ends (:func:`remove_copies`, which the CLI
+    calls as each command returns and the interpreter calls at exit).
     """
     copy = Path(tempfile.mkdtemp(prefix="forgelab-target-"))
-    atexit.register(shutil.rmtree, copy, True)
+    _COPIES.append(copy)
     try:
         laid = lay_out(Submission(str(given), workbook_folder, "folder", ""), copy)
     except LayoutError as problem:
@@ -131,6 +132,22 @@ def _read_once(given: Path, workbook_folder: Path) -> Target:
     forge = laid.import_dir / "forge"
     forge.mkdir(exist_ok=True)
     return Target(str(given), "path", (forge,), laid.home, in_place=laid.import_dir)
+
+
+_COPIES: list[Path] = []
+
+
+def remove_copies() -> None:
+    """Remove the private copies :func:`resolve_target` made of submitted workbooks in this process.
+
+    A command that read ``--target PATH`` calls this when it ends; a process that embeds the CLI (a test, a
+    notebook) would otherwise keep every copy until the interpreter exits.
+    """
+    while _COPIES:
+        shutil.rmtree(_COPIES.pop(), ignore_errors=True)
+
+
+atexit.register(remove_copies)
 
 
 def _require_solutions(workbook: Workbook, name: str) -> None:

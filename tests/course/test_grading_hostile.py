@@ -40,6 +40,7 @@ import signal
 import socket
 import sqlite3
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -695,6 +696,8 @@ def test_issue_7_without_the_sandbox_they_refuse_unless_told_and_then_say_so(tmp
         assert cli.main(["nbval", "01", "--target", str(folder), "--unsandboxed"]) == 0
         said = capsys.readouterr().out
         assert said.count("ran WITHOUT the sandbox (--unsandboxed)") == 2, said  # first and last line
+        # each command removed its private copy of the submission as it returned, not at the interpreter's exit
+        assert not list(Path(tempfile.gettempdir()).glob("forgelab-target-*"))
     finally:
         canary.unlink(missing_ok=True)
 

@@ -147,7 +147,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], total_width: in
         lead[-1] = min(lead[-1], max(columns(row[-2]) for row in cells))  # no room kept for a cell that is not there
         return "\n".join(filter(None, [_header(cells[0], lead, right),
                                         "\n".join(_stacked_row(row, lead, right, total) for row in cells[1:])]))
-    return "\n".join(filter(None, [table_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
+    return "\n".join(filter(None, [_plain_header(headers, widths, right), _rows(rows, widths, right) if rows else ""]))
 
 
 def _stacked(widths: Sequence[int]) -> bool:
@@ -182,6 +182,10 @@ def table_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[
     """The header and its rule, laid out like :func:`table_row`."""
     if _stacked(widths):
         return _header(headers, widths[:-1], right)
+    return _plain_header(headers, widths, right)
+
+
+def _plain_header(headers: Sequence[str], widths: Sequence[int], right: Sequence[int]) -> str:
     return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
 
 

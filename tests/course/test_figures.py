@@ -193,7 +193,7 @@ def test_the_chinese_plots_keep_the_numbers_and_translate_the_words(course) -> N
         assert words in svg
     assert "skipped" not in svg and "budget 400" not in svg
     svg = (course.stage("10").source_dir / "figure-budget_zh.svg").read_text(encoding="utf-8")
-    for words in ("B 110", "O 700：输出", "R 120：工具结果", "S 70", "memory 26", "整段丢弃", "已用 110，共 110"):
+    for words in ("B 110", "O 700：输出", "R 120：工具结果", "S 70", "memory 26", "整段舍弃", "已用 110 / 110"):
         assert words in svg
     svg = (course.stage("07").source_dir / "figure-matrix_zh.svg").read_text(encoding="utf-8")
     assert "✓ 满足" in svg and "✗ 破坏" in svg and "run_suite" in svg and "holds" not in svg

@@ -793,10 +793,15 @@ class Host:
             used = tree_cpu_seconds(self._process.pid)
             if used is not None and used - self._test_cpu_start > self._budget:
                 self._stop(Limit.CPU)
-                raise LimitExceeded(Limit.CPU, _("your code used more than {seconds} s of CPU time in this test: "
-                                                 "look for a loop that never ends").format(seconds=self._budget))
+                raise LimitExceeded(Limit.CPU, self._over_cpu())
         if self._process is not None and self._process.poll() is not None:
             raise self._died()
+
+    def _over_cpu(self) -> str:
+        """The one cause of a CPU-limit stop, whoever noticed it first (this watch or the process's own rlimit):
+        which of the two is first depends on the machine's load, and the verdict must not."""
+        return _("your code used more than {seconds} s of CPU time in this test: look for a loop that never ends").format(
+            seconds=self._budget)
 
     def _died(self) -> LimitExceeded:
         process = self._process
@@ -809,8 +814,7 @@ class Host:
         if self._flooded:
             limit, text = Limit.OUTPUT, _("your code printed more than {kb} KB").format(kb=self.settings.output_kb)
         elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-            limit, text = Limit.CPU, _("your code used more than {seconds} s of CPU time: look for a loop that never "
-                                       "ends").format(seconds=self._budget)
+            limit, text = Limit.CPU, self._over_cpu()  # its own hard limit struck before the watch saw it: same words
         else:
             limit, text = Limit.CRASH, _("your code's process ended in the middle of a call (exit status {code}): look "
                                          "for os._exit(), sys.exit() at import, or a crash in native code").format(code=code)

@@ -116,3 +116,29 @@ def test_an_answer_slowed_by_a_busy_cpu_is_not_a_wall_limit_but_waiting_is(tmp_p
             assert "did not answer within 3 s" in str(stopped.value)
         finally:
             host.close()
+
+
+def _stopped_by_cpu(tmp_path: Path, settings: JudgeSettings) -> channel.LimitExceeded:
+    tmp_path.mkdir()
+    host = _host(tmp_path, settings)
+    try:
+        assert host.start(["forge.slow"]) is None
+        host.begin_test()
+        with pytest.raises(channel.LimitExceeded) as stopped:
+            host.request({"op": "call", "target": "forge.slow:compute"}, (60,), {})
+        return stopped.value
+    finally:
+        host.close()
+
+
+def test_a_cpu_limit_reads_the_same_whoever_noticed_it_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An endless loop is stopped either by the judge's watch (it polls the tree's CPU time) or by the process's own
+    hard limit (RLIMIT_CPU, a second later), whichever comes first — on a busy machine the watch can be late.
+    The verdict, and its words, must not depend on which: a class graded twice got two texts for one loop."""
+    settings = JudgeSettings(test_cpu_s=1, test_wall_s=120)
+    watched = _stopped_by_cpu(tmp_path / "watched", settings)
+    monkeypatch.setattr(channel, "CPU_POLL_S", 10_000.0)  # the watch never looks at CPU time: the rlimit strikes
+    struck = _stopped_by_cpu(tmp_path / "struck", settings)
+    assert watched.limit is struck.limit is Limit.CPU
+    assert str(watched) == str(struck), (str(watched), str(struck))
+    assert "more than 1 s of CPU time" in str(struck)

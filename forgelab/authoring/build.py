@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ from forgelab.core.opening import (CONCEPT_PARTS, CONCEPTS, OPENING_KEYS, Openin
 from forgelab.learner.notebook_cells import CELL_CPU_SECONDS, markers
 from forgelab.core.i18n import N_, _, speaking
 from forgelab.core.paths import Workbook
-from forgelab.core.registry import Course, RegistryError, Stage, StageText, edition_notebook
+from forgelab.core.course_files import StageTexts
+from forgelab.core.registry import Course, RegistryError, Stage, edition_notebook
 from forgelab.verdicts.mutants import load_mutants
 from forgelab.verdicts.variants import variant_text
 from forgelab.judge import core
@@ -83,6 +85,15 @@ GRADED = "nbval-check-output"  # compared even under --nbval-lax (graders use la
 WIDGET = "forgelab-widget"
 
 
+def _digest_text(text: StageTexts) -> dict[str, Any]:
+    """The text as the digest has always read it — ``[text.<lang>.fault]``, ``.transfer`` and ``.design`` keys
+    flattened to ``fault_story`` … — so the committed notebooks stay current across the change of model."""
+    table = text.model_dump()
+    for part in ("fault", "transfer", "design"):
+        table.update({f"{part}_{key}": value for key, value in table.pop(part).items()})
+    return table
+
+
 # ---------------------------------------------------------------- failure.json
 def fault_contract(stage: Stage) -> dict[str, Any]:
     text = stage.text()
@@ -93,10 +104,10 @@ def fault_contract(stage: Stage) -> dict[str, Any]:
         "variant": stage.fault_variant,
         "target_test": stage.fault_target_nodeid,
         "expected_symptom": stage.fault.symptom,
-        "diagnosis": list(text.fault_diagnosis),  # the open steps; the last one, which names the defect, is sealed
+        "diagnosis": list(text.fault.diagnosis),  # the open steps; the last one, which names the defect, is sealed
         "diagnosis_key": diagnosis.key_file(stage),  # ... in the answer key the learner's own diagnosis opens
         "diagnose_command": f"forgelab fault diagnose {stage.number}",
-        "fix_principle": text.fault_fix_principle,
+        "fix_principle": text.fault.fix_principle,
         "check_command": f"forgelab fault check {stage.number}",
     }
 
@@ -188,7 +199,7 @@ def source_digest(stage: Stage, language: str = "en") -> str:
     facts = {"number": stage.number, "slug": stage.slug, "module": stage.module, "scenario": stage.scenario,
              "builds_on": stage.builds_on, "required_tests": stage.required_tests,
              "fault": dataclasses.asdict(stage.fault), "transfer_scenario": stage.transfer_scenario,
-             "text": dataclasses.asdict(stage.text(language)),
+             "text": _digest_text(stage.text(language)),
              "source_facts": [dataclasses.asdict(fact) for fact in stage.source_facts]}
     digest.update(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode() + b"\0")
     demo = stage.demo_file(language)
@@ -199,7 +210,7 @@ def source_digest(stage: Stage, language: str = "en") -> str:
     return digest.hexdigest()
 
 
-def _bullets(items: tuple[str, ...], numbered: bool = False) -> str:
+def _bullets(items: Sequence[str], numbered: bool = False) -> str:
     return "\n".join(f"{i}. {item}" if numbered else f"- {item}" for i, item in enumerate(items, 1))
 
 
@@ -221,7 +232,7 @@ class _Cells:
         self.cells.append(cell)
 
 
-def _options(options: tuple[str, ...]) -> str:
+def _options(options: Sequence[str]) -> str:
     return "\n".join(f"- **{chr(ord('A') + index)}.** {option}" for index, option in enumerate(options))
 
 
@@ -254,7 +265,7 @@ def _table_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def sources_markdown(stage: Stage, text: StageText) -> str:
+def sources_markdown(stage: Stage, text: StageTexts) -> str:
     """Part 3's "From the sources": the stage's words on its sources, then its table of source facts."""
     lines = ["### " + _("From the sources")]
     if text.from_the_sources:
@@ -343,13 +354,13 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
              "evidence (`{file}`).").format(file=f"{stage.evidence_dir}/diagnosis.json"))
     out.code("lab.diagnose()", IGNORE_OUTPUT, WIDGET)
     out.md(_("## 8 · Transfer challenge (your own test)") + "\n\n"
-           + _("**Scenario.** {text}").format(text=text.transfer_scenario) + "\n\n"
-           + _("**What changed.** {text}").format(text=text.transfer_changed_condition) + "\n\n"
-           + _("**Your task.** {text}").format(text=text.transfer_task) + "\n\n"
-           + _("**Done when**") + "\n\n" + _bullets(text.transfer_criteria) + "\n\n"
+           + _("**Scenario.** {text}").format(text=text.transfer.scenario) + "\n\n"
+           + _("**What changed.** {text}").format(text=text.transfer.changed_condition) + "\n\n"
+           + _("**Your task.** {text}").format(text=text.transfer.task) + "\n\n"
+           + _("**Done when**") + "\n\n" + _bullets(text.transfer.criteria) + "\n\n"
            + _("Write the test in `{file}` (replace the `pytest.skip` line), then run:").format(file=stage.transfer_file))
     out.code("lab.run_transfer()")
-    out.md(_("## 9 · Design question") + "\n\n" + text.design_question + "\n\n"
+    out.md(_("## 9 · Design question") + "\n\n" + text.design.question + "\n\n"
            + _("Write your answer below and save it; the rubric appears after saving. (Or type it into a cell: "
                "`lab.save_answer(\"\"\"...\"\"\")`, or in the terminal: `forgelab answer {number} --file "
                "my-answer.md`.)").format(number=n))

@@ -10,28 +10,30 @@ checked by :mod:`forgelab.authoring.catalogs`.
 from __future__ import annotations
 
 import ast
-import dataclasses
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from forgelab.core import course_files, figures
 from forgelab.core.demo import parse_percent_cells
-from forgelab.core.registry import Course, Prediction, RegistryError, Stage, StageText
+from forgelab.core.registry import Course, RegistryError, Stage
 
 EDITIONS = ("en", "zh")
 
 
-def _shape(text: StageText) -> dict[str, object]:
+def _shape(table: BaseModel, prefix: str = "") -> dict[str, object]:
     """The structure two editions must share: which keys, how many items in each list, the quiz answer."""
     shape: dict[str, object] = {}
-    for field in dataclasses.fields(text):
-        value = getattr(text, field.name)
-        if field.name == "docstrings":
+    for name in type(table).model_fields:
+        value = getattr(table, name)
+        if name == "docstrings":
             continue
-        if isinstance(value, Prediction):
-            shape["prediction.options"] = len(value.options)
-            shape["prediction.answer"] = value.answer
-        elif isinstance(value, tuple):
-            shape[field.name] = len(value)
+        if isinstance(value, BaseModel):
+            shape.update(_shape(value, f"{prefix}{name}."))
+        elif isinstance(value, list):
+            shape[prefix + name] = len(value)
+        elif name == "answer":
+            shape[prefix + name] = value
     return shape
 
 

@@ -345,7 +345,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
     if warning:
         print(wrap(_("warning: {problem}").format(problem=warning), indent=2))
     print(_("rubric — a strong answer covers:"))
-    for point in stage.text().design_rubric:
+    for point in stage.text().design.rubric:
         print(wrap(f"  - {point}", indent=2))
     return 0
 

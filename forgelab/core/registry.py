@@ -18,63 +18,12 @@ from forgelab.core.errors import RegistryError as RegistryError
 from forgelab.core.i18n import _, active
 
 if TYPE_CHECKING:
-    from forgelab.core.course_files import StageTexts
-
-
-@dataclass(frozen=True)
-class Prediction:
-    question: str
-    options: tuple[str, ...]
-    answer: int
-    rationale: str
-
-
-@dataclass(frozen=True)
-class StageText:
-    title: str
-    capability: str
-    problem_title: str
-    problem: str
-    what_it_is: str
-    what_it_is_not: str
-    relations: str
-    boundary_decision: str
-    demo_goal: str
-    exercise: str
-    steps: tuple[str, ...]
-    hints: tuple[str, ...]
-    done_when: tuple[str, ...]
-    mastery: tuple[str, ...]
-    prediction: Prediction
-    fault_story: str
-    fault_diagnosis: tuple[str, ...]
-    fault_fix_principle: str
-    transfer_scenario: str
-    transfer_changed_condition: str
-    transfer_task: str
-    transfer_criteria: tuple[str, ...]
-    design_question: str
-    design_rubric: tuple[str, ...]
-    # what the stage takes from the curriculum and where it departs from it, with the reason (optional)
-    from_the_sources: str = ""
-    docstrings: Docstrings | None = None  # another edition's words for the docstrings learners read in code
+    from forgelab.core.course_files import EquivalentEntry, ScenarioText, StageTexts
 
 
 def edition_notebook(name: str, language: str) -> str:
     """Where one edition's copy of a notebook lives: English in ``notebooks/``, others in ``notebooks/<lang>/``."""
     return f"notebooks/{name}" if language == "en" else f"notebooks/{language}/{name}"
-
-
-@dataclass(frozen=True)
-class Docstrings:
-    """The docstrings of the starter module and the transfer starter in one edition (English: the files).
-
-    ``forgelab release --lang zh`` ships the starters with these in place of the English ones.
-    """
-
-    starter: str  # the module docstring of forge/<module>.py
-    functions: dict[str, str]  # function (or Class.method) name → its docstring
-    transfer: str  # the module docstring of transfer/test_NN_*.py
 
 
 @dataclass(frozen=True)
@@ -105,18 +54,6 @@ class SourceFact:
 
 
 @dataclass(frozen=True)
-class EquivalentMutant:
-    """A mutant of the reference module that no test can kill: no observable behaviour differs.
-
-    ``where`` is the mutation tool's name for it (``benchmarks/mutation.py`` explains the format),
-    ``why`` one line on why nothing observable changes. Listed in ``[mutation] equivalent``.
-    """
-
-    where: str
-    why: str
-
-
-@dataclass(frozen=True)
 class Stage:
     """One stage. Its facts come from ``stage.toml``; every path follows from number, slug and module.
 
@@ -133,9 +70,9 @@ class Stage:
     fault: FaultContract
     transfer_scenario: str
     source_dir: Path
-    texts: dict[str, StageText] = field(repr=False)
+    texts: dict[str, StageTexts] = field(repr=False)  # language → its [text.<language>] (English filled in)
     module_id: str = "prompt-context-output"
-    equivalent_mutants: tuple[EquivalentMutant, ...] = ()
+    equivalent_mutants: tuple[EquivalentEntry, ...] = ()  # [mutation] equivalent: mutants no test can kill
     # known-wrong variants (mutant names in mutants.toml) a transfer test must fail on, besides the fault variant
     transfer_known_wrong: tuple[str, ...] = ()
     source_facts: tuple[SourceFact, ...] = ()
@@ -233,7 +170,7 @@ class Stage:
     def mutants_file(self) -> Path:
         return self.source_dir / "mutants.toml"
 
-    def text(self, language: str | None = None) -> StageText:
+    def text(self, language: str | None = None) -> StageTexts:
         """The stage's text in ``language`` (default: the edition the tools speak now), else English."""
         chosen = language or active()
         return self.texts[chosen] if chosen in self.texts else self.texts["en"]
@@ -247,13 +184,6 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class Scenario:
-    id: str
-    name: str
-    input: str
-
-
-@dataclass(frozen=True)
 class Course:
     root: Path
     name: str
@@ -261,7 +191,7 @@ class Course:
     version: str
     languages: tuple[str, ...]
     texts: dict[str, dict[str, str]]
-    scenarios: dict[str, dict[str, Scenario]]
+    scenarios: dict[str, dict[str, ScenarioText]]  # scenario id → language → its name and input
     stages: tuple[Stage, ...]
     curriculum: tuple[str, ...] = ()  # the curriculum files the stages' source facts cite
 
@@ -304,7 +234,7 @@ class Course:
             raise RegistryError(_("no stage given: name one (01), several (01 02), a range (01-03) or all"))
         return [stage for stage in self.stages if stage.number in chosen]
 
-    def scenario(self, scenario_id: str, language: str | None = None) -> Scenario:
+    def scenario(self, scenario_id: str, language: str | None = None) -> ScenarioText:
         options = self.scenarios[scenario_id]
         return options.get(language or active()) or options["en"]
 
@@ -335,39 +265,6 @@ def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _stage_text(table: StageTexts) -> StageText:
-    prediction, fault, transfer, design = table.prediction, table.fault, table.transfer, table.design
-    docstrings = table.docstrings
-    return StageText(
-        title=table.title,
-        capability=table.capability,
-        problem_title=table.problem_title,
-        problem=table.problem,
-        what_it_is=table.what_it_is,
-        what_it_is_not=table.what_it_is_not,
-        relations=table.relations,
-        boundary_decision=table.boundary_decision,
-        demo_goal=table.demo_goal,
-        exercise=table.exercise,
-        steps=tuple(table.steps),
-        hints=tuple(table.hints),
-        done_when=tuple(table.done_when),
-        mastery=tuple(table.mastery),
-        prediction=Prediction(prediction.question, tuple(prediction.options), prediction.answer, prediction.rationale),
-        fault_story=fault.story,
-        fault_diagnosis=tuple(fault.diagnosis),
-        fault_fix_principle=fault.fix_principle,
-        transfer_scenario=transfer.scenario,
-        transfer_changed_condition=transfer.changed_condition,
-        transfer_task=transfer.task,
-        transfer_criteria=tuple(transfer.criteria),
-        design_question=design.question,
-        design_rubric=tuple(design.rubric),
-        from_the_sources=table.from_the_sources,
-        docstrings=Docstrings(docstrings.starter, dict(docstrings.functions), docstrings.transfer) if docstrings else None,
-    )
-
-
 def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset()) -> Stage:
     # lazy: start-up speed — the models (and Pydantic) load with the course, not with `forgelab --help`
     from forgelab.core import course_files as files
@@ -380,7 +277,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         if name not in scenarios:
             raise RegistryError(f"{source}: unknown scenario {name!r}: expected one of {', '.join(sorted(scenarios))}")
     english = top.text["en"]
-    texts = {"en": _stage_text(files.validate(english, files.StageTexts, source, ("text", "en")))}
+    texts = {"en": files.validate(english, files.StageTexts, source, ("text", "en"))}
     untranslated: dict[str, tuple[str, ...]] = {}
     for lang, edition in top.text.items():
         if lang == "en":
@@ -388,7 +285,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         missing = _missing_keys(english, edition)
         if missing:
             untranslated[lang] = missing  # an incomplete edition shows English there rather than break the tools
-        texts[lang] = _stage_text(files.validate(_over(english, edition), files.StageTexts, source, ("text", lang)))
+        texts[lang] = files.validate(_over(english, edition), files.StageTexts, source, ("text", lang))
     for index, entry in enumerate(top.source_facts, 1):
         if curriculum and entry.source not in curriculum:
             raise RegistryError(f"{source} [[source_facts]] #{index}: unknown curriculum file {entry.source!r}: expected "
@@ -405,8 +302,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         source_dir=folder,
         texts=texts,
         module_id=module_id,
-        equivalent_mutants=tuple(EquivalentMutant(item.where, item.why)
-                                 for item in (top.mutation.equivalent if top.mutation else ())),
+        equivalent_mutants=tuple(top.mutation.equivalent if top.mutation else ()),
         transfer_known_wrong=tuple(top.transfer.known_wrong),
         source_facts=tuple(SourceFact(entry.source, entry.section, entry.kind, str(getattr(entry, entry.kind)),
                                       entry.value, entry.says) for entry in top.source_facts),
@@ -420,10 +316,8 @@ def load_course(root: Path) -> Course:
 
     course_file = root / "course" / "course.toml"
     top = files.read(course_file, files.CourseFile)
-    scenarios = {scenario_id: {lang: Scenario(scenario_id, text.name, text.input) for lang, text in by_lang.items()}
-                 for scenario_id, by_lang in top.scenarios.items()}
     stage_dirs = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
-    stages = tuple(load_stage(folder, top.module_id, set(scenarios), frozenset(top.curriculum)) for folder in stage_dirs)
+    stages = tuple(load_stage(folder, top.module_id, set(top.scenarios), frozenset(top.curriculum)) for folder in stage_dirs)
     numbers = [stage.number for stage in stages]
     if len(set(numbers)) != len(numbers):
         raise RegistryError(f"{root / 'course' / 'stages'}: two stages share a number")
@@ -434,7 +328,7 @@ def load_course(root: Path) -> Course:
         version=_project_version(root),
         languages=tuple(top.languages),
         texts={lang: dict(table) for lang, table in top.text.items()},
-        scenarios=scenarios,
+        scenarios=top.scenarios,
         stages=stages,
         curriculum=tuple(top.curriculum),
     )

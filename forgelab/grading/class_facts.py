@@ -178,7 +178,7 @@ def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
 
 def ladder_length(stage: Stage) -> int:
     """Rungs of the stage's fault-lab hint ladder: what you observe, each diagnosis step, the fix principle."""
-    return len(stage.text().fault_diagnosis) + 2
+    return len(stage.text().fault.diagnosis) + 2
 
 
 def stage_facts(course_root: Path, stage: Stage, home: Path, transfer_status: str) -> StageFacts:

@@ -12,9 +12,12 @@ the notebook share one counter, like the stage hints.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from forgelab.core.i18n import _
-from forgelab.core.registry import StageText
+
+if TYPE_CHECKING:
+    from forgelab.core.course_files import StageTexts
 
 
 @dataclass(frozen=True)
@@ -28,18 +31,18 @@ def _one_paragraph(text: str) -> str:
     return " ".join(text.split())
 
 
-def ladder(text: StageText, confirm: str | None) -> tuple[Rung, ...]:
+def ladder(text: StageTexts, confirm: str | None) -> tuple[Rung, ...]:
     """Every rung of a stage's fault ladder, in the order they are revealed (labels in the active language).
 
     ``confirm`` is the last diagnosis step once the learner's diagnosis opened it, else None (closed)."""
-    steps = text.fault_diagnosis
+    steps = text.fault.diagnosis
     total = len(steps) + 1
-    return (Rung(_("what you observe"), _one_paragraph(text.fault_story)),
+    return (Rung(_("what you observe"), _one_paragraph(text.fault.story)),
             *(Rung(_("diagnosis {index}/{total}").format(index=index, total=total), _one_paragraph(step))
               for index, step in enumerate(steps, 1)),
             Rung(_("diagnosis {index}/{total}").format(index=total, total=total), _one_paragraph(confirm or ""),
                  sealed=True),
-            Rung(_("fix principle"), _one_paragraph(text.fault_fix_principle)))
+            Rung(_("fix principle"), _one_paragraph(text.fault.fix_principle)))
 
 
 def shown_line(index: int, total: int, rung: Rung, new: bool) -> str:

@@ -17,14 +17,14 @@ plain text (never inside an ipywidgets ``Output``), so nbval can compare them. T
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forgelab.learner.check import DIAGNOSIS_WORDS, CheckOutcome
 from forgelab.verdicts.parts import MIN_DESIGN_WORDS, PART_WORDS
 from forgelab.core.display import columns, pad, symbol
 from forgelab.core.i18n import _, active
 from forgelab.core.paths import Workbook
-from forgelab.core.registry import Course, Stage, StageText, load_course
+from forgelab.core.registry import Course, Stage, load_course
 from forgelab.learner import notebook_cells, state
 from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
@@ -37,6 +37,9 @@ from forgelab.verdicts.diagnosis import DiagnosisError
 from forgelab.learner.answers import load_answer, length_warning, save_answer, answer_path
 from forgelab.site.builder import SiteError
 from forgelab.site.local import ensure_page, open_in_browser, page_file
+
+if TYPE_CHECKING:
+    from forgelab.core.course_files import StageTexts
 
 
 # ---------------------------------------------------------------- IPython extension
@@ -60,7 +63,7 @@ class StageTools:
         self._last_tests: CheckOutcome | None = None  # the latest run of the test cell (part 6)
 
     @property
-    def text(self) -> StageText:
+    def text(self) -> StageTexts:
         return self.stage.text()
 
     # part 2 — predict first
@@ -365,7 +368,7 @@ class StageTools:
         if not text.strip():
             return "<p>" + _("The answer is empty: write it first.") + "</p>"
         path, words = save_answer(self.workbook, self.stage, text)
-        rubric = "".join(f"<li>{_html(point)}</li>" for point in self.text.design_rubric)
+        rubric = "".join(f"<li>{_html(point)}</li>" for point in self.text.design.rubric)
         saved = _("Saved to {path} ({words} words). Compare it with the rubric — a strong answer covers:").format(
             path=self.workbook.relative(path), words=words)
         warning = length_warning(self.stage, words)

@@ -8,7 +8,7 @@ at once, and neither loses the other's change.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -66,7 +66,7 @@ def hints_shown(workbook: Workbook, stage_number: str) -> int:
     return int(get(workbook, "hints", stage_number, 0))
 
 
-def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tuple[str, ...]) -> tuple[int, str | None]:
+def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: Sequence[str]) -> tuple[int, str | None]:
     def one_more(data: dict[str, Any]) -> int:
         shown = int(data.get(section, {}).get(stage_number, 0))
         if shown < len(items):
@@ -81,7 +81,7 @@ def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: tup
     return shown + 1, items[shown]
 
 
-def reveal_next_hint(workbook: Workbook, stage_number: str, hints: tuple[str, ...]) -> tuple[int, str | None]:
+def reveal_next_hint(workbook: Workbook, stage_number: str, hints: Sequence[str]) -> tuple[int, str | None]:
     """Reveal one more hint; returns (how many are shown now, the new hint or None if all were shown)."""
     return _reveal_next(workbook, "hints", stage_number, hints)
 
@@ -91,7 +91,7 @@ def fault_hints_shown(workbook: Workbook, stage_number: str) -> int:
     return int(get(workbook, "fault_hints", stage_number, 0))
 
 
-def reveal_next_fault_hint(workbook: Workbook, stage_number: str, rungs: tuple[str, ...]) -> tuple[int, str | None]:
+def reveal_next_fault_hint(workbook: Workbook, stage_number: str, rungs: Sequence[str]) -> tuple[int, str | None]:
     """Reveal one more rung of the fault-lab ladder; returns (how many are shown now, the new rung or None)."""
     return _reveal_next(workbook, "fault_hints", stage_number, rungs)
 

@@ -276,7 +276,7 @@ class Workbench:
         if result.status == "fixed":
             lines = [_("fault lab {number}: FIXED — {test} and every other stage {number} test pass in the lab").format(
                 number=number, test=target),
-                _("fix principle: {principle}").format(principle=stage.text().fault_fix_principle)]
+                _("fix principle: {principle}").format(principle=stage.text().fault.fix_principle)]
             diagnosed = self.diagnosis(stage)
             if diagnosed is None:
                 lines.append(_("your diagnosis is not stated yet: the lab counts once you say what was wrong"))

@@ -344,8 +344,8 @@ def _experiment_card(ctx: SiteContext, stage: Stage) -> str:
 <li>{required}
 <ul>{tests}</ul></li>
 <li>{fault}</li>
-<li>{transfer} {inline(text.transfer_changed_condition)}</li>
-<li>{design} {inline(text.design_question)}</li>
+<li>{transfer} {inline(text.transfer.changed_condition)}</li>
+<li>{design} {inline(text.design.question)}</li>
 </ul>
 </div>"""
 

@@ -175,12 +175,12 @@ def test_a_record_edited_by_hand_is_judged_again(workbook: WorkbookCopy) -> None
 
 def test_revealed_steps_look_revealed_and_the_last_opens_with_the_diagnosis(workbook: WorkbookCopy, course) -> None:  # noqa: ANN001
     text = course.stage("01").text()
-    total = len(text.fault_diagnosis) + 3  # the story, the open steps, the sealed step, the fix principle
+    total = len(text.fault.diagnosis) + 3  # the story, the open steps, the sealed step, the fix principle
     assert workbook.run("fault", "start", "01").returncode == 0
-    for _ in range(len(text.fault_diagnosis) + 1):
+    for _ in range(len(text.fault.diagnosis) + 1):
         shown = workbook.run("fault", "hint", "01").stdout
     assert "[ " not in shown and "[new]" not in shown  # nothing that reads as an empty checkbox
-    assert f"{len(text.fault_diagnosis) + 1}/{total} diagnosis {len(text.fault_diagnosis)}/{len(text.fault_diagnosis) + 1} (new):" in shown
+    assert f"{len(text.fault.diagnosis) + 1}/{total} diagnosis {len(text.fault.diagnosis)}/{len(text.fault.diagnosis) + 1} (new):" in shown
     assert shown.count("(new)") == 1
     locked = workbook.run("fault", "hint", "01")
     assert "it opens when your diagnosis is right" in locked.stdout

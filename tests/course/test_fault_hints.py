@@ -22,13 +22,13 @@ def test_the_ladder_is_story_then_each_diagnosis_step_then_the_fix_principle(cou
     for stage in course.stages:
         text = stage.text()
         rungs = ladder(text, None)
-        steps = len(text.fault_diagnosis) + 1  # the open steps and the sealed one
+        steps = len(text.fault.diagnosis) + 1  # the open steps and the sealed one
         assert len(rungs) == steps + 2
-        assert rungs[0].label == "what you observe" and rungs[0].text == " ".join(text.fault_story.split())
-        assert [rung.text for rung in rungs[1:-2]] == [" ".join(step.split()) for step in text.fault_diagnosis]
+        assert rungs[0].label == "what you observe" and rungs[0].text == " ".join(text.fault.story.split())
+        assert [rung.text for rung in rungs[1:-2]] == [" ".join(step.split()) for step in text.fault.diagnosis]
         assert rungs[-2].sealed and rungs[-2].text == "" and rungs[-2].label == f"diagnosis {steps}/{steps}"
         assert ladder(text, "Confirm: it.")[-2].text == "Confirm: it."
-        assert rungs[-1].label == "fix principle" and rungs[-1].text == " ".join(text.fault_fix_principle.split())
+        assert rungs[-1].label == "fix principle" and rungs[-1].text == " ".join(text.fault.fix_principle.split())
         assert rungs[1].label == f"diagnosis 1/{steps}"
 
 

@@ -89,12 +89,10 @@ def test_a_fence_marker_in_a_hint_is_shown_as_code(tools: Any) -> None:
 
 
 def test_markdown_in_a_made_up_option_becomes_html(tools: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dataclasses import replace
-
     prediction = tools.text.prediction
-    made_up = replace(prediction, options=("use `resolve()` *first*", "**never** <script>", "plain", "x < y"),
-                      rationale="Because `rank` wins, *not* position.\n\nA second **paragraph**.")
-    text = replace(tools.text, prediction=made_up)
+    made_up = prediction.model_copy(update={"options": ["use `resolve()` *first*", "**never** <script>", "plain", "x < y"],
+                                            "rationale": "Because `rank` wins, *not* position.\n\nA second **paragraph**."})
+    text = tools.text.model_copy(update={"prediction": made_up})
     monkeypatch.setattr(type(tools), "text", property(lambda self: text))
     quiz = tools.predict()
     options = [w.value for w in of_type(quiz, ipywidgets.HTML) if w.value]
@@ -170,7 +168,7 @@ def test_hints_render_markdown_and_the_button_fits_its_label(tools: Any) -> None
 
 def test_design_answer_shows_no_second_copy_of_the_question_and_saves(tools: Any) -> None:
     panel = tools.design_answer()
-    question = visible_text(tools.text.design_question)[:40]
+    question = visible_text(tools.text.design.question)[:40]
     assert not any(question in visible_text(w.value) for w in of_type(panel, ipywidgets.HTML))
     (area,) = of_type(panel, ipywidgets.Textarea)
     (button,) = of_type(panel, ipywidgets.Button)

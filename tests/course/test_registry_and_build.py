@@ -29,7 +29,7 @@ def test_every_stage_follows_the_naming_contract(course) -> None:
         text = stage.text()
         assert len(text.prediction.options) == 4
         assert len(text.hints) >= 3
-        assert text.design_rubric and text.transfer_criteria and text.fault_diagnosis
+        assert text.design.rubric and text.transfer.criteria and text.fault.diagnosis
 
 
 def test_numbers_are_consecutive_from_01(course) -> None:
@@ -222,11 +222,11 @@ def test_no_notebook_markdown_tells_the_fault_story_before_the_reveal(course) ->
     markdown = {path.name: _flat("\n".join(_markdown_cells(nbformat.read(path, as_version=4)))) for path in notebooks}
     for stage in course.stages:
         text = stage.text()
-        secrets = [text.fault_story, text.fault_fix_principle, *text.fault_diagnosis[1:]]
+        secrets = [text.fault.story, text.fault.fix_principle, *text.fault.diagnosis[1:]]
         for name, shown in markdown.items():
             for secret in secrets:
                 assert _flat(secret) not in shown, f"{name} shows stage {stage.number}'s fault lab before the reveal"
-            for sentence in re.split(r"(?<=[.!?])\s+", _flat(text.fault_story)):
+            for sentence in re.split(r"(?<=[.!?])\s+", _flat(text.fault.story)):
                 if len(sentence) > 40:
                     assert sentence not in shown, f"{name} tells part of stage {stage.number}'s fault story"
 

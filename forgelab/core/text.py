@@ -7,14 +7,26 @@ works in Chinese, where no spaces separate words, and ``snake_case_names`` keep 
 is Markdown here — no headings, links, images or raw HTML: HTML in the source is shown as text, never
 interpreted, so a stage author cannot break the page by accident. :func:`esc` is the one escape for HTML text
 outside a template (templates escape by themselves).
+
+:func:`templates` is the one Jinja2 environment of ``forgelab/data/templates`` (the course page, the feedback
+page): autoescaped, strict about undefined names, the tools' gettext catalog of one language installed
+(``jinja2.ext.i18n``, so ``{{ _("…") }}`` is extracted and translated like ``_()`` in Python), and the
+filters ``md`` and ``inline`` above.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from html import escape
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
+
+from forgelab.core.i18n import translations
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 # CommonMark's paragraphs, lists, code spans and emphasis; raw HTML, links, headings and the rest stay off
 _MARKDOWN = MarkdownIt("zero", {"html": False}).enable(["list", "emphasis", "backticks", "newline"])
@@ -33,6 +45,21 @@ def inline(text: str) -> str:
 def esc(text: object, quote: bool = True) -> str:
     """Any value as HTML text: ``&``, ``<``, ``>`` escaped, and both quotes unless ``quote`` is false."""
     return escape(str(text), quote=quote)
+
+
+@lru_cache(maxsize=None)
+def templates(language: str) -> Environment:
+    """The templates of ``forgelab/data/templates`` speaking ``language`` (English: the message ids themselves)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined  # lazy: start-up speed of the CLI
+    from markupsafe import Markup
+
+    environment = Environment(loader=PackageLoader("forgelab", "data/templates"), autoescape=True,
+                              undefined=StrictUndefined, extensions=["jinja2.ext.i18n"], trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=True)
+    environment.install_gettext_translations(translations(language), newstyle=False)  # type: ignore[attr-defined]
+    environment.filters["md"] = lambda text: Markup(md(str(text)))
+    environment.filters["inline"] = lambda text: Markup(inline(str(text)))
+    return environment
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

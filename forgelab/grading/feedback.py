@@ -10,17 +10,13 @@ The instructor checks appear by name and outcome only — the rows never carry t
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
-
-from forgelab.core.i18n import N_, _, active, speaking, translations
+from forgelab.core.i18n import N_, _, active, speaking
 from forgelab.core.registry import Course
 from forgelab.core.submission import safe_name
-from forgelab.core.text import inline
+from forgelab.core.text import templates
 from forgelab.grading.items import is_grader_failure, is_unlaid
 from forgelab.grading.rubric import REVIEW, SPEC, GradeItem
 
@@ -54,16 +50,6 @@ NEXT_STEPS = {
 HTML_LANG = {"en": "en", "zh": "zh-CN"}  # the page's <html lang>
 
 
-@lru_cache(maxsize=None)
-def _environment(language: str) -> Environment:
-    environment = Environment(loader=PackageLoader("forgelab", "data/templates"), autoescape=True,
-                              undefined=StrictUndefined, extensions=["jinja2.ext.i18n"], trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True)
-    environment.install_gettext_translations(translations(language), newstyle=False)  # type: ignore[attr-defined]
-    environment.filters["inline"] = lambda text: Markup(inline(str(text)))
-    return environment
-
-
 def page(course: Course, submission: str, content_sha256: str, items: list[GradeItem], lang: str | None = None) -> str:
     """The feedback page of one submission's ``items`` in ``lang`` (``en`` or ``zh``; default: the active language)."""
     lang = lang or active()
@@ -76,7 +62,7 @@ def page(course: Course, submission: str, content_sha256: str, items: list[Grade
             stages.append({"number": number, "title": stage.text(lang).title, "rows": [_row(item, stage, unlaid)
                                                                                        for item in rows],
                            "points": sum(i.points for i in rows), "maximum": sum(i.max_points for i in rows)})
-        return _environment(lang).get_template("feedback.html.j2").render(
+        return templates(lang).get_template("feedback.html.j2").render(
             html_lang=HTML_LANG.get(lang, "en"), submission=submission, course_title=course.text("title", lang),
             total=sum(i.points for i in items), top=sum(i.max_points for i in items), stages=stages,
             digest=content_sha256[:16], unlaid=unlaid, grader_failed=any(is_grader_failure(item) for item in items))

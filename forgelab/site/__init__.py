@@ -1,6 +1,7 @@
 """The static course page, with the in-browser self-check.
 
-* :mod:`forgelab.site.pages` writes the HTML of the index and of each stage's page, in one edition;
+* :mod:`forgelab.site.pages` renders the index and each stage's page in one edition, from the Jinja2 templates in
+  ``forgelab/data/templates/site/``;
 * :mod:`forgelab.site.builder` renders a whole site (``build/site``, or ``page/`` in the learner bundle) from the
   stage registry — the learner bundle it links to is put there by :mod:`forgelab.authoring.publish`;
 * :mod:`forgelab.site.local` is the page inside the learner's workbook (``forgelab page``);

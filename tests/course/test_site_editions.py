@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import pytest
+from markupsafe import escape  # how the templates escape (" is &#34;)
 
 from browser import ROOT
 from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
@@ -187,15 +188,15 @@ def test_the_chinese_pages_speak_chinese(site_all: Path, course) -> None:  # typ
     for stage in course.stages:
         page = (site_all / "zh" / f"{stage.key}.html").read_text(encoding="utf-8")
         text = _visible(page)
-        assert f"<title>阶段 {stage.number} · {html.escape(stage.text('zh').title)}" in page
+        assert f"<title>阶段 {stage.number} · {escape(stage.text('zh').title)}" in page
         for words in ("实验卡片", "验收标准", "本地检查", "状态：未开始（第 1 步，共 5 步）。", "选择你的 verification.json",
                       "清除本阶段的进度", "能力链", "完成标准", "一图看懂", f"阶段 {stage.number}"):
             assert words in text, (stage.key, words)
         assert "本地检查需要 JavaScript" in page
         for figure in figures.stage_figures(stage.source_dir):
-            assert f'alt="{html.escape(figure.alt_in("zh"))}"' in page
+            assert f'alt="{escape(figure.alt_in("zh"))}"' in page
         # the course's own Chinese texts, not the English ones
-        assert html.escape(stage.text("zh").title) in page and html.escape(stage.text("en").title) not in text
+        assert escape(stage.text("zh").title) in page and escape(stage.text("en").title) not in text
 
 
 NAMES = {"Forge Workbook"}  # the product's name is the same in both editions
@@ -268,7 +269,7 @@ def test_the_security_policy_is_the_same_in_both_editions(site_all: Path) -> Non
     for folder in (site_all, site_all / "zh"):
         for page in _pages(folder):
             text = page.read_text(encoding="utf-8")
-            assert f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP)}">' in text
+            assert f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">' in text
             assert not re.search(r"<[^>]+\son[a-z]+\s*=", text)
             assert '<script src="assets/strings.js"></script>\n<script src="assets/course-data.js"></script>' in text
 

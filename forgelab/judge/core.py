@@ -42,6 +42,7 @@ from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
+from forgelab.judge.warm import WarmWorker
 
 SESSION_INI = """# the judge's trusted pytest session: no plugin autoload, no cache, no conftest
 [pytest]
@@ -188,7 +189,7 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
 
 
 def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
-                    code_dirs: dict[str, Path], interface: Path) -> RunReport:
+                    code_dirs: dict[str, Path], interface: Path, warm: WarmWorker | None = None) -> RunReport:
     tests_dir = run_dir / "tests"
     files: dict[str, dict[str, str]] = {}
     arguments: list[str] = []
@@ -223,12 +224,17 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     if job.cache_dir is not None:  # Hypothesis builds its Unicode tables once and keeps them here (no example database)
         job.cache_dir.mkdir(parents=True, exist_ok=True)
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(job.cache_dir / "hypothesis")
-    command = [sys.executable, "-P", "-m", "pytest", "-c", str(ini), f"--rootdir={tests_dir}", "--noconftest",
-               "--continue-on-collection-errors", "-p", "forgelab.judge.session_plugin", "--forgelab-job", str(job_path),
-               "-q", "--tb=native", "--color=no", *arguments]
+    pytest_args = ["-c", str(ini), f"--rootdir={tests_dir}", "--noconftest", "--continue-on-collection-errors",
+                   "-p", "forgelab.judge.session_plugin", "--forgelab-job", str(job_path), "-q", "--tb=native",
+                   "--color=no", *arguments]
+    # the same session forked from the warm worker when there is one (see forgelab.judge.warm), else a new process;
     # the session's own CPU is course code (Hypothesis, comparisons): it is bounded by wall time only
-    watched = run_watched(command, cwd=run_dir, env=env, cpu_s=float("inf"), wall_s=settings.session_wall_s,
-                          output_kb=4096)
+    forked = warm.run(pytest_args, cwd=run_dir, env=env, wall_s=settings.session_wall_s, output_kb=4096) if warm else None
+    if forked is not None:
+        watched = Watched(forked.returncode, Limit.WALL if forked.stopped else None, forked.output, forked.seconds)
+    else:
+        watched = run_watched([sys.executable, "-P", "-m", "pytest", *pytest_args], cwd=run_dir, env=env,
+                              cpu_s=float("inf"), wall_s=settings.session_wall_s, output_kb=4096)
     if not report_path.is_file():
         tail = [line for line in watched.output.strip().splitlines() if line.strip()][-3:] or ["no output"]
         why = (f"the test session was stopped after {settings.session_wall_s} s" if watched.limit is Limit.WALL
@@ -335,8 +341,10 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
 # ---------------------------------------------------------------- the whole job
 
 
-def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -> RunReport:
-    """Run every suite of ``job``; one report whose rows name their file, test and target."""
+def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
+        warm: WarmWorker | None = None) -> RunReport:
+    """Run every suite of ``job``; one report whose rows name their file, test and target. With ``warm`` (watch
+    mode), the course's tests run in a session forked from that worker; everything else is as in a cold run."""
     isolation = isolation or decide_isolation(settings.sandbox)
     with tempfile.TemporaryDirectory(prefix="forgelab-judge-") as folder:
         run_dir = Path(folder)
@@ -356,7 +364,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
                 folder_of_shard = run_dir / f"session-{index}"
                 folder_of_shard.mkdir()
                 futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
-                                           {t.label: code_dirs[t.label] for t in shard.targets}, interface))
+                                           {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm))
             if learner_files:
                 template = relay.write_template(run_dir / "tester", interface)
                 offer = offered(job.starters, list(job.stage_modules))
@@ -370,6 +378,8 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None) -
                 reports = [future.result() for future in futures]
             except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
                 channel.stop_tracked()
+                if warm is not None:
+                    warm.stop_child()
                 raise
     return merge(reports, isolation.description)
 

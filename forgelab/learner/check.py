@@ -32,6 +32,7 @@ from forgelab.verdicts import jobs
 from forgelab.judge.core import CourseTests, LearnerTests
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
+from forgelab.judge.warm import WarmWorker
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
@@ -175,17 +176,19 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
 
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
               write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT,
-              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None) -> CheckOutcome:
+              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
+              warm: WarmWorker | None = None) -> CheckOutcome:
     """Judge the stage and (``write``) write its evidence. With ``previous`` (a check of the same stage and
     target), only ``parts`` run again and the other parts are taken from it — what watch mode does after a
-    save that can affect only those parts; the evidence is written exactly as a whole check writes it."""
+    save that can affect only those parts; the evidence is written exactly as a whole check writes it. With
+    ``warm`` (watch mode), the course's tests run in a session forked from that worker: the same verdict, sooner."""
     if previous is None or previous.stage.number != stage.number or previous.target.name != target.name:
         parts = ALL_PARTS
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
     job = check_job(course, workbook, stage, target, parts)
-    report = core.run(job, settings) if job.course_tests or job.learner_tests else RunReport(())
+    report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
     if TESTS in parts or previous is None:
         problem = report.import_problems.get(TARGET)
         tests = _required_rows(stage, report, TARGET)

@@ -17,6 +17,11 @@ from the previous run, which judged the same files). The first line on screen is
 test with its first difference; then the tables. Keys: ``q`` quits, ``h`` shows the next hint, ``n``
 goes on to the next stage once this one is accepted. Ctrl-C stops the run in progress and everything
 it started (the judge's runs are process groups it ends itself).
+
+Every check runs in the judge's warm worker (:mod:`forgelab.judge.warm`), started once per watch: pytest,
+Hypothesis and the judge are imported once, and each check forks a fresh session from it, whose calls into
+the learner's code go to a fresh sandboxed process as in ``check``. When the worker cannot start, one line
+says so and every save runs a whole cold check instead: the same verdict, only later.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import watchfiles
 from forgelab.core.i18n import _
 from forgelab.core.registry import Stage
 from forgelab.judge.outcomes import Outcome
+from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.check import (ALL_PARTS, FAULT_LAB, TESTS, TRANSFER, CheckOutcome, design_answer_file, lab_dir,
                                     transfer_file)
 from forgelab.learner.status import evidence_cell
@@ -160,6 +166,7 @@ class Watch:
         self.outcome: CheckOutcome | None = None
         self.files = watched_files(bench, stage, target)
         self.stop = threading.Event()
+        self.warm: WarmWorker | None = None
 
     # ------------------------------------------------------------ saying things
 
@@ -207,16 +214,32 @@ class Watch:
 
     def check(self, parts: frozenset[str], saved: list[Path]) -> None:
         self.say(_("checking stage {number}…").format(number=self.stage.number))
-        self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome)
+        self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome, warm=self.warm)
         self.show(self.outcome, saved)
 
     def switch(self, stage: Stage) -> None:
         self.stage, self.outcome = stage, None
         self.files = watched_files(self.bench, stage, self.target)
 
+    @contextlib.contextmanager
+    def warm_worker(self) -> Iterator[WarmWorker | None]:
+        """The warm worker for this watch (None, after one line that says why, when it cannot start); it ends
+        with the context, and with it every process it started."""
+        try:
+            self.warm = WarmWorker.start()
+        except WarmUnavailable as error:
+            self.say(_("{why}: every save runs a whole cold check instead (the same verdict, only later)").format(
+                why=error))
+        try:
+            yield self.warm
+        finally:
+            if self.warm is not None:
+                self.warm.close()
+            self.warm = None
+
     def loop(self) -> int:
         """Check, then watch until ``q`` (exit 0 when the stage is accepted, else 1). Ctrl-C propagates."""
-        with self.keys.active():
+        with self.keys.active(), self.warm_worker():
             while True:
                 following = self._watch()
                 if following is None:

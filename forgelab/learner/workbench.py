@@ -18,6 +18,7 @@ from forgelab.core.display import columns, symbol, table, width as terminal_widt
 from forgelab.core.i18n import _, active
 from forgelab.judge.outcomes import ImportProblem, Outcome, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
+from forgelab.judge.warm import WarmWorker
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
 from forgelab.core.targets import Target, resolve_target
@@ -93,10 +94,12 @@ class Workbench:
     # ------------------------------------------------------------ checking
 
     def check(self, stage: Stage, target: str = "learner", *, write: bool = True, out: Path | None = None,
-              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None) -> CheckOutcome:
-        """``forgelab check``; with ``previous``, only ``parts`` run again (watch mode, see :func:`run_check`)."""
+              parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
+              warm: WarmWorker | None = None) -> CheckOutcome:
+        """``forgelab check``; with ``previous``, only ``parts`` run again, and with ``warm`` the tests run in a
+        session forked from that worker (watch mode, see :func:`run_check`)."""
         outcome = run_check(self.course, self.workbook, stage, self.target(target), write=write, out=out,
-                            settings=self.settings, parts=parts, previous=previous)
+                            settings=self.settings, parts=parts, previous=previous, warm=warm)
         if target == "learner":
             self._remember(outcome)
             if write and out is None and outcome.path is not None:  # the learning record: first check, acceptance

@@ -55,7 +55,9 @@ callback-leak          stage 07: the same way in, read the instructor checks and
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import textwrap
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -910,3 +912,39 @@ def build_issue_batch(folder: Path, base: Path) -> dict[str, Path]:
     (target / "forge" / "data.bin").write_bytes(b"\0" * (60 * 1024 * 1024))
     made["huge"] = target
     return made
+
+
+# ---------------------------------------------------------------- what an attack on one check left behind
+
+
+def markers_nearby(context: HostileContext) -> list[str]:
+    """Files that carry the attack's marker: anywhere in the course folder, or at the top of the shared places
+    (/tmp, the home folder, every folder on this process's path) — what an attack on one check may leave."""
+    needle = f"forgelab-hostile-{context.token}"
+    found = [str(path) for path in Path(context.course).rglob(f"*{needle}*")]
+    places = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(os.path.expanduser("~")),
+              *(Path(entry) for entry in sys.path if entry and Path(entry).is_dir())]
+    for place in places:
+        try:
+            found += [str(path) for path in place.iterdir() if needle in path.name]
+        except OSError:
+            continue
+        for name in ("sitecustomize.py", "usercustomize.py"):
+            custom = place / name
+            if custom.is_file() and needle in custom.read_text(encoding="utf-8", errors="replace"):
+                found.append(str(custom))
+    return found
+
+
+def processes_with(text: str) -> list[int]:
+    """The running processes (but this one) whose command line contains ``text``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in command:
+                found.append(int(entry))
+    return found

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import signal
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,7 +26,8 @@ import pytest
 
 from conftest import WorkbookCopy, cli_command, cli_env, copy_workbook
 from grading_fixtures import HANDED_IN, MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS, shared_base
-from hostile_submissions import FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext
+from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
+                                 processes_with)
 
 WAIT_S = 240  # one check on a crowded 2-CPU machine, with room to spare
 FIRST_LINE = re.compile(r"\x1b\[2J([^\r\n]*)")  # the screen is cleared before every verdict: what follows is line 1
@@ -151,37 +151,6 @@ def _context(copy: WorkbookCopy, tmp_path: Path) -> HostileContext:
                           str(tmp_path / "no.sock"), "forgelab-none")
 
 
-def _markers(context: HostileContext) -> list[str]:
-    """Files that carry the attack's marker: anywhere in the workbook, or at the top of the shared places."""
-    needle = f"forgelab-hostile-{context.token}"
-    found = [str(path) for path in Path(context.course).rglob(f"*{needle}*")]
-    places = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path(os.path.expanduser("~")),
-              *(Path(entry) for entry in sys.path if entry and Path(entry).is_dir())]
-    for place in places:
-        try:
-            found += [str(path) for path in place.iterdir() if needle in path.name]
-        except OSError:
-            continue
-        for name in ("sitecustomize.py", "usercustomize.py"):
-            custom = place / name
-            if custom.is_file() and needle in custom.read_text(encoding="utf-8", errors="replace"):
-                found.append(str(custom))
-    return found
-
-
-def _processes_with(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if text in command:
-                found.append(int(entry))
-    return found
-
-
 @pytest.mark.parametrize("attack", ["fork-bomb", "markers", "report-patch"])
 def test_a_hostile_save_gains_nothing(watching: tuple[WorkbookCopy, pexpect.spawn], tmp_path: Path,
                                       attack: str) -> None:
@@ -197,10 +166,10 @@ def test_a_hostile_save_gains_nothing(watching: tuple[WorkbookCopy, pexpect.spaw
     assert document["accepted"] is False
     failing = {row["name"] for row in document["tests"] if row["outcome"] != "passed"}
     assert SAME_RANK_TEST in failing
-    assert _markers(context) == []
+    assert markers_nearby(context) == []
     child.send("q")
     child.expect(pexpect.EOF)
-    assert _processes_with(context.token) == []
+    assert processes_with(context.token) == []
 
 
 def _descendants(pid: int) -> dict[int, str]:

@@ -1,0 +1,165 @@
+"""The warm worker (forgelab/judge/warm.py) gives the verdict of a cold `check`, only sooner.
+
+One copy of the workbook and one warm worker serve the whole module. Each case plants a stage 01 module in
+``forge/`` — the reference (honest), the reference with the same-rank mistake (wrong), and that mistake with
+one of the grading suite's attacks appended (fork bomb, writes outside the sandbox, a patched pytest) — and
+judges it twice in this process: as ``forgelab check`` does (a new session process) and as watch mode does
+(a session forked from the worker). Every test's outcome and cause must be the same, an attack must gain
+nothing over the plain mistake, leave no file and no process, and one run must leave nothing for the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from conftest import copy_workbook
+from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
+from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
+                                 processes_with)
+
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Stage, load_course
+from forgelab.judge.warm import WarmWorker
+from forgelab.learner.check import CheckOutcome
+from forgelab.learner.workbench import Workbench
+
+SAME_RANK_TEST = "test_same_rank_conflict_keeps_the_earlier_instruction"
+ATTACKS = {"fork-bomb": FORK_BOMB, "markers": MARKERS, "report-patch": REPORT_PATCH}
+
+# A module that remembers, in its working folder and in /tmp, that it ran before, and answers wrong when it
+# finds such a note: a second run that sees the first one's files fails where the first passed.
+LEFTOVER = '''
+
+# ======== leaves a note for the next run, and answers wrong when it finds one ========
+import os as _os
+
+_NOTES = [_os.path.join(_os.getcwd(), "ran-before-{token}"), "/tmp/ran-before-{token}"]
+_SEEN_BEFORE = any(_os.path.exists(note) for note in _NOTES)
+for _note in _NOTES:
+    try:
+        with open(_note, "w") as _handle:
+            _handle.write("x")
+    except OSError:
+        pass
+if _SEEN_BEFORE:
+    RANK = {{source: 0 for source in RANK}}
+'''
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
+    root = copy_workbook(tmp_path_factory.mktemp("warm") / "workbook").root
+    return Workbench(Workbook(root=root, workspace=root), load_course(root))
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[WarmWorker]:
+    with WarmWorker.start() as worker:
+        yield worker
+
+
+@pytest.fixture(scope="module")
+def reference(bench: Workbench) -> str:
+    return (bench.workbook.root / "solutions" / MODULE).read_text(encoding="utf-8")
+
+
+def stage_01(bench: Workbench) -> Stage:
+    return next(stage for stage in bench.course.stages if stage.number == "01")
+
+
+def verdict(outcome: CheckOutcome) -> dict[str, object]:
+    """What a check decides: acceptance, the import problem, and each test's outcome and cause (the stage's
+    other parts — transfer test, fault lab, design answer — are not written in this workbook: never accepted)."""
+    return {"accepted": outcome.accepted, "passed": all(row.outcome.value == "passed" for row in outcome.tests),
+            "import_problem": outcome.import_problem.cause if outcome.import_problem else None,
+            "tests": {row.name: (row.outcome.value, row.cause) for row in outcome.tests},
+            "problem": outcome.report.problem if outcome.report else None}
+
+
+def both(bench: Workbench, warm: WarmWorker, module: str) -> tuple[dict[str, object], dict[str, object]]:
+    """The cold and the warm verdict on ``module`` planted in forge/ (no evidence written)."""
+    (bench.workbook.root / MODULE).write_text(module, encoding="utf-8")
+    stage = stage_01(bench)
+    cold = bench.check(stage, write=False)
+    hot = bench.check(stage, write=False, warm=warm)
+    return verdict(cold), verdict(hot)
+
+
+def test_the_reference_is_accepted_warm_as_cold(bench: Workbench, warm: WarmWorker, reference: str) -> None:
+    cold, hot = both(bench, warm, reference)
+    assert cold["passed"] is True, cold
+    assert hot == cold
+
+
+def test_a_wrong_module_fails_the_same_test_with_the_same_difference(bench: Workbench, warm: WarmWorker,
+                                                                      reference: str) -> None:
+    cold, hot = both(bench, warm, reference.replace(SAME_RANK_FIND, SAME_RANK_LAST_WINS))
+    assert cold["passed"] is False
+    tests = cold["tests"]
+    assert isinstance(tests, dict) and tests[SAME_RANK_TEST][0] == "failed", tests
+    assert hot == cold
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_hostile_module_gains_nothing_warm(bench: Workbench, warm: WarmWorker, reference: str, attack: str,
+                                             tmp_path: Path) -> None:
+    context = HostileContext(uuid.uuid4().hex[:12], str(bench.workbook.root), str(tmp_path), str(tmp_path),
+                             str(bench.workbook.root), 1, str(tmp_path / "no.sock"), "forgelab-none")
+    wrong = reference.replace(SAME_RANK_FIND, SAME_RANK_LAST_WINS)
+    prelude = PRELUDE.format(attack=attack, context=json.dumps(asdict(context)), mark=context.marker(attack))
+    cold, hot = both(bench, warm, wrong + prelude + ATTACKS[attack])
+    assert hot["passed"] is False
+    hot_tests, cold_tests = hot["tests"], cold["tests"]
+    assert isinstance(hot_tests, dict) and isinstance(cold_tests, dict)
+    assert hot_tests[SAME_RANK_TEST][0] != "passed", hot_tests  # the same mistake, still caught
+    assert {name: row[0] for name, row in hot_tests.items()} == {name: row[0] for name, row in cold_tests.items()}
+    assert markers_nearby(context) == []
+    assert processes_with(context.token) == []
+    assert warm.alive  # the attack could not reach the worker either
+
+
+def test_one_run_leaves_nothing_for_the_next(bench: Workbench, warm: WarmWorker, reference: str) -> None:
+    module = reference + LEFTOVER.format(token=uuid.uuid4().hex[:12])
+    first, second = both(bench, warm, module)  # the cold run went first: the warm one must not see its notes
+    third = verdict(bench.check(stage_01(bench), write=False, warm=warm))
+    assert first["passed"] is True, first
+    assert second == first
+    assert third == first
+
+
+def test_each_run_is_a_new_process_and_a_stopped_run_ends_with_all_it_started(tmp_path: Path) -> None:
+    """The worker itself: a fresh pid per run, the run's own environment and folder, and the wall limit."""
+    (tmp_path / "test_probe.py").write_text(
+        "import os, time\n\n"
+        "def test_where():\n"
+        "    print('PID', os.getpid(), os.getcwd(), os.environ.get('PROBE'))\n\n"
+        "def test_sleeps():\n"
+        "    if os.environ.get('PROBE') == 'sleep':\n"
+        "        time.sleep(300)\n", encoding="utf-8")
+    args = ["-p", "no:cacheprovider", "-q", "-s", str(tmp_path / "test_probe.py")]
+    with WarmWorker.start() as worker:
+        seen = []
+        for _run in range(2):
+            done = worker.run(args, cwd=tmp_path, env={"PROBE": "here", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, wall_s=120, output_kb=64)
+            assert done is not None and done.returncode == 0, done
+            line = next(line for line in done.output.splitlines() if line.startswith("PID"))
+            seen.append(line.split()[1])
+            assert line.split()[2:] == [str(tmp_path), "here"]
+        assert seen[0] != seen[1]
+        started = time.monotonic()
+        stopped = worker.run(args, cwd=tmp_path, env={"PROBE": "sleep", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, wall_s=3, output_kb=64)
+        assert stopped is not None and stopped.stopped and stopped.returncode is None
+        assert time.monotonic() - started < 60
+        assert worker.alive
+        pid = worker._process.pid
+    assert not worker.alive
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)

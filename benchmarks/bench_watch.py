@@ -9,7 +9,10 @@ the transfer test is the starter, so only the stage tests run). Then, side by si
   verdict on screen;
 * cold check: ``forgelab check 01`` as a new process, ``--runs`` times;
 * default pytest: ``python -m pytest`` of the stage 01 tests against the same ``forge/`` (default plugins,
-  no sandbox), ``--runs`` times.
+  no sandbox), ``--runs`` times;
+* the warm worker's own share: the same stage check judged in this process ``--runs`` times with the warm
+  worker (:mod:`forgelab.judge.warm`, as watch mode judges) and ``--runs`` times with a cold session (a new
+  pytest process, as ``check`` judges), interleaved — the judge alone, without the command or the screen.
 
 The machine's load average is printed before and after. This is a measurement, not a test: nothing here
 asserts a wall-clock limit.
@@ -87,6 +90,28 @@ def watch_latencies(root: Path, saves: int) -> list[float]:
     return latencies
 
 
+def judge_in_process(root: Path, runs: int) -> tuple[list[float], list[float]]:
+    """Stage 01 judged in this process: with the warm worker, and with a cold session (interleaved)."""
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
+    from forgelab.judge.warm import WarmWorker
+    from forgelab.learner.workbench import Workbench
+
+    bench = Workbench(Workbook(root=root, workspace=root), load_course(root))
+    stage = next(stage for stage in bench.course.stages if stage.number == "01")
+    warm_times, cold_times = [], []
+    with WarmWorker.start() as worker:
+        bench.check(stage, write=False, warm=worker)  # the first forked session: the file cache as watch has it
+        for _ in range(runs):
+            started = time.perf_counter()
+            bench.check(stage, write=False, warm=worker)
+            warm_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            bench.check(stage, write=False)
+            cold_times.append(time.perf_counter() - started)
+    return warm_times, cold_times
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -110,18 +135,23 @@ def main() -> int:
         for _ in range(args.runs):  # interleaved, so that a change of load hits both alike
             checks.append(timed(check, root, env))
             pytests.append(timed(pytest, root, pytest_env))
+        os.environ["FORGELAB_ROOT"] = str(root)
+        warm_judge, cold_judge = judge_in_process(root, args.runs)
     load_after = os.getloadavg()
     rows = [("forgelab watch 01: save → verdict on screen", latencies),
             ("forgelab check 01 (cold, a new process)", checks),
-            ("python -m pytest (same tests, default plugins)", pytests)]
+            ("python -m pytest (same tests, default plugins)", pytests),
+            ("judge only, warm worker (as watch judges)", warm_judge),
+            ("judge only, cold session (as check judges)", cold_judge)]
     print(f"stage 01, reference module; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after")
     print(f"{'what':<50} {'n':>3} {'median':>8} {'p95':>8} {'min':>8} {'max':>8}")
     for name, values in rows:
         print(f"{name:<50} {len(values):>3} {statistics.median(values):>7.3f}s {p95(values):>7.3f}s "
               f"{min(values):>7.3f}s {max(values):>7.3f}s")
-    watch, cold, plain = (statistics.median(values) for _name, values in rows)
-    print(f"ratios: default pytest / cold check = {plain / cold:.1f}x; cold check / watch re-check = {cold / watch:.1f}x")
+    watch, cold, plain, warm_only, cold_only = (statistics.median(values) for _name, values in rows)
+    print(f"ratios: default pytest / cold check = {plain / cold:.1f}x; cold check / watch re-check = {cold / watch:.1f}x; "
+          f"judge only, cold session / warm worker = {cold_only / warm_only:.1f}x")
     return 0
 
 

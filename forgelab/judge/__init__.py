@@ -15,6 +15,7 @@ learner code through :func:`forgelab.judge.core.run`. The layers, bottom up:
 ``events``          what a learner's test run reports, read as strict models (claims, not facts)
 ``session_plugin``  the pytest plugin of the trusted session; ``explain``: first differences
 ``core``            jobs: targets, course tests, learner tests → one report
+``warm``            watch mode's warm worker: the trusted session kept imported, a fresh fork per run
 ==================  ===========================================================================
 
 **The judge knows no course content.** A job names folders, test files and labels; what they mean for a stage

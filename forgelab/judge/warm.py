@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from forgelab.core.i18n import _
+from forgelab.judge.channel import dies_with_parent
+
 READY = "forgelab-warm-worker ready"
 START_S = 60.0  # the longest the worker may take to import pytest and Hypothesis on a crowded machine
 PR_SET_PDEATHSIG = 1
@@ -74,8 +77,6 @@ class WarmWorker:
     @classmethod
     def start(cls, timeout_s: float = START_S) -> WarmWorker:
         """Start the worker and wait until it has imported everything; :class:`WarmUnavailable` if it cannot."""
-        from forgelab.core.i18n import _
-        from forgelab.judge.channel import dies_with_parent
 
         try:
             process = subprocess.Popen(dies_with_parent([sys.executable, "-P", "-m", "forgelab.judge.warm"]),
@@ -135,7 +136,9 @@ class WarmWorker:
     def _run(self, args: list[str], cwd: Path, env: dict[str, str], wall_s: float, output_kb: int) -> WarmRun | None:
         started = time.monotonic()
         output = cwd / "session-output.txt"
-        request = {"args": args, "cwd": str(cwd), "env": env, "output": str(output)}
+        scratch = cwd / "session-tmp"  # the session's TMPDIR (its hosts' folders): it goes with the run's folder,
+        scratch.mkdir(exist_ok=True)   # even when the run is killed before it could remove them itself
+        request = {"args": args, "cwd": str(cwd), "env": {**env, "TMPDIR": str(scratch)}, "output": str(output)}
         stdin = self._process.stdin
         assert stdin is not None
         try:
@@ -231,7 +234,7 @@ def _preload() -> None:
             importlib.import_module(f"_pytest.{name}")
         except ImportError:
             pass
-    import forgelab.judge.session_plugin  # noqa: F401
+    import forgelab.judge.session_plugin  # noqa: F401  # lazy: imported in the worker only, to be warm
 
 
 def _child(request: dict[str, Any], parent: int) -> None:

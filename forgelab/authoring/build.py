@@ -336,8 +336,10 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.md(_("## 6 · Guided exercise (your code)") + "\n\n" + text.exercise + "\n\n"
            + _("**Steps**") + "\n\n" + _bullets(text.steps, numbered=True) + "\n\n"
            + _("**Done when**") + "\n\n" + _bullets(text.done_when) + "\n\n"
-           + _("Stuck? Reveal the hints one at a time (the terminal command `forgelab hint {number}` shares the same "
-               "counter).").format(number=n))
+           + _("Stuck? Reveal the hints one at a time. Each one is chosen for the first failing test of your latest "
+               "test run (the test cell below, `forgelab check {number}` or `forgelab watch {number}`); when no hint "
+               "is left for that test, the next one in the ladder's order comes. The terminal command `forgelab hint "
+               "{number}` reveals the same hints.").format(number=n))
     if is_project(stage):
         out.md("### " + _("The recovery point") + "\n\n" + course.text("recovery_point", language))
     out.code("lab.hint()", IGNORE_OUTPUT, WIDGET)

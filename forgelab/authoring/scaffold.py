@@ -174,6 +174,11 @@ symptom = "{todo}"
 [transfer]
 scenario = "office"
 
+# Which rungs of the hint ladder (hints below, 1 = the first) address which test: `forgelab hint` reveals first
+# the rungs of the first failing test. {todo}: map every test a hint helps with.
+[hint_rungs]
+test_{todo_name} = [1, 2, 3]
+
 [text.en]
 title = "{title}"
 capability = "{todo}: one sentence: the capability this stage adds."

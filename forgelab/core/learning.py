@@ -3,8 +3,10 @@
 ``evidence/learning-record.json`` is written by the tools as the learner works and handed in with
 the rest of ``evidence/``. Per stage it keeps:
 
-* ``hints``: the deepest stage hint ever revealed, of how many — hiding them again (``--reset``) does
-  not lower it (the fault lab's own ladder is not recorded here: the fault lab's evidence is its own);
+* ``hints``: the most stage hints ever revealed at once, of how many — hiding them again (``--reset``) does
+  not lower it — and, in ``shown``, each rung as it was revealed: its number, the first failing test it was
+  chosen for (null when no check had failed) and whether it addresses that test or followed the ladder's order
+  (the fault lab's own ladder is not recorded here: the fault lab's evidence is its own);
 * ``prediction``: the first option picked in the prediction quiz (before the rationale was shown),
   whether it was right, and when;
 * ``checks``: how many times ``forgelab check`` wrote the stage's evidence, when it first did, and
@@ -43,11 +45,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
+TEST_NAME = re.compile(r"^test_[A-Za-z0-9_]{1,200}$")
+TestName = Annotated[str, Field(pattern=TEST_NAME.pattern)]
+MAX_SHOWN = 200  # rungs noted per stage; a learner who resets and reveals again past it is not noted further
+
+
+class HintShown(_Strict):
+    """One stage hint revealed: rung ``rung`` (1 = the first), for the first failing test ``failing_test`` of the
+    stage's latest check (None: none was known), ``addressed`` when the stage declares the rung for that test."""
+
+    rung: Annotated[int, Field(ge=1, le=1000)]
+    failing_test: TestName | None = None
+    addressed: bool
+    at: Stamp
+
+
 class HintDepth(_Strict):
-    """The deepest hint revealed (1 = the first), of ``available``."""
+    """The most hints revealed at once (``deepest``), of ``available``; ``shown``: each rung as it was revealed."""
 
     deepest: Count
     available: Count
+    shown: list[HintShown] = Field(default_factory=list, max_length=MAX_SHOWN)
 
 
 class PredictionAnswer(_Strict):
@@ -145,12 +163,19 @@ def _quietly(workbook: Workbook, number: str, change: Callable[[StageRecord], di
         pass
 
 
-def note_hint(workbook: Workbook, number: str, shown: int, available: int) -> None:
-    """``shown`` stage hints are revealed now; the record keeps the deepest ever."""
+def note_hint(workbook: Workbook, number: str, shown: int, available: int, rung: int | None = None,
+              failing_test: str | None = None, addressed: bool = False) -> None:
+    """``shown`` stage hints are revealed now, the last of them ``rung`` (chosen for ``failing_test``); the record
+    keeps the most ever revealed at once and notes the rung with its failure."""
+    stamp = now()
 
     def change(before: StageRecord) -> dict[str, object]:
         deepest = max(shown, before.hints.deepest if before.hints else 0)
-        return {"hints": HintDepth(deepest=min(deepest, 1000), available=min(available, 1000))}
+        noted = list(before.hints.shown) if before.hints else []
+        if rung is not None and len(noted) < MAX_SHOWN:
+            noted.append(HintShown(rung=min(rung, 1000), addressed=addressed, at=stamp,
+                                   failing_test=failing_test if failing_test and TEST_NAME.match(failing_test) else None))
+        return {"hints": HintDepth(deepest=min(deepest, 1000), available=min(available, 1000), shown=noted)}
 
     _quietly(workbook, number, change)
 

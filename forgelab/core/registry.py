@@ -76,6 +76,8 @@ class Stage:
     # known-wrong variants (mutant names in mutants.toml) a transfer test must fail on, besides the fault variant
     transfer_known_wrong: tuple[str, ...] = ()
     source_facts: tuple[SourceFact, ...] = ()
+    # test → the hint rungs (1 = the first of the ladder) that address it, in the ladder's order ([hint_rungs])
+    hint_rungs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # keys another edition lacks (shown in English there; `forgelab build --check` names them)
     untranslated: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
@@ -286,6 +288,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         if missing:
             untranslated[lang] = missing  # an incomplete edition shows English there rather than break the tools
         texts[lang] = files.validate(_over(english, edition), files.StageTexts, source, ("text", lang))
+    hint_rungs = check_hint_rungs(source, top.number, top.hint_rungs, tuple(top.required_tests), texts)
     for index, entry in enumerate(top.source_facts, 1):
         if curriculum and entry.source not in curriculum:
             raise RegistryError(f"{source} [[source_facts]] #{index}: unknown curriculum file {entry.source!r}: expected "
@@ -306,8 +309,42 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         transfer_known_wrong=tuple(top.transfer.known_wrong),
         source_facts=tuple(SourceFact(entry.source, entry.section, entry.kind, str(getattr(entry, entry.kind)),
                                       entry.value, entry.says) for entry in top.source_facts),
+        hint_rungs=hint_rungs,
         untranslated=untranslated,
     )
+
+
+def check_hint_rungs(source: Path, number: str, declared: dict[str, list[int]], tests: tuple[str, ...],
+                     texts: dict[str, StageTexts]) -> dict[str, tuple[int, ...]]:
+    """``[hint_rungs]`` of one stage.toml, checked: every key one of the stage's tests, every value rungs of the
+    hint ladder (numbered from 1, as many in every edition). :class:`RegistryError` names the file, the key and
+    what to do."""
+    import difflib
+
+    where = f"{source.as_posix()} [hint_rungs]"
+    total = len(texts["en"].hints)
+    if declared:
+        for lang, text in texts.items():
+            if len(text.hints) != total:
+                raise RegistryError(f"{source.as_posix()} [text.{lang}] hints: {len(text.hints)} rungs, but [text.en] "
+                                    f"has {total} — [hint_rungs] numbers the rungs of every edition alike: give each "
+                                    "edition the same rungs in the same order")
+    checked: dict[str, tuple[int, ...]] = {}
+    for name, rungs in declared.items():
+        if name not in tests:
+            close = difflib.get_close_matches(name, tests, n=1, cutoff=0.6)
+            advice = f"did you mean {close[0]!r}? " if close else ""
+            raise RegistryError(f"{where}: key {name!r} names no test of stage {number} — {advice}each key must be one "
+                                "of the stage's required_tests (the tests of its test file): rename the key or "
+                                "remove its line")
+        wrong = [rung for rung in rungs if not 1 <= rung <= total]
+        if not rungs or wrong or len(set(rungs)) != len(rungs):
+            problem = (f"rung {wrong[0]} does not exist (the ladder has rungs 1–{total})" if wrong
+                       else "no rung is given" if not rungs else "a rung is listed twice")
+            raise RegistryError(f"{where}: key {name!r}: {problem} — list the numbers of the hints in [text.en] hints "
+                                f"(1 = the first) that help with this test, each once")
+        checked[name] = tuple(sorted(rungs))
+    return checked
 
 
 def load_course(root: Path) -> Course:

@@ -164,7 +164,9 @@ def _diagnosis(course_root: Path, stage: Stage, home: Path) -> dict[str, object]
 def _fits(stage: Stage, entry: learning.StageRecord) -> bool:
     """The record's numbers are possible for this stage of the course."""
     text = stage.text()
-    if entry.hints and (entry.hints.available != len(text.hints) or entry.hints.deepest > entry.hints.available):
+    if entry.hints and (entry.hints.available != len(text.hints) or entry.hints.deepest > entry.hints.available
+                        or any(shown.rung > entry.hints.available or (shown.addressed and shown.failing_test is None)
+                               for shown in entry.hints.shown)):
         return False
     if entry.prediction:
         options = len(text.prediction.options)

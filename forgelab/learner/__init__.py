@@ -7,8 +7,9 @@
 ``status``          ``forgelab status``: every stage at a glance, running only what changed
 ``faultlab``        the fault lab's workspace: start, check, diff, reset
 ``faulthints``      the fault lab's reveal ladder: story, diagnosis steps, fix principle
+``stagehints``      the stage hint to reveal next: the rungs for the first failing test, then the ladder's order
 ``answers``         design answers, saved with the evidence
-``state``           small per-workspace memory: hints shown, predictions, last fault checks
+``state``           small per-workspace memory: hints shown, first failing tests, predictions, last fault checks
 ``backups``         timestamped backups before any write into the learner's files, and their way back
 ``restore``         ``forgelab restore NN``: the reference modules of the stages before NN
 ``starter``         ``forgelab starter NN``: bring back a stage's shipped starter

@@ -157,17 +157,21 @@ class StageTools:
         button = widgets.Button(description=_("Show the next hint"), icon="lightbulb-o",
                                 layout=widgets.Layout(width="max-content", min_width="max-content"))
 
-        def render() -> None:
-            count = state.hints_shown(self.workbook, self.stage.number)
-            items = "".join(f"<li>{_html(h)}</li>" for h in hints[:count])
-            left = len(hints) - count
+        def render(reason: str = "", new: int | None = None) -> None:
+            revealed = state.revealed_hints(self.workbook, self.stage.number, len(hints))
+            items = "".join(f'<li value="{rung}">' + (f"<strong>{_html(hints[rung - 1])}</strong>" if rung == new
+                                                       else _html(hints[rung - 1])) + "</li>" for rung in revealed)
+            left = len(hints) - len(revealed)
             more = _("{count} more hint(s) available.").format(count=left) if left else _("All hints are shown.")
-            shown.value = f"<div {_TEXT_STYLE}>" + (f"<ol>{items}</ol>" if items else "") + f"<p>{more}</p></div>"
+            why = f"<p>{_html(reason)}</p>" if reason else ""
+            shown.value = f"<div {_TEXT_STYLE}>" + (f"<ol>{items}</ol>" if items else "") + f"{why}<p>{more}</p></div>"
             button.disabled = left == 0
 
         def reveal(_event: Any) -> None:
-            state.reveal_next_hint(self.workbook, self.stage.number, hints)
-            render()
+            # the learner's checks (terminal, watch, this notebook) all keep their first failing test in the state
+            message = self.bench.hint(self.stage, latest=None if self.target_name == "learner" else self._last_tests)
+            new = message.extra.get("rung")
+            render(message.lines[-1] if isinstance(new, int) else "", new if isinstance(new, int) else None)
 
         button.on_click(reveal)
         render()
@@ -177,15 +181,19 @@ class StageTools:
         """The stage tests against your code, one row each (writes no evidence)."""
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         self._last_tests = outcome
-        print("\n".join(self.bench.tests_table(outcome, width=96)))
+        print(self._tests_text(outcome))
+
+    def _tests_text(self, outcome: CheckOutcome) -> str:
         summary = outcome.document["summary"]
-        print("\n" + _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
-                                                                        total=summary["required_total"]))
+        lines = [*self.bench.tests_table(outcome, width=96), "",
+                 _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
+                                                                     total=summary["required_total"])]
         if summary["required_passed"] == summary["required_total"]:
-            print(_("All stage tests pass. Next: the fault lab (part 7)."))
+            lines.append(_("All stage tests pass. Next: the fault lab (part 7)."))
         else:
-            print(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
-                    "failure).").format(module=self.stage.module))
+            lines.append(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
+                           "failure).").format(module=self.stage.module))
+        return "\n".join(lines)
 
     def why(self) -> Any:
         """A picker of the failing tests that shows one's source, whole failure and what your code printed — or, when

@@ -208,7 +208,7 @@ class Watch:
         self.out.flush()
 
     def hint(self) -> None:
-        self.say(self.bench.hint(self.stage).text())
+        self.say(self.bench.hint(self.stage, latest=self.outcome).text())
 
     # ------------------------------------------------------------ running
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgelab.learner import backups, faultlab, state
+from forgelab.learner import backups, faultlab, stagehints, state
 from forgelab.learner.check import ALL_PARTS, CheckOutcome, DIAGNOSIS_WORDS, run_check
 from forgelab.core.display import columns, symbol, table, width as terminal_width, wrap
 from forgelab.core.i18n import _, active
@@ -115,6 +115,8 @@ class Workbench:
         if outcome.report is not None and outcome.report.problem:
             return  # the judge itself failed: nothing to remember
         cell = TestsCell(0 if problem else int(summary["required_passed"]), len(stage.required_tests), problem)
+        state.remember_first_failing(self.workbook, stage.number,
+                                     None if outcome.import_problem else stagehints.first_failing(stage, outcome.tests))
         remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
         if not problem:
             remember_import(self.workbook, stage, import_key(self.workbook, stage))
@@ -448,20 +450,54 @@ class Workbench:
 
     # ------------------------------------------------------------ hints
 
-    def hint(self, stage: Stage, reset: bool = False) -> Message:
+    def hint(self, stage: Stage, reset: bool = False, latest: CheckOutcome | None = None) -> Message:
+        """Reveal the next stage hint: the next unrevealed rung that addresses the first failing test of the stage's
+        latest check (``latest`` when given — watch mode holds its own), else the next in the ladder's order
+        (:mod:`forgelab.learner.stagehints`); every revealed rung is listed, the new one marked."""
         hints = stage.text().hints
         if reset:
-            state.update(self.workbook, "hints", stage.number, 0)
+            state.hide_hints(self.workbook, stage.number)
             return Message((_("stage {number}: hints hidden again (0 of {total} shown)").format(
                 number=stage.number, total=len(hints)),))
-        shown, new = state.reveal_next_hint(self.workbook, stage.number, hints)
-        lines = [(_("hint {index}/{total} (new): {hint}") if new is not None and index == shown
-                  else _("hint {index}/{total}: {hint}")).format(index=index, total=len(hints), hint=hint)
-                 for index, hint in enumerate(hints[:shown], 1)]
+        if latest is not None:
+            known, test = True, None if latest.import_problem else stagehints.first_failing(stage, latest.tests)
+        else:
+            known, test = state.first_failing(self.workbook, stage.number)
+        chosen: list[stagehints.Choice] = []
+
+        def choose(revealed: tuple[int, ...]) -> int | None:
+            choice = stagehints.next_rung(stage, len(hints), revealed, test)
+            chosen[:] = [choice] if choice is not None else []
+            return choice.rung if choice is not None else None
+
+        revealed, new = state.reveal_hint(self.workbook, stage.number, len(hints), choose)
+        if new is not None:
+            learning.note_hint(self.workbook, stage.number, len(revealed), len(hints), new, test, chosen[0].addressed)
+        lines = [(_("hint {index}/{total} (new): {hint}") if index == new
+                  else _("hint {index}/{total}: {hint}")).format(index=index, total=len(hints), hint=hints[index - 1])
+                 for index in revealed]
         if new is None:
             lines.append(_("all {total} hints are shown; the notebook's worked demonstration (part 5) shows the idea "
                            "end to end").format(total=len(hints)))
-        return Message(tuple(lines))
+        else:
+            lines.append(self._hint_reason(stage, chosen[0], known))
+        return Message(tuple(lines), extra={"rung": new, "test": test,
+                                            "addressed": bool(chosen and chosen[0].addressed)})
+
+    @staticmethod
+    def _hint_reason(stage: Stage, choice: stagehints.Choice, known: bool) -> str:
+        """One line on why this rung was revealed."""
+        if choice.addressed:
+            return _("hint {index} is for {test}, the first failing test of your latest check").format(
+                index=choice.rung, test=choice.test)
+        if choice.test is not None:
+            return _("no hint is left for {test}, the first failing test of your latest check: hint {index} is the "
+                     "next in the ladder's order").format(test=choice.test, index=choice.rung)
+        if known:
+            return _("your latest check has no failing test: hint {index} is the next in the ladder's order").format(
+                index=choice.rung)
+        return _("hint {index} is the next in the ladder's order; after `forgelab check {number}` the next hint "
+                 "follows your first failing test").format(index=choice.rung, number=stage.number)
 
 
 def _choose(given: str, choices: tuple[str, ...], what: str) -> str:

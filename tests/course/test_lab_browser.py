@@ -199,7 +199,8 @@ def test_a_stage_notebook_shows_its_figure_from_course_stages(lab: Lab, page: An
 
 
 @pytest.mark.timeout(RUN_ALL_S + 300)
-def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveals_a_hint(lab: Lab, page: Any) -> None:
+def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_follows_the_failure(lab: Lab,
+                                                                                              page: Any) -> None:
     from playwright.sync_api import expect
 
     notebook = "notebooks/01-instruction-hierarchy.ipynb"
@@ -228,10 +229,16 @@ def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_reveal
                      timeout_s=60, what="the hint button of notebook 01 after Run All")
     button.scroll_into_view_if_needed()
     button.click()
-    expect(page.locator(".jp-OutputArea-output li:has-text('rank_of')").first).to_be_visible()  # hint 1 names rank_of
+    # the hint follows the test cell's first failing test: on the starter, the first test fails in `explain`, and
+    # the stage's [hint_rungs] give it hints 4–6 — so hint 4 comes first, not the ladder's first (about rank_of)
+    first = "test_lower_trust_instruction_cannot_override_system"
+    expect(page.locator(".jp-OutputArea-output li[value='4']:has-text('explain')")).to_be_visible()
+    expect(page.locator(f".jp-OutputArea-output p:has-text('hint 4 is for {first}')")).to_be_visible()
     _shot(page, "hint-01")
     # Run All writes no verification evidence; the hint is kept in the learning record, and only there
     evidence = lab.root / "evidence"
     assert sorted(p.name for p in evidence.iterdir()) == ["learning-record.json"]
     record = json.loads((evidence / "learning-record.json").read_text(encoding="utf-8"))
-    assert record["stages"]["01"]["hints"]["deepest"] == 1
+    hints = record["stages"]["01"]["hints"]
+    assert hints["deepest"] == 1
+    assert [(shown["rung"], shown["failing_test"], shown["addressed"]) for shown in hints["shown"]] == [(4, first, True)]

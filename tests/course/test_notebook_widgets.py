@@ -157,11 +157,12 @@ def test_hints_render_markdown_and_the_button_fits_its_label(tools: Any) -> None
     (button,) = of_type(panel, ipywidgets.Button)
     assert button.layout.width == "max-content"
     shown = of_type(panel, ipywidgets.HTML)[0]
-    assert "<li>" not in shown.value
-    button.click()
-    assert recorded(tools)["hints"]["01"] == 1
+    assert "<li" not in shown.value
+    button.click()  # no test run yet: the ladder's first hint, and a line saying how hints come to follow a failure
+    assert recorded(tools)["hints"]["01"] == [1]
     first = tools.text.hints[0]
-    assert shown.value.count("<li>") == 1
+    assert shown.value.count('<li value="1">') == 1 and shown.value.count("<li") == 1
+    assert "the next hint follows your first failing test" in shown.value
     if "`" in first:
         assert "<code>" in shown.value and "`" not in shown.value
 

@@ -9,7 +9,8 @@ learner code through :func:`forgelab.judge.core.run`. The layers, bottom up:
 ``wire``            how values cross the boundary as data (shared with the sandbox)
 ``host``            the server inside the sandbox that runs the learner's functions
 ``sandbox``         bubblewrap (or a plain child process where it cannot start)
-``channel``         the judge's side of one host: calls, callbacks, CPU/wall/output watch
+``watchdog``        the one watch over a process tree it waits on: output, wall clock, CPU
+``channel``         the judge's side of one host: calls, callbacks, its limits (through the watchdog)
 ``remote``          the course's ``forge`` interface on the trusted side
 ``interface``       builds that interface from the pristine starters
 ``events``          what a learner's test run reports, read as strict models (claims, not facts)

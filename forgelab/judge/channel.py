@@ -29,7 +29,6 @@ import functools
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -48,10 +47,9 @@ from forgelab.judge import wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
+from forgelab.judge.watchdog import Watchdog, children, ended_by_cpu_rlimit
 
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
-POLL_S = 0.05
-CPU_POLL_S = 0.25
 
 
 class ArgumentChanges(enum.Enum):
@@ -148,43 +146,7 @@ def install_host_files(code_dir: Path) -> None:
         (code_dir / name).write_bytes((here / source).read_bytes())
 
 
-# ---------------------------------------------------------------- CPU time of a process tree
-
-
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
-                found.extend(int(item) for item in handle.read().split())
-    except (OSError, ValueError):
-        pass
-    return found
-
-
-def tree_cpu_seconds(pid: int) -> float | None:
-    """CPU seconds used by ``pid`` and everything below it (Linux); None where /proc is not there."""
-    if not os.path.isdir("/proc"):
-        return None
-    total, stack, seen = 0, [pid], set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        try:
-            with open(f"/proc/{current}/stat", encoding="ascii", errors="replace") as handle:
-                text = handle.read()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2:].split()
-        if len(fields) > 14:
-            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-        stack.extend(_children(current))
-    return total / _TICKS
+# ---------------------------------------------------------------- time a busy machine adds
 
 
 def _schedstat_wait_ns(path: str) -> int:
@@ -211,7 +173,7 @@ def tree_queued_seconds(pid: int | None) -> float:
             continue
         seen.add(current)
         total += _schedstat_wait_ns(f"/proc/{current}/schedstat")
-        stack.extend(_children(current))
+        stack.extend(children(current))
     return total / 1e9
 
 
@@ -427,8 +389,10 @@ class Host:
         self._printed = 0
         self._flooded = False
         self._lock = threading.Lock()
-        self._test_cpu_start: float | None = None
-        self._budget = settings.test_cpu_s
+        # CPU from begin_test on, against its budget; output; wall clock (see _over_wall, which words it)
+        self._watchdog = Watchdog(cpu_s=settings.test_cpu_s, cpu_start=None, wall_over=self._over_wall,
+                                  flooded=lambda: self._flooded)
+        self._wall_message = ""
         self._pending_budget: int | None = None
         self._same_shape: dict[str, bool] = {}  # class path → the learner's class builds like the course's
         self.test_roots: tuple[Path, ...] = ()  # where the course's test files live (see handle_allowed)
@@ -474,6 +438,7 @@ class Host:
             self._process = subprocess.Popen(dies_with_parent(command), cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
                                              start_new_session=True)
+        self._watchdog.process = self._process
         os.close(to_host_r)
         os.close(from_host_w)
         self._to_host, self._from_host = to_host_w, from_host_r
@@ -510,6 +475,7 @@ class Host:
 
     def close(self) -> None:
         process, self._process = self._process, None
+        self._watchdog.process = None
         if process is not None:
             if process.poll() is None:
                 try:
@@ -569,8 +535,7 @@ class Host:
 
     def begin_test(self, cpu_s: int | None = None) -> None:
         budget = self.settings.test_cpu_s if cpu_s is None else cpu_s
-        self._budget = budget
-        self._test_cpu_start = tree_cpu_seconds(self._process.pid) if self._process else None
+        self._watchdog.count_cpu_from_now(budget)
         self._test_waited = 0.0
         self._relay_deadline = None
         self._pending_budget = budget  # travels with the next request: the host resets its own CPU limit
@@ -730,7 +695,7 @@ class Host:
     def _send(self, data: bytes) -> None:
         """Write a whole frame; while the host does not read it, keep watching it (it may be looping)."""
         view = memoryview(data)
-        last_cpu_check = [0.0]
+        self._watchdog.begin_wait()
         while view:
             try:
                 view = view[os.write(self._to_host, view):]
@@ -739,18 +704,18 @@ class Host:
                 pass
             except OSError:
                 raise self._died() from None
-            select.select([], [self._to_host], [], POLL_S)
-            self._watch(last_cpu_check)
+            self._watchdog.wait(write=self._to_host)
+            self._watch()
 
     def _wait(self) -> dict[str, object]:
-        last_cpu_check = [0.0]
+        self._watchdog.begin_wait()
         while True:
             reader = self._reader
             if reader is None:
                 raise self._died()
             try:
                 frame = reader.next()
-                if frame is None and select.select([self._from_host], [], [], POLL_S)[0]:
+                if frame is None and self._watchdog.wait(read=self._from_host):
                     reader.fill()
                     frame = reader.next()
                 if frame is not None:
@@ -763,45 +728,41 @@ class Host:
             except wire.WireError as error:
                 self._stop(Limit.CRASH)
                 raise BoundaryError(f"the learner's process sent something unreadable: {error}") from None
-            self._watch(last_cpu_check)
+            self._watch()
 
-    def _watch(self, last_cpu_check: list[float]) -> None:
+    def _watch(self) -> None:
         """Raise :class:`LimitExceeded` (and stop the host) when it is over a limit or has ended."""
-        if self._flooded:
-            self._stop(Limit.OUTPUT)
-            raise LimitExceeded(Limit.OUTPUT, _("your code printed more than {kb} KB; it was stopped (look for a "
-                                                "print inside a loop)").format(kb=self.settings.output_kb))
-        now = time.monotonic()
-        budget = self.time_budget
-        raw = now - self._exchange_started  # the wall clock first: the run-queue delay is read only past a limit
-        if budget is not None and raw > budget.remaining() and self._waited_now(now) > budget.remaining():
-            self._stop(Limit.WALL)
-            raise LimitExceeded(Limit.WALL, budget.message())
-        if self._relay_deadline is not None and now > self._relay_deadline:
-            self._stop(Limit.WALL)
-            raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
-                                              "for input(), sleep() or a blocking read)").format(
-                                                  seconds=self.settings.test_wall_s))
-        limit = self.settings.test_wall_s
-        if self._test_waited + raw > limit and self._test_waited + self._waited_now(now) > limit:
-            self._stop(Limit.WALL)
-            raise LimitExceeded(Limit.WALL, _("your code did not answer within {seconds} s (it waits or sleeps: look "
-                                              "for input(), sleep() or a blocking read)").format(
-                                                  seconds=self.settings.test_wall_s))
-        if now - last_cpu_check[0] >= CPU_POLL_S and self._process is not None and self._test_cpu_start is not None:
-            last_cpu_check[0] = now
-            used = tree_cpu_seconds(self._process.pid)
-            if used is not None and used - self._test_cpu_start > self._budget:
-                self._stop(Limit.CPU)
-                raise LimitExceeded(Limit.CPU, self._over_cpu())
-        if self._process is not None and self._process.poll() is not None:
+        limit = self._watchdog.over()
+        if limit is not None:
+            words = self._wall_message if limit is Limit.WALL else self._over_cpu() if limit is Limit.CPU else _(
+                "your code printed more than {kb} KB; it was stopped (look for a print inside a loop)").format(
+                    kb=self.settings.output_kb)
+            self._stop(limit)
+            raise LimitExceeded(limit, words)
+        if self._watchdog.ended:
             raise self._died()
+
+    def _over_wall(self, now: float) -> bool:
+        """Past the run's time budget, a relayed run's deadline, or this test's wall-clock limit; the words in
+        :attr:`_wall_message`. The run-queue delay of a busy machine is left out, read only past a limit."""
+        budget = self.time_budget
+        raw = now - self._exchange_started
+        if budget is not None and raw > budget.remaining() and self._waited_now(now) > budget.remaining():
+            self._wall_message = budget.message()
+            return True
+        limit = self.settings.test_wall_s
+        if (self._relay_deadline is not None and now > self._relay_deadline) \
+                or (self._test_waited + raw > limit and self._test_waited + self._waited_now(now) > limit):
+            self._wall_message = _("your code did not answer within {seconds} s (it waits or sleeps: look for input(), "
+                                   "sleep() or a blocking read)").format(seconds=limit)
+            return True
+        return False
 
     def _over_cpu(self) -> str:
         """The one cause of a CPU-limit stop, whoever noticed it first (this watch or the process's own rlimit):
         which of the two is first depends on the machine's load, and the verdict must not."""
         return _("your code used more than {seconds} s of CPU time in this test: look for a loop that never ends").format(
-            seconds=self._budget)
+            seconds=int(self._watchdog.cpu_s))
 
     def _died(self) -> LimitExceeded:
         process = self._process
@@ -813,7 +774,7 @@ class Host:
                 code = None
         if self._flooded:
             limit, text = Limit.OUTPUT, _("your code printed more than {kb} KB").format(kb=self.settings.output_kb)
-        elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        elif ended_by_cpu_rlimit(code):
             limit, text = Limit.CPU, self._over_cpu()  # its own hard limit struck before the watch saw it: same words
         else:
             limit, text = Limit.CRASH, _("your code's process ended in the middle of a call (exit status {code}): look "

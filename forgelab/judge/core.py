@@ -43,6 +43,7 @@ from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Lim
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.warm import WarmWorker
+from forgelab.judge.watchdog import Watchdog
 
 SESSION_INI = """# the judge's trusted pytest session: no plugin autoload, no cache, no conftest
 [pytest]
@@ -162,18 +163,12 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
+    watchdog = Watchdog(process, cpu_s=cpu_s, wall_over=lambda now: now - started > wall_s,
+                        flooded=lambda: printed[0] > cap)
     limit: Limit | None = None
-    while process.poll() is None:
-        time.sleep(0.1)
-        used = channel.tree_cpu_seconds(process.pid)
-        if printed[0] > cap:
-            limit = Limit.OUTPUT
-        elif used is not None and used > cpu_s:
-            limit = Limit.CPU
-        elif time.monotonic() - started > wall_s:
-            limit = Limit.WALL
-        if limit is not None:
-            break
+    while limit is None and not watchdog.ended:
+        watchdog.wait()
+        limit = watchdog.over()
     if limit is not None or process.poll() is None:
         try:
             os.killpg(process.pid, 9)

@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -59,6 +57,7 @@ from forgelab.judge.outcomes import Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
+from forgelab.judge.watchdog import Watchdog, ended_by_cpu_rlimit
 
 TESTER_INI = """# the learner's own tests, in the tester's sandbox: no plugin autoload, no cache, no conftest
 [pytest]
@@ -70,10 +69,8 @@ addopts = -p no:cacheprovider --import-mode=importlib
 # what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
 TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/channel.py",
                   "judge/host.py", "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py", "judge/sandbox.py",
-                  "judge/settings.py", "judge/tester.py", "judge/wire.py")
+                  "judge/settings.py", "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
 MAX_EVENTS = 5000
-POLL_S = 0.05
-CPU_POLL_S = 0.25
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
 
@@ -149,6 +146,8 @@ class _Relay:
         self.stopped: Limit | None = None
         self.deadline = 0.0
         self.process: subprocess.Popen[bytes] | None = None
+        self.watchdog = Watchdog(cpu_s=settings.learner_tests_cpu_s, wall_over=lambda now: now > self.deadline,
+                                 flooded=self._flooded)
         self.events: list[dict[str, object]] = []
         self.output = bytearray()
         self.printed_bytes = 0
@@ -178,7 +177,7 @@ class _Relay:
         from_tester_r, from_tester_w = os.pipe()
         drain: threading.Thread | None = None
         try:
-            self.process = self._start_tester(to_tester_r, from_tester_w)
+            self.process = self.watchdog.process = self._start_tester(to_tester_r, from_tester_w)
             os.close(to_tester_r)
             os.close(from_tester_w)
             to_tester_r = from_tester_w = -1
@@ -269,6 +268,7 @@ class _Relay:
     def _to_tester(self, fd: int, data: bytes) -> bool:
         """Write a whole frame to the tester, watching it while it does not read; False when it is gone."""
         view = memoryview(data)
+        self.watchdog.begin_wait()
         while view:
             try:
                 view = view[os.write(fd, view):]
@@ -277,10 +277,10 @@ class _Relay:
                 pass
             except OSError:
                 return False
-            select.select([], [fd], [], POLL_S)
-            if self._tester_limit(time.monotonic(), 0.0) is not None:
+            self.watchdog.wait(write=fd)
+            if self._tester_limit() is not None:
                 return False
-            if self.process is not None and self.process.poll() is not None:
+            if self.watchdog.ended:
                 self._tester_ended()
                 return False
         return True
@@ -289,13 +289,13 @@ class _Relay:
         """The tester's next frame, watching it meanwhile; None when it is done or was stopped."""
         process = self.process
         assert process is not None
-        last_cpu = 0.0
+        self.watchdog.begin_wait()
         while True:
             try:
                 frame = reader.next()
                 if frame is not None:
                     return frame
-                if select.select([reader.fd], [], [], POLL_S)[0]:
+                if self.watchdog.wait(read=reader.fd):
                     reader.fill()
                     continue
             except wire.ChannelClosed:
@@ -305,29 +305,19 @@ class _Relay:
             except (wire.WireError, OSError):
                 self._stop_tester(Limit.CRASH)
                 return None
-            if self._tester_limit(time.monotonic(), last_cpu) is not None:
+            if self._tester_limit() is not None:
                 return None
-            if time.monotonic() - last_cpu >= CPU_POLL_S:
-                last_cpu = time.monotonic()
-            if process.poll() is not None:
+            if self.watchdog.ended:
                 self._tester_ended()
                 return None
 
-    def _tester_limit(self, now: float, last_cpu: float) -> Limit | None:
-        """Stop the tester if it is over a limit of its own; which one."""
-        process = self.process
-        assert process is not None
-        limit: Limit | None = None
+    def _flooded(self) -> bool:
         with self.lock:
-            flooded = self.printed_bytes > self.settings.output_kb * 1024
-        if flooded:
-            limit = Limit.OUTPUT
-        elif now > self.deadline:
-            limit = Limit.WALL
-        elif now - last_cpu >= CPU_POLL_S:
-            used = channel.tree_cpu_seconds(process.pid)
-            if used is not None and used > self.settings.learner_tests_cpu_s:
-                limit = Limit.CPU
+            return self.printed_bytes > self.settings.output_kb * 1024
+
+    def _tester_limit(self) -> Limit | None:
+        """Stop the tester if it is over a limit of its own (output, its deadline, CPU); which one."""
+        limit = self.watchdog.over()
         if limit is not None:
             self._stop_tester(limit)
         return limit
@@ -339,7 +329,7 @@ class _Relay:
             code = process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        if code is not None and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        if ended_by_cpu_rlimit(code):
             self.stopped = Limit.CPU  # the tester's own hard CPU limit (its threads were not watched while it waited)
 
     def _stop_tester(self, limit: Limit) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from forgelab.judge import channel, core, wire
+from forgelab.judge import channel, core, watchdog, wire
 from forgelab.judge.core import TargetSpec
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.sandbox import isolation
@@ -137,7 +137,7 @@ def test_a_cpu_limit_reads_the_same_whoever_noticed_it_first(tmp_path: Path, mon
     The verdict, and its words, must not depend on which: a class graded twice got two texts for one loop."""
     settings = JudgeSettings(test_cpu_s=1, test_wall_s=120)
     watched = _stopped_by_cpu(tmp_path / "watched", settings)
-    monkeypatch.setattr(channel, "CPU_POLL_S", 10_000.0)  # the watch never looks at CPU time: the rlimit strikes
+    monkeypatch.setattr(watchdog, "CPU_POLL_S", 10_000.0)  # the watch never looks at CPU time: the rlimit strikes
     struck = _stopped_by_cpu(tmp_path / "struck", settings)
     assert watched.limit is struck.limit is Limit.CPU
     assert str(watched) == str(struck), (str(watched), str(struck))

@@ -1,0 +1,129 @@
+"""The judge's one watchdog: a process tree it waits on, held to its output, wall-clock and CPU limits.
+
+Every process the judge starts and waits for is watched the same way — the learner's host while a test waits
+for its answer (:mod:`forgelab.judge.channel`), the tester that runs the learner's own tests
+(:mod:`forgelab.judge.relay`), the course's test session (:func:`forgelab.judge.core.run_watched`; a session
+forked from watch mode's warm worker is held to the same wall limit by :mod:`forgelab.judge.warm`). The waiting
+loop calls :meth:`Watchdog.wait` (until a descriptor is ready, at most :data:`POLL_S`) and then
+:meth:`Watchdog.over`: the first limit broken — output, then wall clock, then CPU — or None. What each limit
+means (a deadline, a budget shared by several hosts, the time waited without the machine's run-queue delay) is
+the caller's predicate; the watchdog reads the process tree's CPU seconds from /proc (at most every
+:data:`CPU_POLL_S`, and at the first look of every wait) and says which limit struck. The caller stops the
+process and words the verdict.
+
+No Python code runs in a child between fork and exec: the processes are started with ``setpriv --pdeathsig``
+(:func:`forgelab.judge.channel.dies_with_parent`) and set their own resource limits when they start
+(:mod:`forgelab.judge.host`, :mod:`forgelab.judge.sandbox`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+
+from forgelab.judge.outcomes import Limit
+
+POLL_S = 0.05  # the longest a waiting loop sleeps before it looks at the limits again
+CPU_POLL_S = 0.25  # the least time between two readings of a process tree's CPU seconds
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid``, over all its threads (Linux; empty elsewhere)."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                found.extend(int(item) for item in handle.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used by ``pid`` and everything below it (Linux); None where /proc is not there."""
+    if not os.path.isdir("/proc"):
+        return None
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat", encoding="ascii", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 14:
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        stack.extend(children(current))
+    return total / _TICKS
+
+
+def _never(*_args: object) -> bool:
+    return False
+
+
+def ended_by_cpu_rlimit(code: int | None) -> bool:
+    """True for the exit status of a process its own hard CPU limit ended (SIGXCPU): the same CPU verdict as the
+    watchdog's, whichever of the two struck first (that moves with the machine's load; the verdict must not)."""
+    return code in (-signal.SIGXCPU, 128 + signal.SIGXCPU)
+
+
+class Watchdog:
+    """Watches one process tree while the judge waits on it.
+
+    ``flooded()`` says the output limit is broken and ``wall_over(now)`` the wall-clock one (``now`` is
+    ``time.monotonic()``); the tree's CPU seconds count from ``cpu_start`` (:meth:`count_cpu_from_now`; 0: from
+    the process's start), against ``cpu_s``.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes] | None = None, *, cpu_s: float = math.inf,
+                 cpu_start: float | None = 0.0, wall_over: Callable[[float], bool] = _never,
+                 flooded: Callable[[], bool] = _never) -> None:
+        self.process = process
+        self.cpu_s = cpu_s
+        self.cpu_start = cpu_start  # None: CPU is not watched until count_cpu_from_now
+        self.wall_over = wall_over
+        self.flooded = flooded
+        self._cpu_read = 0.0
+
+    def count_cpu_from_now(self, cpu_s: float) -> None:
+        """Hold the tree to ``cpu_s`` more CPU seconds from now (a new test on a running host)."""
+        self.cpu_s = cpu_s
+        self.cpu_start = tree_cpu_seconds(self.process.pid) if self.process is not None else None
+
+    def begin_wait(self) -> None:
+        """A new wait begins: its first look reads the CPU seconds at once."""
+        self._cpu_read = 0.0
+
+    def wait(self, *, read: int | None = None, write: int | None = None) -> bool:
+        """Until ``read`` is readable or ``write`` writable (True), or :data:`POLL_S` passed (False)."""
+        ready = select.select([read] if read is not None else [], [write] if write is not None else [], [], POLL_S)
+        return bool(ready[0] or ready[1])
+
+    def over(self) -> Limit | None:
+        """The first limit the tree is over now — output, wall clock, CPU — or None."""
+        if self.flooded():
+            return Limit.OUTPUT
+        now = time.monotonic()
+        if self.wall_over(now):
+            return Limit.WALL
+        if now - self._cpu_read >= CPU_POLL_S and self.process is not None and self.cpu_start is not None:
+            self._cpu_read = now
+            used = tree_cpu_seconds(self.process.pid)
+            if used is not None and used - self.cpu_start > self.cpu_s:
+                return Limit.CPU
+        return None
+
+    @property
+    def ended(self) -> bool:
+        return self.process is not None and self.process.poll() is not None

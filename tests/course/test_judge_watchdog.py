@@ -1,0 +1,74 @@
+"""The judge's one watchdog (forgelab/judge/watchdog.py): the order of its limits, its CPU reading, and that the
+host's channel, the relay of the learner's own tests and the course's session all wait through it; no process of
+the judge is started with ``preexec_fn`` (unsafe in the judge, which runs threads)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import signal
+import subprocess
+import sys
+
+from conftest import ROOT, wait_until
+
+from forgelab.judge.outcomes import Limit
+from forgelab.judge.watchdog import Watchdog, ended_by_cpu_rlimit
+
+JUDGE = ROOT / "forgelab" / "judge"
+
+
+def test_output_comes_before_the_wall_clock_and_the_wall_clock_before_cpu() -> None:
+    assert Watchdog(flooded=lambda: True, wall_over=lambda now: True).over() is Limit.OUTPUT
+    assert Watchdog(wall_over=lambda now: True).over() is Limit.WALL
+    assert Watchdog().over() is None
+
+
+def test_a_busy_loop_is_over_its_cpu_seconds_and_a_sleeper_is_not() -> None:
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        loop, sleeping = Watchdog(busy, cpu_s=0.3), Watchdog(sleeper, cpu_s=0.3)
+        loop.begin_wait()
+        assert wait_until(lambda: loop.wait() or loop.over(), timeout=60, what="the busy loop's CPU limit") is Limit.CPU
+        sleeping.begin_wait()
+        assert sleeping.over() is None and not sleeping.ended
+        sleeper.kill()
+        sleeper.wait()
+        assert sleeping.ended
+    finally:
+        for process in (busy, sleeper):
+            process.kill()
+            process.wait()
+
+
+def test_cpu_counts_from_the_test_that_begins_and_not_before() -> None:
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        watchdog = Watchdog(busy, cpu_s=math.inf, cpu_start=None)
+        assert watchdog.over() is None  # nothing counted before count_cpu_from_now
+        wait_until(lambda: Watchdog(busy, cpu_s=0.2).over(), timeout=60, what="0.2 s of CPU")
+        watchdog.count_cpu_from_now(60)
+        watchdog.begin_wait()
+        assert watchdog.over() is None  # what it used before this test is not this test's
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_the_process_own_cpu_limit_reads_as_the_same_limit() -> None:
+    assert ended_by_cpu_rlimit(-signal.SIGXCPU) and ended_by_cpu_rlimit(128 + signal.SIGXCPU)
+    assert not ended_by_cpu_rlimit(0) and not ended_by_cpu_rlimit(-signal.SIGKILL) and not ended_by_cpu_rlimit(None)
+
+
+def test_the_judge_waits_on_processes_through_the_watchdog_and_never_uses_preexec_fn() -> None:
+    for path in sorted(JUDGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword):
+                assert node.arg != "preexec_fn", f"{path.name}: start-up work belongs in the child (or the sandbox)"
+    for name in ("channel.py", "relay.py", "core.py"):  # the host's calls, the learner's own tests, the session
+        for node in ast.walk(ast.parse((JUDGE / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                called = f"{getattr(node.func.value, 'id', '')}.{node.func.attr}"
+                assert called not in ("select.select", "time.sleep"), \
+                    f"{name}:{node.lineno}: {called} — wait through forgelab.judge.watchdog.Watchdog.wait"

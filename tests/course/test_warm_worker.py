@@ -10,6 +10,7 @@ nothing over the plain mistake, leave no file and no process, and one run must l
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -25,10 +26,12 @@ from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
                                  processes_with)
 
+from forgelab.core import i18n
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
-from forgelab.judge.warm import WarmWorker
+from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.check import CheckOutcome
+from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
 
 SAME_RANK_TEST = "test_same_rank_conflict_keeps_the_earlier_instruction"
@@ -163,3 +166,18 @@ def test_each_run_is_a_new_process_and_a_stopped_run_ends_with_all_it_started(tm
     assert not worker.alive
     with pytest.raises(ProcessLookupError):
         os.kill(pid, signal.SIGCONT)
+
+
+def test_watch_says_in_one_line_when_the_worker_cannot_start(bench: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Watch mode then judges every save with a cold session: one line says so, nothing else changes."""
+    def cannot_start(cls: type[WarmWorker], timeout_s: float = 0) -> WarmWorker:
+        raise WarmUnavailable("the warm worker could not start (no fork here)")
+
+    monkeypatch.setattr(WarmWorker, "start", classmethod(cannot_start))
+    out = io.StringIO()
+    watch = Watch(bench, stage_01(bench), out=out, keys=Keys(io.StringIO()))
+    with i18n.speaking("en"), watch.warm_worker() as worker:
+        assert worker is None
+    assert out.getvalue().splitlines() == [
+        "the warm worker could not start (no fork here): every save runs a whole cold check instead "
+        "(the same verdict, only later)"]

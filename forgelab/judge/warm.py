@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -77,7 +78,6 @@ class WarmWorker:
     @classmethod
     def start(cls, timeout_s: float = START_S) -> WarmWorker:
         """Start the worker and wait until it has imported everything; :class:`WarmUnavailable` if it cannot."""
-
         try:
             process = subprocess.Popen(dies_with_parent([sys.executable, "-P", "-m", "forgelab.judge.warm"]),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -107,8 +107,6 @@ class WarmWorker:
 
     def _read_line(self, timeout_s: float) -> str | None:
         """One line from the worker within ``timeout_s`` (None: it said nothing in time, or it has ended)."""
-        import select
-
         stream = self._process.stdout
         assert stream is not None
         deadline = time.monotonic() + timeout_s

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
@@ -77,6 +79,9 @@ def replay(workbook: Workbook, course: Course, target_name: str, notebooks: list
 
 def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks: list[str] | None = None,
               lax: bool = False, extra: list[str] | None = None, settings: JudgeSettings = DEFAULT) -> int:
+    """nbval against a reference target (else :func:`replay`). The editions' notebooks run side by side, one
+    pytest per edition with its own workspace (a notebook's output never depends on another edition's run), as many
+    at once as the machine has CPUs; each edition's report is printed whole, in the course's order."""
     target = resolve_target(target_name, workbook, course)
     if not target.is_reference:
         return replay(workbook, course, target_name, notebooks, settings)
@@ -84,8 +89,35 @@ def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks
     chosen = notebooks or [path for language in editions(course) for path in
                            (opening_notebook(language), *(stage.notebook_in(language) for stage in course.stages))
                            if (workbook.root / path).is_file()]
-    with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-nbval-") as workspace:
-        print(f"nbval: {len(chosen)} notebook(s) against target {target.name} (workspace {workspace})", flush=True)
-        done = subprocess.run(nbval_command(chosen, lax, extra), cwd=workbook.root,
-                              env=nbval_env(import_dir, target_name, Path(workspace), workbook.root))
+    groups: dict[str, list[str]] = {}
+    for path in chosen:
+        groups.setdefault(Path(path).parent.as_posix(), []).append(path)
+    at_once = max(1, min(len(groups), os.cpu_count() or 1))
+    with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-nbval-") as scratch:
+        print(f"nbval: {len(chosen)} notebook(s) against target {target.name}, {len(groups)} edition(s), "
+              f"{at_once} at a time (workspaces under {scratch})", flush=True)
+        if at_once == 1:
+            return max(_nbval(workbook, group, lax, extra, import_dir, target_name, Path(scratch) / str(index))
+                       for index, group in enumerate(groups.values()))
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
+            runs = [pool.submit(_nbval, workbook, group, lax, extra, import_dir, target_name,
+                                Path(scratch) / str(index), capture=True) for index, group in enumerate(groups.values())]
+            return max(run.result() for run in runs)
+
+
+def _nbval(workbook: Workbook, notebooks: list[str], lax: bool, extra: list[str] | None, import_dir: Path,
+           target_name: str, workspace: Path, capture: bool = False) -> int:
+    """One pytest --nbval over ``notebooks`` in ``workspace``; its output is printed as it comes, or whole at the end."""
+    workspace.mkdir(parents=True)
+    env = nbval_env(import_dir, target_name, workspace, workbook.root)
+    if not capture:
+        return subprocess.run(nbval_command(notebooks, lax, extra), cwd=workbook.root, env=env).returncode
+    done = subprocess.run(nbval_command(notebooks, lax, extra), cwd=workbook.root, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    with _PRINTING:
+        print(f"== {Path(notebooks[0]).parent.as_posix()}: {len(notebooks)} notebook(s)", flush=True)
+        print(done.stdout, end="", flush=True)
     return done.returncode
+
+
+_PRINTING = threading.Lock()

@@ -83,6 +83,7 @@ class BuildError(RuntimeError):
 IGNORE_OUTPUT = "nbval-ignore-output"
 GRADED = "nbval-check-output"  # compared even under --nbval-lax (graders use lax mode)
 WIDGET = "forgelab-widget"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _digest_text(text: StageTexts) -> dict[str, Any]:
@@ -345,8 +346,10 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.code("lab.hint()", IGNORE_OUTPUT, WIDGET)
     out.md(_("Run the stage tests against your code. The table shows each required test and, for a failure, its "
              "first difference in one line; the *Why?* button below it shows a whole failure (terminal: "
-             "`forgelab check {number} --why TEST`).").format(number=n))
-    out.code("lab.run_tests()", GRADED)
+             "`forgelab check {number} --why TEST`). Turn on **Re-check on save** under the table, and every save "
+             "of {module} runs the tests again and updates the table under the toggle in place (terminal: "
+             "`forgelab watch {number}`).").format(number=n, module=stage.module))
+    out.code("lab.run_tests()\nlab.recheck_on_save()", GRADED)
     out.code("lab.why()", IGNORE_OUTPUT, WIDGET)
     out.md(_("## 7 · Fault lab (a broken copy to diagnose)") + "\n\n" + _(FAULT_LAB_TEXT).format(
         module=stage.module, lab_dir=stage.lab_dir, target=stage.fault.target_test, number=n,
@@ -545,6 +548,8 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
         if cell.cell_type == "code" and WIDGET in cell.metadata.get("tags", []):
             cell.outputs = []
             cell.execution_count = None
+        for out in cell.get("outputs", []):  # a widget's model id is new on every run (nbval does not compare it)
+            out.get("data", {}).pop(WIDGET_VIEW, None)
         printed = "".join(str(out.get("text", "")) for out in cell.get("outputs", []))
         if any(marker in printed for marker in markers()):
             first = cell.source.strip().splitlines()[0] if cell.source.strip() else "(empty)"

@@ -15,6 +15,7 @@
 ``starter``         ``forgelab starter NN``: bring back a stage's shipped starter
 ``notebook``        what the stage notebooks call (``%load_ext forgelab.learner.notebook``, ``stage_tools``)
 ``notebook_cells``  *Run All* never halts: a failing cell says what went wrong, and where
+``recheck``         the notebook test cell's re-check on save: a watcher thread that calls a check after each save
 ==================  ===========================================================================
 
 **What belongs here:** an operation on the learner's workbook, or its words. **What it may import:**

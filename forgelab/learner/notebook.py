@@ -16,7 +16,9 @@ plain text (never inside an ipywidgets ``Output``), so nbval can compare them. T
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forgelab.learner.check import DIAGNOSIS_WORDS, CheckOutcome
@@ -26,6 +28,7 @@ from forgelab.core.i18n import _, active
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
 from forgelab.learner import notebook_cells, state
+from forgelab.learner.recheck import Rechecker
 from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
@@ -61,6 +64,7 @@ class StageTools:
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")
         self.bench = Workbench(self.workbook, self.course, DEFAULT.with_(language=i18n.active()))
         self._last_tests: CheckOutcome | None = None  # the latest run of the test cell (part 6)
+        self._rechecker: Rechecker | None = None  # the test cell's re-check on save, while it is on
 
     @property
     def text(self) -> StageTexts:
@@ -194,6 +198,58 @@ class StageTools:
             lines.append(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
                            "failure).").format(module=self.stage.module))
         return "\n".join(lines)
+
+    def recheck_on_save(self) -> None:
+        """A toggle, off until you turn it on: then the stage tests run again after every save of the stage's module
+        and their table (under the toggle) is updated in place. The tests run exactly as ``run_tests()`` runs them;
+        nothing is printed, so the cell's output stays what ``run_tests()`` printed."""
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        toggle = widgets.ToggleButton(value=False, description=_("Re-check on save"), icon="refresh",
+                                      tooltip=_("run the stage tests again after every save of {module}").format(
+                                          module=self.stage.module),
+                                      layout=widgets.Layout(width="max-content", min_width="max-content"))
+        live = widgets.HTML(value="")
+        module = self.bench.target(self.target_name).module_path(self.stage.module) \
+            or self.workbook.root / self.stage.module
+
+        table = [""]  # the latest table, kept while the next check runs
+
+        def check(saved: list[Path]) -> None:
+            now = _dt.datetime.now().strftime("%H:%M:%S")
+            head = (_("{time} · checking after saving {module}…") if saved
+                    else _("{time} · checking {module}…")).format(time=now, module=self.stage.module)
+            live.value = f"<p>{_html(head)}</p>{table[0]}"
+            try:
+                outcome = self.bench.check(self.stage, self.target_name, write=False)
+            except Exception as error:  # the watcher keeps watching, and says what went wrong
+                live.value = _pre(_("the check could not run: {cause}").format(cause=error))
+                return
+            if self._rechecker is None or self._rechecker.stopped:
+                return  # turned off while this check ran: the toggle says it is off
+            self._last_tests = outcome
+            done = (_("{time} · re-checked after saving {module}; the next save checks again") if saved
+                    else _("{time} · checked; every save of {module} checks again")).format(
+                time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module)
+            table[0] = _pre(self._tests_text(outcome))
+            live.value = f"<p>{_html(done)}</p>{table[0]}"
+
+        def switch(change: dict[str, Any]) -> None:
+            self._stop_rechecking()
+            if change["new"]:
+                self._rechecker = Rechecker(module, check).start()
+            else:
+                live.value = "<p>" + _html(_("Re-checking is off: run this cell again, or turn it on.")) + "</p>"
+
+        toggle.observe(switch, names="value")
+        self._stop_rechecking()  # this cell ran again: the toggle it made before is gone
+        display(widgets.VBox([toggle, live]))
+
+    def _stop_rechecking(self) -> None:
+        if self._rechecker is not None:
+            self._rechecker.stop()
+            self._rechecker = None
 
     def why(self) -> Any:
         """A picker of the failing tests that shows one's source, whole failure and what your code printed — or, when

@@ -242,3 +242,63 @@ def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_follow
     hints = record["stages"]["01"]["hints"]
     assert hints["deepest"] == 1
     assert [(shown["rung"], shown["failing_test"], shown["addressed"]) for shown in hints["shown"]] == [(4, first, True)]
+
+
+@pytest.mark.timeout(RUN_ALL_S + 300)
+def test_re_check_on_save_updates_the_table_after_a_save_in_the_editor(lab: Lab, page: Any) -> None:
+    """The test cell's toggle: off, it shows nothing; on, the table under it follows each save of the module made in
+    JupyterLab's own editor (another browser tab), through the judge as lab.run_tests() runs it."""
+    from playwright.sync_api import expect
+
+    notebook = "notebooks/01-instruction-hierarchy.ipynb"
+    module = lab.root / "forge" / "instructions.py"
+    starter = module.read_text(encoding="utf-8")
+    solution = (ROOT / "solutions" / "forge" / "instructions.py").read_text(encoding="utf-8")
+    _open_notebook(page, lab, notebook, "recheck-01")
+    _wait_kernel_ready(page, lab, notebook)
+    cell = page.locator(".jp-CodeCell:has(.jp-InputArea-editor:has-text('lab.recheck_on_save()'))")
+    editor = None
+    try:
+        prompt = _reveal(page, cell.locator(".jp-InputPrompt"), pixels=600, timeout_s=120, what="the test cell")
+        prompt.scroll_into_view_if_needed()
+        prompt.click()  # the test cell is the active one: run every cell above it, then the test cell itself
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click("li[data-command='notebook:run-all-above']")
+        lab.running.wait_kernel_idle(notebook, timeout=RUN_ALL_S)
+        prompt.click()
+        page.keyboard.press("Shift+Enter")
+        toggle = cell.locator(".jp-OutputArea-output button:has-text('Re-check on save')")
+        expect(toggle).to_be_visible(timeout=RUN_ALL_S * 1000)
+        not_all = re.compile(r"required tests: (?!13/)\d+/13 passed")  # the starter: some tests fail
+        printed = cell.locator(".jp-OutputArea-output").filter(has_text=not_all)
+        expect(printed).to_have_count(1)
+        live = cell.locator(".jp-OutputArea-output .widget-html")
+        expect(live).to_have_text("")  # off: nothing under the toggle
+        toggle.click()
+        expect(live).to_contain_text("every save of forge/instructions.py checks again", timeout=RUN_ALL_S * 1000)
+        expect(live).to_contain_text(not_all)
+        _shot(page, "recheck-on-01")
+
+        editor = page.context.new_page()  # the module in JupyterLab's file editor, in a tab of its own
+        editor.goto(lab.url("lab/workspaces/recheck-edit/tree/forge/instructions.py"))
+        text = editor.locator(".jp-FileEditor .cm-content")
+        expect(text).to_contain_text("def rank_of")
+        text.click()
+        editor.keyboard.press("Control+a")
+        editor.keyboard.insert_text(solution)
+        editor.keyboard.press("Control+s")
+        expect(editor.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty")).to_have_count(0)
+        assert module.read_text(encoding="utf-8") == solution  # saved by the editor, as typed
+
+        expect(live).to_contain_text("re-checked after saving forge/instructions.py", timeout=RUN_ALL_S * 1000)
+        expect(live).to_contain_text("required tests: 13/13 passed")
+        expect(printed).to_have_count(1)  # the table run_tests() printed stays as it was; the live one changed
+        page.bring_to_front()
+        live.scroll_into_view_if_needed()
+        _shot(page, "recheck-saved-01")
+        toggle.click()
+        expect(live).to_contain_text("Re-checking is off")
+    finally:
+        if editor is not None:
+            editor.close()
+        module.write_text(starter, encoding="utf-8")  # the next test meets the starter again

@@ -1,0 +1,84 @@
+"""Re-check on save in the notebook's test cell: off until it is turned on (no output, so nbval compares the cell
+as before), then a check at once and one after every save of the stage's module, the table under the toggle
+updated in place; off again, the watcher is gone (forgelab/learner/recheck.py, StageTools.recheck_on_save).
+The browser test in test_lab_browser.py does the same in JupyterLab, with the real judge."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import ipywidgets
+import pytest
+
+from conftest import WorkbookCopy, wait_until
+from forgelab.learner.recheck import Rechecker
+
+WAIT_S = 60
+
+
+def save(path: Path, text: str) -> None:
+    """As an editor saves: a new file beside it, renamed over it."""
+    scratch = path.with_name(f".{path.name}.saving")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)
+
+
+def test_the_rechecker_checks_once_then_after_each_save_of_its_file_only(tmp_path: Path) -> None:
+    module = tmp_path / "forge" / "instructions.py"
+    module.parent.mkdir()
+    module.write_text("first\n", encoding="utf-8")
+    calls: list[list[Path]] = []
+    watcher = Rechecker(module, calls.append).start()
+    try:
+        wait_until(lambda: calls or None, timeout=WAIT_S, what="the first check")
+        save(module.parent / "other.py", "not the module\n")
+        save(module, "second\n")
+        wait_until(lambda: len(calls) >= 2 or None, timeout=WAIT_S, what="a check after the save")
+        assert calls == [[], [module.resolve()]]  # the other file's save ran nothing
+    finally:
+        watcher.stop()
+    assert not watcher.running
+
+
+@pytest.fixture
+def tools(workbook: WorkbookCopy, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("FORGELAB_ROOT", str(workbook.root))
+    monkeypatch.setenv("FORGELAB_WORKSPACE", str(workbook.root))
+    from forgelab.learner.notebook import stage_tools
+
+    return stage_tools("01", lang="en")
+
+
+def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: WorkbookCopy,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    runs: list[int] = []
+
+    def check(*_args: Any, **_kwargs: Any) -> Any:  # the judge's part is the browser test's: here, the wiring
+        runs.append(len(runs) + 1)
+        return SimpleNamespace(run=len(runs))
+
+    monkeypatch.setattr(tools.bench, "check", check)
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    assert tools.recheck_on_save() is None
+    (box,) = shown
+    toggle, live = box.children
+    assert isinstance(toggle, ipywidgets.ToggleButton) and toggle.value is False
+    assert toggle.description == "Re-check on save" and live.value == ""
+    assert runs == [] and tools._rechecker is None
+
+    toggle.value = True
+    wait_until(lambda: "TABLE OF RUN 1" in live.value or None, timeout=WAIT_S, what="the first table")
+    assert "every save of forge/instructions.py checks again" in live.value
+    save(workbook.root / "forge" / "instructions.py", (workbook.root / "forge" / "instructions.py").read_text() + "\n")
+    wait_until(lambda: "TABLE OF RUN 2" in live.value or None, timeout=WAIT_S, what="the table after a save")
+    assert "re-checked after saving forge/instructions.py" in live.value and "RUN 1" not in live.value
+
+    watcher = tools._rechecker
+    toggle.value = False
+    assert tools._rechecker is None and not watcher.running
+    assert "Re-checking is off" in live.value

@@ -137,6 +137,12 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     return _catalog(active()).ngettext(singular, plural, count)
 
 
+def renderings(message: str) -> tuple[str, ...]:
+    """``message`` in every language, English first — to recognise a text written in any edition's words (e.g. a
+    gradebook reason's opening, whichever language the class was graded in)."""
+    return tuple(dict.fromkeys(_catalog(language).gettext(message) for language in LANGUAGES))
+
+
 def N_(message: str) -> str:
     """Marks a message for extraction where it is defined; translate it with ``_()`` where it is shown."""
     return message

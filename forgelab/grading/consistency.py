@@ -22,16 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.core import evidence
+from forgelab.core.i18n import N_, _
 from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
 from forgelab.core.registry import Stage
 from forgelab.judge.outcomes import TestRow
 
 ACCEPTANCE_LABELS = {
-    "required_tests_passed": "all required tests passed",
-    "fault_lab_fixed": "the fault lab fixed",
-    "fault_lab_diagnosed": "the fault lab diagnosed",
-    "transfer_passed": "the transfer test passed",
-    "design_answer_present": "a design answer present",
+    "required_tests_passed": N_("all required tests passed"),
+    "fault_lab_fixed": N_("the fault lab fixed"),
+    "fault_lab_diagnosed": N_("the fault lab diagnosed"),
+    "transfer_passed": N_("the transfer test passed"),
+    "design_answer_present": N_("a design answer present"),
 }
 MAX_LISTED = 4
 
@@ -44,8 +45,8 @@ class Finding:
 
 
 def _listed(items: list[str]) -> str:
-    shown = ", ".join(items[:MAX_LISTED])
-    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+    shown = _(", ").join(items[:MAX_LISTED])
+    return shown + (_(" and {count} more").format(count=len(items) - MAX_LISTED) if len(items) > MAX_LISTED else "")
 
 
 def _observed_passed(stage: Stage, observed: tuple[TestRow, ...]) -> set[str]:
@@ -68,15 +69,15 @@ def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestRow,
     seen = _observed_passed(stage, observed)
     tests = sorted(name for name in _claimed_passed(document) & set(stage.required_tests) if name not in seen)
     if tests:
-        claims.append(f"tests passing that grading saw fail ({_listed(tests)})")
+        claims.append(_("tests passing that grading saw fail ({tests})").format(tests=_listed(tests)))
     acceptance = _table(document, "acceptance")
     for key, label in ACCEPTANCE_LABELS.items():
         if acceptance.get(key) is True and acceptance_seen.get(key) is not True:
             if key == "required_tests_passed" and tests:
                 continue
-            claims.append(f"{label} (grading did not see that)")
+            claims.append(_("{claim} (grading did not see that)").format(claim=_(label)))
     if document.get("accepted") is True and not all(acceptance_seen.get(key) is True for key in ACCEPTANCE_LABELS):
-        claims.append("the stage accepted (grading does not accept it)")
+        claims.append(_("the stage accepted (grading does not accept it)"))
     return claims
 
 
@@ -117,45 +118,54 @@ def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None,
     problems: list[str] = []
     tests_edited = edited_tests(stage, course_root, home)
     if tests_edited:
-        problems.append(f"the submission's {stage.test_file} differs from the course's "
-                        "(the stage tests were edited, or come from an older version of the course)")
+        problems.append(_("the submission's {file} differs from the course's (the stage tests were edited, or come "
+                          "from an older version of the course)").format(file=stage.test_file))
     path = home / stage.evidence_dir / evidence.FILENAME
     shown = f"{stage.evidence_dir}/{evidence.FILENAME}"
     if not path.is_file():
-        reason = f"no {shown} handed in: run `forgelab check {stage.number}` and hand in the evidence/ folder"
+        reason = _("no {file} handed in: run `forgelab check {n}` and hand in the evidence/ folder").format(
+            file=shown, n=stage.number)
         if problems:
-            return Finding(MISSING, f"{reason}; also: {'; '.join(problems)}", REVIEW)
+            return Finding(MISSING, _("{reason}; also: {problems}").format(reason=reason, problems=_("; ").join(problems)),
+                           REVIEW)
         return Finding(MISSING, reason, "")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(document, dict):
             raise ValueError("not a JSON object")
     except (ValueError, UnicodeDecodeError) as error:
-        return Finding(ERROR, f"{shown} is not readable JSON ({type(error).__name__}): it was damaged or edited by hand",
-                       REVIEW)
+        return Finding(ERROR, _("{file} is not readable JSON ({error}): it was damaged or edited by hand").format(
+            file=shown, error=type(error).__name__), REVIEW)
 
     if not evidence.integrity_holds(document):
-        problems.append("its integrity digest does not match its content (it was edited after `forgelab check` wrote it)")
+        problems.append(_("its integrity digest does not match its content (it was edited after `forgelab check` "
+                          "wrote it)"))
     if document.get("experiment_id") != stage.experiment_id:
-        problems.append(f"it is the evidence of {str(document.get('experiment_id'))[:80]!r}, not of this stage")
+        problems.append(_("it is the evidence of {experiment}, not of this stage").format(
+            experiment=repr(str(document.get("experiment_id"))[:80])))
     target = _table(document, "target")
     if target.get("kind") != "learner":
-        problems.append(f"it was produced for target {str(target.get('name'))[:40]!r}, not for the learner's own forge/")
+        problems.append(_("it was produced for target {target}, not for the learner's own forge/").format(
+            target=repr(str(target.get("name"))[:40])))
     digests = _table(document, "digests")
     test_digests = [row.get("sha256") for row in digests.get("tests", []) or [] if isinstance(row, dict)]
     course_digest = evidence.sha256_file(course_root / stage.test_file)
     if test_digests and any(digest != course_digest for digest in test_digests):
-        problems.append("it was produced with stage tests whose digest differs from the course's (edited tests)")
+        problems.append(_("it was produced with stage tests whose digest differs from the course's (edited tests)"))
     changed = changed_since(stage, document, home, module_file)
     claims = over_claims(stage, document, observed, acceptance_seen)
     if claims:
-        lead = (f"it was produced for other versions of {', '.join(changed)} and claims" if changed
-                else "it claims more than grading saw:")
-        problems.append(f"{lead} {'; '.join(claims)}")
+        if changed:
+            problems.append(_("it was produced for other versions of {files} and claims {claims}").format(
+                files=_(", ").join(changed), claims=_("; ").join(claims)))
+        else:
+            problems.append(_("it claims more than grading saw: {claims}").format(claims=_("; ").join(claims)))
 
     if problems:
-        return Finding(FAILED, f"{shown}: " + "; ".join(problems), REVIEW)
-    note = (f"; it was produced for earlier versions of {', '.join(changed)}, and claims nothing the handed-in "
-            "work does not achieve" if changed else "")
-    return Finding(PASSED, f"{shown} is intact, was produced with the course's tests and claims nothing grading "
-                           f"did not see{note}", "")
+        return Finding(FAILED, _("{file}: {problems}").format(file=shown, problems=_("; ").join(problems)), REVIEW)
+    if changed:
+        return Finding(PASSED, _("{file} is intact, was produced with the course's tests and claims nothing grading "
+                                 "did not see; it was produced for earlier versions of {files}, and claims nothing the "
+                                 "handed-in work does not achieve").format(file=shown, files=_(", ").join(changed)), "")
+    return Finding(PASSED, _("{file} is intact, was produced with the course's tests and claims nothing grading did not "
+                             "see").format(file=shown), "")

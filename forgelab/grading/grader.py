@@ -163,8 +163,7 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
         timings.append(("", "submission_wall_s", round(wall, 3)))
         return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox, tests, facts)
     except Exception as error:  # noqa: BLE001 - one submission must never stop the batch
-        reason = (f"{items.GRADER_FAILED} on this submission ({type(error).__name__}: {str(error)[:200]}); this is not "
-                  "the learner's fault — grade it again, and report it to the course maintainers if it fails again")
+        reason = items.grader_crashed(error)
         rows = [row for stage in stages for row in items.failed_stage(sub.id, stage, ERROR, reason, course.root)]
         return Graded(sub, "", rows, [], time.monotonic() - started, reason)
     finally:

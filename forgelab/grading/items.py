@@ -27,15 +27,20 @@ from forgelab.grading.plan import Laid, check_files, lab_handed_in, sub_label, t
 from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
                                      GradeItem, outcome_for, proportional)
 from forgelab.core.files import LayoutError
+from forgelab.core.i18n import N_, _, renderings
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 
 MAX_LISTED = 4
 CAUSE_CHARS = 180
-GRADER_FAILED = "the grader failed"  # how the reason of every item lost to a grader failure starts
-SESSION_DIED = (f"{GRADER_FAILED}: its test session stopped before this item was graded; this is not the learner's "
-                "fault — grade this submission again (report it to the course maintainers if it happens again)")
+# how the reason of every item lost to a grader failure starts, in every language (the reasons are written in the
+# class's language; the gradebook's codes, outcome and flag, are the same in all of them)
+GRADER_FAILED = N_("the grader failed")
+SESSION_DIED = N_("{grader_failed}: its test session stopped before this item was graded; this is not the learner's "
+                  "fault — grade this submission again (report it to the course maintainers if it happens again)")
+CRASHED = N_("{grader_failed} on this submission ({error}); this is not the learner's fault — grade it again, and "
+             "report it to the course maintainers if it fails again")
 # a place in the judge's (or pytest's, or the standard library's) own code, as a traceback or pytest names it.
 # Found in one linear pass: the text is split into runs of path characters, and a run is a judge place when
 # it is a .py file under one of these folders; what follows it (":12:", '", line 12, in f') goes with it.
@@ -61,8 +66,9 @@ def _short(text: str) -> str:
 
 
 def _listed(entries: list[str]) -> str:
-    shown = "; ".join(entries[:MAX_LISTED])
-    return shown + (f"; and {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else "")
+    shown = _("; ").join(entries[:MAX_LISTED])
+    more = _("; and {count} more").format(count=len(entries) - MAX_LISTED) if len(entries) > MAX_LISTED else ""
+    return shown + more
 
 
 def without_judge_places(text: str) -> tuple[str, int]:
@@ -89,42 +95,53 @@ def without_judge_places(text: str) -> tuple[str, int]:
 def learner_place(detail: str) -> str:
     """Where the learner's code raised, as the judge recorded it (``forge/x.py, line N``), or ''."""
     found = LEARNER_PLACE.findall(detail)
-    return f"{found[-1][0]}, line {found[-1][1]}" if found else ""
+    return _("{file}, line {line}").format(file=found[-1][0], line=found[-1][1]) if found else ""
 
 
 def _cause(row: TestRow) -> str:
     """The row's cause in one short line; a place in the judge's code becomes the learner's place, if known."""
     text, replaced = without_judge_places(row.cause)
-    text = text.strip(" :") or str(row.outcome).replace("_", " ")
+    text = text.strip(" :") or _outcome_words(row)
     if replaced and (where := learner_place(row.detail)):
-        text = f"{where}: {text}"
+        text = _("{place}: {cause}").format(place=where, cause=text)
     return _short(text)
 
 
+def _outcome_words(row: TestRow) -> str:
+    """The row's outcome in plain words, in the active language (``not_run`` → "not run")."""
+    return _(str(row.outcome).replace("_", " "))
+
+
 def _row_cause(row: TestRow) -> str:
-    words = str(row.outcome).replace("_", " ")
+    words = _outcome_words(row)
     text = _cause(row)
-    return text if text.lower().startswith(words) else f"{words}: {text}"
+    return text if text.lower().startswith(words) else _("{outcome}: {cause}").format(outcome=words, cause=text)
+
+
+def grader_crashed(error: BaseException) -> str:
+    """The reason of every item of a submission on which grading itself raised (flagged for re-grading)."""
+    return _(CRASHED).format(grader_failed=_(GRADER_FAILED), error=f"{type(error).__name__}: {str(error)[:200]}")
 
 
 def is_grader_failure(item: GradeItem) -> bool:
     """An item lost because the grader failed, not the learner (see the module docstring)."""
-    return item.outcome == ERROR and item.flag == REGRADE and item.reason.startswith(GRADER_FAILED)
+    return item.outcome == ERROR and item.flag == REGRADE and item.reason.startswith(renderings(GRADER_FAILED))
 
 
-UNLAID = "not graded: the submission cannot be laid out for grading"  # how such a row's reason starts
+UNLAID = N_("not graded: the submission cannot be laid out for grading")  # how such a row's reason starts
 
 
 def cannot_lay_out(problem: LayoutError) -> str:
     """The reason of every item of a submission that cannot be laid out: the learner's problem and the limit."""
-    limit = f" — the limit: {problem.limit}" if problem.limit else ""
-    return (f"{UNLAID}: {problem.what}{limit}. This is a problem of the submission, not of the grader: hand in the "
-            "workbook without it")
+    what = _("{what} — the limit: {limit}").format(what=problem.what, limit=problem.limit) if problem.limit \
+        else problem.what
+    return _("{unlaid}: {what}. This is a problem of the submission, not of the grader: hand in the workbook without "
+             "it").format(unlaid=_(UNLAID), what=what)
 
 
 def is_unlaid(item: GradeItem) -> bool:
     """A row of a submission that could not be laid out (its own problem; see :func:`cannot_lay_out`)."""
-    return item.outcome == ERROR and not item.flag and item.reason.startswith(UNLAID)
+    return item.outcome == ERROR and not item.flag and item.reason.startswith(renderings(UNLAID))
 
 
 class _Stage:
@@ -148,7 +165,8 @@ def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
     problem = report.import_problems.get(label)
     if problem is not None:
         outcome = TIMEOUT if problem.kind == "limit" else MISSING if problem.kind == "missing" else ERROR
-        return ctx.item("stage_tests", 0, outcome, f"0 of {total} required tests could run: {problem.cause}")
+        return ctx.item("stage_tests", 0, outcome, _("0 of {total} required tests could run: {cause}").format(
+            total=total, cause=problem.cause))
     rows = report.in_file(label, stage.test_file)
     failing: list[str] = []
     bad_rows: list[TestRow] = []
@@ -157,26 +175,30 @@ def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
         bad = [row for row in mine if row.outcome is not Outcome.PASSED]
         if not mine or bad:
             bad_rows.extend(bad)
-            failing.append(f"{name} ({_row_cause(bad[0]) if bad else 'not found: did it run?'})")
+            failing.append(_("{test} ({cause})").format(test=name, cause=_row_cause(bad[0]) if bad
+                                                        else _("not found: did it run?")))
     passed = total - len(failing)
     top = SPEC["stage_tests"].max_points
     points = proportional(top, passed, total)
     if not failing:
-        return ctx.item("stage_tests", points, PASSED, f"all {total} required tests pass")
+        return ctx.item("stage_tests", points, PASSED, _("all {total} required tests pass").format(total=total))
     result = TIMEOUT if _limit_outcome(bad_rows) else outcome_for(points, top)
-    return ctx.item("stage_tests", points, result, f"{passed} of {total} required tests pass; failing: {_listed(failing)}")
+    return ctx.item("stage_tests", points, result, _("{passed} of {total} required tests pass; failing: {failing}").format(
+        passed=passed, total=total, failing=_listed(failing)))
 
 
 def grade_instructor_checks(ctx: _Stage, report: RunReport, label: str, files: list[str]) -> GradeItem:
     """By name and outcome only: the checks' code, inputs and assertion messages never reach a reason."""
     if not files:
-        return ctx.item("instructor_checks", 0, NOT_GRADED, "the course has no instructor checks for this stage",
+        return ctx.item("instructor_checks", 0, NOT_GRADED, _("the course has no instructor checks for this stage"),
                         max_points=0)
     if report.import_problems.get(label) is not None:
-        return ctx.item("instructor_checks", 0, ERROR, "not run: the stage module does not import (see the stage tests)")
+        return ctx.item("instructor_checks", 0, ERROR,
+                        _("not run: the stage module does not import (see the stage tests)"))
     rows = [row for row in report.for_target(label) if row.file in files]
     if not rows:
-        return ctx.item("instructor_checks", 0, ERROR, "0 instructor checks ran: they could not be loaded against this forge/")
+        return ctx.item("instructor_checks", 0, ERROR,
+                        _("0 instructor checks ran: they could not be loaded against this forge/"))
     names = sorted({row.name for row in rows})
     failing = []
     for name in names:
@@ -187,33 +209,37 @@ def grade_instructor_checks(ctx: _Stage, report: RunReport, label: str, files: l
     top = SPEC["instructor_checks"].max_points
     points = proportional(top, passed, len(names))
     if not failing:
-        return ctx.item("instructor_checks", points, PASSED, f"all {len(names)} instructor checks pass")
-    listed = [f"{name} ({str(row.outcome).replace('_', ' ')})" for name, row in failing]
-    result = TIMEOUT if _limit_outcome([row for _, row in failing]) else outcome_for(points, top)
+        return ctx.item("instructor_checks", points, PASSED, _("all {total} instructor checks pass").format(total=len(names)))
+    listed = [_("{test} ({cause})").format(test=name, cause=_outcome_words(row)) for name, row in failing]
+    result = TIMEOUT if _limit_outcome([row for _name, row in failing]) else outcome_for(points, top)
     return ctx.item("instructor_checks", points, result,
-                    f"{passed} of {len(names)} instructor checks pass; not passing: {_listed(listed)}")
+                    _("{passed} of {total} instructor checks pass; not passing: {failing}").format(
+                        passed=passed, total=len(names), failing=_listed(listed)))
 
 
 def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -> GradeItem:
     stage = ctx.stage
     if not (course.root / stage.notebook).is_file():
-        return ctx.item("notebook", 0, NOT_GRADED, f"the course has no reference notebook {stage.notebook} yet", max_points=0)
+        return ctx.item("notebook", 0, NOT_GRADED, _("the course has no reference notebook {notebook} yet").format(
+            notebook=stage.notebook), max_points=0)
     rows = list(report.in_file(label, stage.notebook))
     problem = report.import_problems.get(label)
     if problem is not None:
-        return ctx.item("notebook", 0, ERROR, f"the graded cells could not run: {problem.cause}")
+        return ctx.item("notebook", 0, ERROR, _("the graded cells could not run: {cause}").format(cause=problem.cause))
     if not rows:
-        return ctx.item("notebook", 0, NOT_GRADED, f"{stage.notebook} has no graded demonstration cells", max_points=0)
+        return ctx.item("notebook", 0, NOT_GRADED, _("{notebook} has no graded demonstration cells").format(
+            notebook=stage.notebook), max_points=0)
     failing = [row for row in rows if row.outcome is not Outcome.PASSED]
     passed = len(rows) - len(failing)
     top = SPEC["notebook"].max_points
     points = proportional(top, passed, len(rows))
-    head = f"{passed} of {len(rows)} graded cells of {stage.notebook} reproduce the reference output"
+    head = _("{passed} of {total} graded cells of {notebook} reproduce the reference output").format(
+        passed=passed, total=len(rows), notebook=stage.notebook)
     if not failing:
         return ctx.item("notebook", points, PASSED, head)
-    listed = [f"{row.nodeid.rsplit('::', 1)[-1]}: {_cause(row)}" for row in failing]
+    listed = [_("{place}: {cause}").format(place=row.nodeid.rsplit("::", 1)[-1], cause=_cause(row)) for row in failing]
     result = TIMEOUT if _limit_outcome(failing) else outcome_for(points, top)
-    return ctx.item("notebook", points, result, f"{head}; {_listed(listed)}")
+    return ctx.item("notebook", points, result, _("{head}; {failing}").format(head=head, failing=_listed(listed)))
 
 
 def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook) -> GradeItem:
@@ -222,22 +248,26 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
     where = stage.lab_module
     label = f"lab-{stage.number}"
     if not any(label == key for key in (*report.import_problems, *(row.target for row in report.rows))):
-        return ctx.item("fault_lab", 0, MISSING, f"no fault lab handed in ({where} is missing): run "
-                                                 f"`forgelab fault start {stage.number}`, fix it, and hand in labs/")
+        return ctx.item("fault_lab", 0, MISSING, _("no fault lab handed in ({file} is missing): run "
+                                                   "`forgelab fault start {n}`, fix it, and hand in labs/").format(
+            file=where, n=stage.number))
     verdict = judge_lab(stage, report, label)
     diagnosis, _right = grading_note(ctx.root, laid.home, stage)  # the second fact of the lab, shown beside the fix
     if verdict.status == "fixed":
-        return ctx.item("fault_lab", top, PASSED, f"{where}: the target test and every stage test pass in the lab "
-                                                  f"workspace; {diagnosis}")
+        return ctx.item("fault_lab", top, PASSED, _("{file}: the target test and every stage test pass in the lab "
+                                                    "workspace; {diagnosis}").format(file=where, diagnosis=diagnosis))
     if verdict.status == "error":
-        return ctx.item("fault_lab", 0, ERROR, f"{where} is not fixed: {verdict.problem}; {diagnosis}")
+        return ctx.item("fault_lab", 0, ERROR, _("{file} is not fixed: {detail}; {diagnosis}").format(
+            file=where, detail=verdict.problem, diagnosis=diagnosis))
     rows = report.in_file(label, stage.test_file)
     if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
-        detail = f"{stage.fault.target_test} still fails: {_cause(verdict.target)}"
+        detail = _("{test} still fails: {cause}").format(test=stage.fault.target_test, cause=_cause(verdict.target))
     else:
-        detail = f"the target test passes, but the fix breaks: {', '.join(verdict.failing[:MAX_LISTED])}"
+        detail = _("the target test passes, but the fix breaks: {tests}").format(
+            tests=_(", ").join(verdict.failing[:MAX_LISTED]))
     result = TIMEOUT if _limit_outcome(list(rows)) else FAILED
-    return ctx.item("fault_lab", 0, result, f"{where} is not fixed: {detail}; {diagnosis}")
+    return ctx.item("fault_lab", 0, result, _("{file} is not fixed: {detail}; {diagnosis}").format(
+        file=where, detail=detail, diagnosis=diagnosis))
 
 
 def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, bool]:
@@ -249,11 +279,12 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
     """
     shown = stage.transfer_file
     if not (laid.home / shown).is_file():
-        return Part("missing", f"{shown} was not handed in"), False
+        return Part("missing", _("{file} was not handed in").format(file=shown)), False
     label = transfer_label(stage)
     rows = report.in_file(label, shown)
     errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
-    problem = report.target_problems.get(label) or (f"could not collect {shown}: {errors[0]}" if errors else None)
+    problem = report.target_problems.get(label) or (_("could not collect {file}: {error}").format(
+        file=shown, error=errors[0]) if errors else None)
     timed_out = any(row.stopped_by_limit for row in rows)
     variants = sorted({row.target for row in report.rows if row.target.startswith(wrong_label(stage))}
                       | {key for key in report.target_problems if key.startswith(wrong_label(stage))},
@@ -261,40 +292,47 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
     if not on_reference:
         on_wrong = report.in_file(variants[0], shown) if variants else None
         part = judge_transfer(rows, problem, shown, on_wrong)
-        note = "judged on the submission's own forge/, as `forgelab check` judges it (this course has no reference)"
-        return Part(part.status, f"{part.detail}; {note}", part.extra), timed_out
+        note = _("judged on the submission's own forge/, as `forgelab check` judges it (this course has no reference)")
+        return Part(part.status, _("{detail}; {note}").format(detail=part.detail, note=note), part.extra), timed_out
     part = judge_transfer(rows, problem, shown)
     if part.status in ("failed", "error"):
-        return Part(part.status, f"on the course's reference implementation, {part.detail}", part.extra), timed_out
+        return Part(part.status, _("on the course's reference implementation, {detail}").format(detail=part.detail),
+                    part.extra), timed_out
     if part.status != "passed":
         return part, timed_out
     for index, variant in enumerate(variants):
         wrong = report.in_file(variant, shown)
         if wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in wrong) \
                 and any(r.outcome is Outcome.PASSED for r in wrong):
-            which = "the stage's known-wrong implementation" if index == 0 else f"known-wrong variant {index + 1}"
-            return Part("cannot_tell", f"it passes on the course's reference implementation, but on {which} too, so it "
-                                       "cannot tell right from wrong: assert the exact results the transfer challenge "
-                                       "asks for (notebook part 8)", {"known_wrong": "passes"}), timed_out
+            which = (_("the stage's known-wrong implementation") if index == 0
+                     else _("known-wrong variant {number}").format(number=index + 1))
+            return Part("cannot_tell", _("it passes on the course's reference implementation, but on {which} too, so it "
+                                         "cannot tell right from wrong: assert the exact results the transfer challenge "
+                                         "asks for (notebook part 8)").format(which=which),
+                        {"known_wrong": "passes"}), timed_out
     count = sum(r.outcome is Outcome.PASSED for r in rows)
     if not variants:  # a stage without a known-wrong implementation (none in this course)
-        return Part("passed", f"{count} transfer test(s) pass on the course's reference implementation"), timed_out
-    against = ("its known-wrong one" if len(variants) == 1 else f"each of its {len(variants)} known-wrong ones")
-    return Part("passed", f"{count} transfer test(s) pass on the course's reference implementation and fail on "
-                          f"{against}, as they should", {"known_wrong": "fails"}), timed_out
+        return Part("passed", _("{count} transfer test(s) pass on the course's reference implementation").format(
+            count=count)), timed_out
+    against = (_("its known-wrong one") if len(variants) == 1
+               else _("each of its {count} known-wrong ones").format(count=len(variants)))
+    return Part("passed", _("{count} transfer test(s) pass on the course's reference implementation and fail on "
+                            "{against}, as they should").format(count=count, against=against),
+                {"known_wrong": "fails"}), timed_out
 
 
 def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
     stage = ctx.stage
     top = SPEC["transfer"].max_points
     if part.status == "passed":
-        return ctx.item("transfer", top, PASSED, f"{stage.transfer_file}: {part.detail}")
+        return ctx.item("transfer", top, PASSED, _("{place}: {cause}").format(place=stage.transfer_file, cause=part.detail))
     if part.status == "cannot_tell":
-        return ctx.item("transfer", 0, FAILED, f"{stage.transfer_file}: {part.detail}", REVIEW)
+        return ctx.item("transfer", 0, FAILED, _("{place}: {cause}").format(place=stage.transfer_file, cause=part.detail), REVIEW)
     if part.status in ("missing", "not_written"):
-        return ctx.item("transfer", 0, MISSING, f"{stage.transfer_file}: {part.detail}")
+        return ctx.item("transfer", 0, MISSING, _("{place}: {cause}").format(place=stage.transfer_file, cause=part.detail))
     result = TIMEOUT if timed_out else (ERROR if part.status == "error" else FAILED)
-    return ctx.item("transfer", 0, result, f"{stage.transfer_file} does not pass: {part.detail}")
+    return ctx.item("transfer", 0, result, _("{file} does not pass: {detail}").format(
+        file=stage.transfer_file, detail=part.detail))
 
 
 def grade_design(ctx: _Stage, laid: Laid) -> GradeItem:
@@ -302,11 +340,13 @@ def grade_design(ctx: _Stage, laid: Laid) -> GradeItem:
     part = judge_design(laid.home / stage.design_answer_file, stage.design_answer_file)
     top = SPEC["design_answer"].max_points
     if part.status == "present":
-        return ctx.item("design_answer", top, PASSED, f"{stage.design_answer_file}: handed in ({part.detail}); its "
-                                                      "content is read against the rubric by the instructor")
+        return ctx.item("design_answer", top, PASSED, _("{file}: handed in ({detail}); its content is read against "
+                                                        "the rubric by the instructor").format(
+            file=stage.design_answer_file, detail=part.detail))
     if part.status == "missing":
-        return ctx.item("design_answer", 0, MISSING, f"no design answer handed in ({stage.design_answer_file})")
-    return ctx.item("design_answer", 0, FAILED, f"{stage.design_answer_file}: {part.detail}")
+        return ctx.item("design_answer", 0, MISSING, _("no design answer handed in ({file})").format(
+            file=stage.design_answer_file))
+    return ctx.item("design_answer", 0, FAILED, _("{place}: {cause}").format(place=stage.design_answer_file, cause=part.detail))
 
 
 def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[GradeItem], transfer_status: str) -> GradeItem:
@@ -352,7 +392,8 @@ def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root:
         return {}
     can = gradeable(course_root, ctx.stage)
     can["fault_lab"] = lab_handed_in(laid, ctx.stage)  # a lab not handed in is still missing
-    return {key: ctx.item(key, 0, ERROR, SESSION_DIED, REGRADE)
+    died = _(SESSION_DIED).format(grader_failed=_(GRADER_FAILED))
+    return {key: ctx.item(key, 0, ERROR, died, REGRADE)
             for key in ("stage_tests", "instructor_checks", "notebook", "fault_lab", "evidence") if can[key]}
 
 
@@ -373,5 +414,5 @@ def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, cours
                                   flag))
         else:
             rows.append(GradeItem(submission, stage.number, key, 0, 0, NOT_GRADED,
-                                  "not graded: the course has nothing to grade this item with for this stage"))
+                                  _("not graded: the course has nothing to grade this item with for this stage")))
     return rows

@@ -310,19 +310,26 @@ def judged_record(root: Path, home: Path, stage: Stage) -> tuple[DiagnosisRecord
 
 
 def grading_note(root: Path, home: Path, stage: Stage) -> tuple[str, bool]:
-    """For the instructor: the diagnosis a submission handed in, judged with the course's key — one line (English,
-    like the gradebook) and whether it is right. Grading shows it beside the repaired file."""
+    """For the instructor and the learner's feedback page: the diagnosis a submission handed in, judged with the
+    course's key — one line in the active language (the class's) and whether it is right. Grading shows it beside
+    the repaired file. The learner's own words are quoted as they wrote them."""
     record, right = judged_record(root, home, stage)
     if record is None:
-        return f"diagnosis: not stated (no {record_file(stage)} handed in)", False
-    when = "after" if record.stated_after_fix else "before"
+        return _("diagnosis: not stated (no {file} handed in)").format(file=record_file(stage)), False
     words = record.explanation if len(record.explanation) <= 300 else record.explanation[:299] + "…"
     if all(right.values()):
-        return (f"diagnosis: right at attempt {record.attempts}, stated {when} the repair ({record.test}, "
-                f"{record.function}(), defect {record.defect!r}); in their words: {words!r}"), True
-    wrong = ", ".join(question for question in QUESTIONS if not right.get(question))
-    return (f"diagnosis: stated {when} the repair but not right ({wrong} wrong, attempt {record.attempts}); in their "
-            f"words: {words!r}"), False
+        text = (_("diagnosis: right at attempt {attempt}, stated after the repair ({test}, {function}(), defect "
+                  "{defect}); in their words: {words}") if record.stated_after_fix else
+                _("diagnosis: right at attempt {attempt}, stated before the repair ({test}, {function}(), defect "
+                  "{defect}); in their words: {words}"))
+        return text.format(attempt=record.attempts, test=record.test, function=record.function,
+                           defect=repr(record.defect), words=repr(words)), True
+    wrong = _(", ").join(question for question in QUESTIONS if not right.get(question))
+    text = (_("diagnosis: stated after the repair but not right ({wrong} wrong, attempt {attempt}); in their words: "
+              "{words}") if record.stated_after_fix else
+            _("diagnosis: stated before the repair but not right ({wrong} wrong, attempt {attempt}); in their words: "
+              "{words}"))
+    return text.format(wrong=wrong, attempt=record.attempts, words=repr(words)), False
 
 
 def reference_answers(root: Path, stage: Stage) -> tuple[str, str, str]:

@@ -16,6 +16,7 @@ import pytest
 from conftest import run_cli
 from forgelab.cli import language
 from forgelab.cli.main import build_parser
+from forgelab.grading.rubric import SPEC
 
 # words that are names, not prose: commands and their choices, tools and formats, the product
 ALLOWED = {
@@ -141,6 +142,7 @@ def _copy(bundle: Path, to: Path) -> Path:
     return to
 
 
+CJK = re.compile(r"[\u4e00-\u9fff]")
 RAW = re.compile(r"（[^（）]*原(?:话|文)：[^（）]*(?:（[^（）]*）[^（）]*)*）")  # （Python 的原话：…）: the raw text, explained
 
 
@@ -206,3 +208,8 @@ def test_grading_in_chinese_keeps_the_gradebooks_columns_and_codes(zh_bundle: Pa
     assert [[row[i] for i in codes] for row in english] == [[row[i] for i in codes] for row in chinese]
     html = (tmp_path / "zh" / "feedback" / "bo.html").read_text(encoding="utf-8")
     assert '<html lang="zh-CN">' in html and "语法错误" in html
+    # the reasons are the class's language: every item kind, for both submissions, reads as Chinese
+    reason = english[0].index("reason")
+    assert {row[english[0].index("item")] for row in chinese[1:]} == set(SPEC)
+    for en_row, zh_row in zip(english[1:], chinese[1:]):
+        assert CJK.search(zh_row[reason]) and zh_row[reason] != en_row[reason], (en_row, zh_row)

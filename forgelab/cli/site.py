@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from forgelab.core.paths import Workbook
 from forgelab.core.display import fail
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _, ngettext
 from forgelab.core.registry import load_course
 
 DEFAULT_SITE = Path("build") / "site"
@@ -28,7 +28,7 @@ def _site_dir(given: str | None) -> Path:
     return Workbook.locate().root / DEFAULT_SITE
 
 
-EDITION_NAMES = {"en": "English", "zh": "Chinese (zh)"}
+EDITION_NAMES = {"en": N_("English"), "zh": N_("Chinese (zh)")}  # said with _() where shown
 
 
 def cmd_site_build(args: argparse.Namespace) -> int:
@@ -44,24 +44,27 @@ def cmd_site_build(args: argparse.Namespace) -> int:
     try:
         published = publish_site(course, out, editions=editions)
     except (SiteError, ReleaseError) as error:
-        return fail(str(error), "fix that, then run `forgelab site build` again")
+        return fail(str(error), _("fix that, then run `forgelab site build` again"))
     except OSError as error:
-        return fail(f"cannot write the site into {_shown(out)} ({error.strerror or error})",
-                    "choose a writable folder with --out")
+        return fail(_("cannot write the site into {path} ({error})").format(path=_shown(out),
+                                                                         error=error.strerror or error),
+                    _("choose a writable folder with --out"))
     built = published.site
     for edition in built.editions:
         folder = out / edition.folder
         stages = len(edition.pages) - 1
-        name = EDITION_NAMES.get(edition.language, edition.language)
-        print(f"site built ({name} edition): {_shown(folder)} (index and {stages} stage page{'s' if stages != 1 else ''})")
+        name = _(EDITION_NAMES.get(edition.language, edition.language))
+        print(ngettext("site built ({name} edition): {folder} (index and {count} stage page)",
+                       "site built ({name} edition): {folder} (index and {count} stage pages)", stages).format(
+            name=name, folder=_shown(folder), count=stages))
         bundle = published.bundles.get(edition.language)
         if bundle:
-            print(f"  lab bundle: {_shown(bundle.path)} ({len(bundle.files)} files, {round(bundle.size / 1024)} KB, "
-                  "no reference solutions)")
+            print(_("  lab bundle: {path} ({files} files, {size} KB, no reference solutions)").format(
+                path=_shown(bundle.path), files=len(bundle.files), size=round(bundle.size / 1024)))
     if len(built.editions) > 1:
-        print("every page has a language switch to the same page in the other edition (and hreflang links)")
-    print(f"open it:    {(out / 'index.html').as_uri()}")
-    print(f"or serve:   forgelab site serve --dir {_shown(out)}")
+        print(_("every page has a language switch to the same page in the other edition (and hreflang links)"))
+    print(_("open it:    {url}").format(url=(out / "index.html").as_uri()))
+    print(_("or serve:   {command}").format(command=f"forgelab site serve --dir {_shown(out)}"))
     return 0
 
 
@@ -141,29 +144,35 @@ def _release_one(root: Path, out: Path, language: str) -> int:
         bundle = build_bundle(root, out, language)
     except ReleaseError as error:
         if "would reveal a reference solution" in str(error):
-            return fail(str(error), "take the reference code out of the named files (a starter function's body goes back "
-                                    "to `raise NotImplementedError(...)`), commit, and run `forgelab release` again — "
-                                    "release reads the committed files (git HEAD), not the folder")
-        return fail(str(error), "fix that, then run `forgelab release` again")
+            return fail(str(error), _("take the reference code out of the named files (a starter function's body goes "
+                                      "back to `raise NotImplementedError(...)`), commit, and run `forgelab release` "
+                                      "again — release reads the committed files (git HEAD), not the folder"))
+        return fail(str(error), _("fix that, then run `forgelab release` again"))
     except OSError as error:
-        return fail(f"cannot write the bundle into {_shown(out)} ({error.strerror or error})",
-                    "choose a writable folder with --out")
-    edition = {"en": "English", "zh": "Chinese (zh)"}.get(language, language)
-    print(f"lab bundle ({edition} edition): {_shown(bundle.path)} ({len(bundle.files)} files, "
-          f"{round(bundle.size / 1024)} KB)")
-    print(f"built from: commit {bundle.commit[:12]} (git HEAD) — the committed course, not the files on disk")
-    print(f"notebooks with outputs cleared: {len(bundle.cleared_notebooks)}")
-    print(f"pristine starters: {len(bundle.starters)} files under course/starters/ (for `forgelab starter NN`)")
+        return fail(_("cannot write the bundle into {path} ({error})").format(path=_shown(out),
+                                                                           error=error.strerror or error),
+                    _("choose a writable folder with --out"))
+    edition = _(EDITION_NAMES.get(language, language))
+    print(_("lab bundle ({edition} edition): {path} ({files} files, {size} KB)").format(
+        edition=edition, path=_shown(bundle.path), files=len(bundle.files), size=round(bundle.size / 1024)))
+    print(_("built from: commit {commit} (git HEAD) — the committed course, not the files on disk").format(
+        commit=bundle.commit[:12]))
+    print(_("notebooks with outputs cleared: {count}").format(count=len(bundle.cleared_notebooks)))
+    print(_("pristine starters: {count} files under course/starters/ (for `forgelab starter NN`)").format(
+        count=len(bundle.starters)))
     if language != "en":
-        print(f"starters and transfer starters carry the {language} docstrings; course/edition.toml makes the tools "
-              f"and `make lab` speak {language}")
-    print("checked against solutions/: no file of solutions/, no reference function body, "
-          "no reference transfer test, no reference answer inside")
+        print(_("starters and transfer starters carry the {language} docstrings; course/edition.toml makes the tools "
+                "and `make lab` speak {language}").format(language=language))
+    print(_("checked against solutions/: no file of solutions/, no reference function body, no reference transfer "
+            "test, no reference answer inside"))
     if bundle.left_out:
-        shown = ", ".join(bundle.left_out[:8]) + (f" and {len(bundle.left_out) - 8} more" if len(bundle.left_out) > 8 else "")
-        print(f"not in the bundle (working-tree changes, not committed): {shown}")
-        print("  commit them and release again if they belong in the bundle")
-    print(f"a learner unzips it, runs `make lab` in {BUNDLE_NAME}/ (see its README), then `forgelab check 01`")
+        shown = _(", ").join(bundle.left_out[:8])
+        if len(bundle.left_out) > 8:
+            shown += _(" and {count} more").format(count=len(bundle.left_out) - 8)
+        print(_("not in the bundle (working-tree changes, not committed): {files}").format(files=shown))
+        print(_("  commit them and release again if they belong in the bundle"))
+    print(_("a learner unzips it, runs `make lab` in {folder}/ (see its README), then `forgelab check 01`").format(
+        folder=BUNDLE_NAME))
     return 0
 
 

@@ -288,11 +288,63 @@
       value = JSON.parse(text);
     } catch (error) {
       if (trimmed[0] === "{" || trimmed[0] === "[") {
-        return fileProblem("malformed-json", { kind: "malformed", error: String(error.message) });
+        return fileProblem("malformed-json", { kind: "malformed", ...jsonErrorFacts(String(error.message), text) });
       }
       return fileProblem("not-json", { kind: "plain-text", start: trimmed.slice(0, 40).replace(/\s+/g, " ") });
     }
     return { ok: true, value };
+  }
+
+  /* What the browser's JSON.parse message says, as language-free facts: the kind of mistake (one of
+     JSON_MISTAKES' codes, or "other") and where it is (line and column, counted from 1), when the message tells.
+     Chromium says "… at position 21 (line 1 column 22)" or only "at position 21"; Firefox "at line 1 column 22". */
+  const JSON_MISTAKES = [
+    ["cut-off", /unexpected end of (JSON input|data)|end of data/i],
+    ["property-name", /expected (double-quoted )?property name/i],
+    ["after-value", /expected ',' or '\}' after property value/i],
+    ["after-item", /expected ',' or '\]' after array element/i],
+    ["control-character", /bad control character/i],
+    ["open-string", /unterminated string/i],
+    ["after-json", /non-whitespace character after JSON/i],
+    ["escape", /bad (escaped character|unicode escape)/i],
+    ["number", /no number after minus sign|exponent part is missing|unterminated fractional number|missing digits/i],
+    ["unexpected", /unexpected (token|character|keyword)|is not valid JSON/i],
+  ];
+
+  function jsonErrorFacts(message, text) {
+    const found = JSON_MISTAKES.find(([, pattern]) => pattern.test(message));
+    const facts = { error: message, mistake: found ? found[0] : "other" };
+    const lineColumn = /line (\d+) column (\d+)/i.exec(message);
+    const position = /at position (\d+)/i.exec(message);
+    if (lineColumn) {
+      facts.line = Number(lineColumn[1]);
+      facts.column = Number(lineColumn[2]);
+    } else if (position) {
+      const before = text.slice(0, Number(position[1])).split("\n");
+      facts.line = before.length;
+      facts.column = before[before.length - 1].length + 1;
+      if (Number(position[1]) >= text.trimEnd().length) facts.mistake = "cut-off";  // it stopped where the text does
+    }
+    return facts;
+  }
+
+  /* The mistake in the page's language, where it is, and the browser's own words when it is not one we know. */
+  function sayJsonError(facts) {
+    const words = {
+      "cut-off": t("the text ends before the JSON does"),
+      "property-name": t("a property name in double quotes should come here"),
+      "after-value": t("a comma or a closing } should follow the value here"),
+      "after-item": t("a comma or a closing ] should follow the list item here"),
+      "control-character": t("a string holds a raw line break or tab (JSON writes them \\n and \\t)"),
+      "open-string": t("a string is not closed with a double quote"),
+      "after-json": t("more text follows where the JSON ends"),
+      "escape": t("a backslash escape that JSON does not know"),
+      "number": t("a number is not complete"),
+      "unexpected": t("a character that JSON does not allow here"),
+    };
+    const what = words[facts.mistake] || t("the browser's words: {error}", { error: facts.error });
+    return facts.line ? t("line {line}, column {column}: {what}", { line: facts.line, column: facts.column, what })
+      : what;
   }
 
   function checkShape(value, course) {
@@ -337,7 +389,7 @@
       case "malformed":
         return { title: t("The JSON is malformed"), message: t("The file starts like JSON but cannot be read " +
           "({error}). It may be cut off or edited by hand. Run `forgelab check {number}` again to write a fresh one.",
-        { error: facts.error, number }) };
+        { error: sayJsonError(facts), number }) };
       case "plain-text":
         return { title: notJson, message: t("It is plain text that begins with “{start}”. A verification.json " +
           "begins with {brace}. Pick the verification.json from {dir}/.", { start: facts.start, brace: "“{”", dir }) };

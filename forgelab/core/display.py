@@ -62,7 +62,8 @@ def width() -> int:
 def _render(renderable: Table | Text, total: int) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=max(total, 20), color_system=None, force_terminal=False, no_color=True,
-                      markup=False, emoji=False, highlight=False, legacy_windows=False, soft_wrap=False)
+                      markup=False, emoji=False, highlight=False, legacy_windows=False, soft_wrap=False,
+                      force_jupyter=False)  # text, never a display of its own in a notebook (see the test table)
     console.print(renderable)
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").split("\n"))
 

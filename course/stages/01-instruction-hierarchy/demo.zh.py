@@ -9,8 +9,8 @@ retrieved = Instruction("retrieved", "write", "allow")
 goal = Instruction("user", "goal", "add a search box to the product list, with tests")
 
 accepted, rejected = resolve([retrieved, system, goal])
-print("accepted:", accepted)
-print("rejected:", rejected)
+print("保留：", accepted, sep="")
+print("拒绝：", rejected, sep="")
 
 # %% [markdown]
 # 用户的 `goal` 没有竞争者，所以尽管 `user` 的等级低于 `system`，它仍被保留。`explain` 给出同一个裁决背后的审计记录：谁胜出，谁落败，为什么。
@@ -19,7 +19,7 @@ print("rejected:", rejected)
 winners, rejections = explain([retrieved, system, goal, Instruction("user", "goal", "skip the tests")])
 for rejection in rejections:
     print(f"{rejection.instruction.source:>9} {rejection.instruction.key}={rejection.instruction.value!r:<10}"
-          f" lost to {rejection.winner.source} ({rejection.reason})")
+          f" 败给 {rejection.winner.source}（{rejection.reason}）")
 
 # %% [markdown]
 # 未知来源不会被猜成某个等级；它直接失败（fail closed），消息会告诉你该怎么做。
@@ -28,4 +28,6 @@ for rejection in rejections:
 try:
     resolve([Instruction("admin", "write", "allow")])
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：来源 'admin' 不在指令层级里（只有 system、developer、user、retrieved 四种），"
+          "所以不猜它的等级，直接失败。")
+    print(f"  原文：{error}")

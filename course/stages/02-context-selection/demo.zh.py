@@ -20,11 +20,11 @@ candidates = [
     ContextCandidate("forum-snippet", tokens=40, relevance=0.9, trust=0.2),
     ContextCandidate("design-notes", tokens=150, relevance=0.8, trust=0.9),
 ]
-print(f"{'id':<24}{'tokens':>7}{'density':>10}  decision")
+print("id" + " " * 22 + "  Token  价值密度  决定")  # 汉字占两列：按显示宽度对齐
 tokens = {item.id: item.tokens for item in candidates}
 for decision in explain_choice(candidates, budget=400):
     print(f"{decision.id:<24}{tokens[decision.id]:>7}{decision.density:>10.4f}  {decision.reason}")
-print("chosen:", choose(candidates, budget=400))
+print("选中：", choose(candidates, budget=400), sep="")
 
 # %% [markdown]
 # 从上往下读这张表。两个必需项占去 140 个 Token，不管它们的相关性如何。接下来每 Token 价值最高的是测试辅助代码，其次是组件文件，两者都放得下（已用 310 Token）。设计笔记很相关，却要 150 个 Token——比剩下的 90 个还多——所以被跳过；遍历并没有停下，更小的论坛片段仍会被尝试：它放得下。它之所以排在最后、落在设计笔记之下，是因为可信度低（0.2），每 Token 价值被压到了 0.0045。
@@ -35,4 +35,5 @@ print("chosen:", choose(candidates, budget=400))
 try:
     choose(candidates, budget=120)
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：两份必需材料共要 140 个 Token，预算却只有 120；必需材料不能舍弃，所以什么也不返回。")
+    print(f"  原文：{error}")

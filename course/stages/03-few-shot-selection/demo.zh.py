@@ -9,8 +9,8 @@ items = [
     Example("music", "music", "v2", frozenset({"release"})),
     Example("right", "software", "v2", frozenset({"ui"})),
 ]
-print("first two in storage:", [example.id for example in items[:2]])
-print("select_examples:     ", [example.id for example in select_examples(items, "software", "v2", {"ui"})])
+print("存储顺序的前两个：", [example.id for example in items[:2]], sep="")
+print("select_examples：  ", [example.id for example in select_examples(items, "software", "v2", {"ui"})], sep="")
 
 # %% [markdown]
 # 为需求抽取器准备一个更大的示例库。任务：给商品列表加一个搜索框，并用测试覆盖它，所以它的标签是 `ui`、`search` 和 `tests`。只有 Schema v2 的软件示例才有资格入选；在这些示例里，与任务共有的标签越多，排得越靠前，平局由 id 决定。
@@ -29,9 +29,9 @@ for example in library:
     eligible = example.scenario == "software" and example.schema_version == "v2"
     shared = sorted(example.tags & task_tags)
     print(f"{example.id:<16}{example.scenario:<10}{example.schema_version:<4}"
-          f"{'eligible' if eligible else 'filtered':<10}shared={shared}")
+          f"{'可选  ' if eligible else '已滤掉'}    shared={shared}")
 chosen = select_examples(library, "software", "v2", task_tags, limit=2)
-print("chosen:", [example.id for example in chosen])
+print("选中：", [example.id for example in chosen], sep="")
 
 # %% [markdown]
 # `search-form-v1` 三个标签全部命中，却被过滤掉了：它用 Schema v1 作答，而模型会照抄它看到的形状。`filter-panel` 和 `login-form` 都共有两个标签；由 id 决定，所以 `filter-panel` 排在前面。`csv-export` 一个标签也不共有，但依然合格——上限再大一些，它就会排在最后展示出来。上限为 0 表示不要任何示例；负数上限是个错误，会直接失败。
@@ -41,4 +41,5 @@ print("limit=0:", select_examples(library, "software", "v2", task_tags, limit=0)
 try:
     select_examples(library, "software", "v2", task_tags, limit=-1)
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：limit 是要选的示例个数，不能是负数；-1 不会被悄悄当成 0。")
+    print(f"  原文：{error}")

@@ -24,7 +24,8 @@ forgot = {key: value for key, value in answer.items() if key != "write_allowed"}
 try:
     TaskSpec.parse(forgot)
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：答案里没有 write_allowed。能不能写入必须明说，缺了它不会默认成 false。")
+    print(f"  原文：{error}")
 
 # %% [markdown]
 # 为什么不悄悄默认为 `False`？它*看起来*安全，可看看它对信息做了什么。下面，一个调用方决定了“不写入”，另一个只是忘了这个字段。有了默认值，两份规格一模一样——错误消失得无影无踪。而这个任务*需要*修改代码，于是 Agent 要么在远离原因的地方失败，要么有人把默认值改成 `True` 来“修好”它。只有报错，才能把决定权留在调用方手里。
@@ -32,7 +33,7 @@ except ValueError as error:
 # %%
 decided = {**forgot, "write_allowed": False}
 with_default = {**forgot, "write_allowed": forgot.get("write_allowed", False)}
-print("explicit False == defaulted False:", TaskSpec.parse(decided) == TaskSpec.parse(with_default))
+print("明确写出的 False == 靠默认值得到的 False：", TaskSpec.parse(decided) == TaskSpec.parse(with_default), sep="")
 
 # %% [markdown]
 # 为什么要严格类型？模型经常把布尔值写成文本。Python 的普通强制转换会把任何非空字符串变成 `True`——连字符串 `"false"` 也不例外。宽松校验聪明一些，但仍然在猜（`"yes"`、`"on"` 和 `1` 都会变成 `True`）。权限绝不能来自猜测，所以严格模式只接受真正的 `true` 或 `false`。
@@ -43,17 +44,20 @@ for text in ["false", "yes", 1]:
     try:
         TaskSpec.parse({**answer, "write_allowed": text})
     except ValueError as error:
-        print("ValueError:", error)
+        print(f"ValueError：write_allowed 必须是真正的布尔值 true 或 false，{text!r} 不算。")
+        print(f"  原文：{error}")
 
 # %% [markdown]
 # 未知字段会被拒绝，而不是被丢掉：一个没有任何代码读取的 `shell` 字段，恰恰就是那种谁也不会注意到的指令。其他问题被汇总成一条消息，按字段排序。
 
 # %%
-for bad in [
-    {**answer, "shell": "rm -rf build", "priority": "high"},
-    {**answer, "goal": "   ", "acceptance": "npm test passes"},
+for bad, why in [
+    ({**answer, "shell": "rm -rf build", "priority": "high"}, "多出了规格里没有的字段 priority 和 shell，不会被悄悄忽略。"),
+    ({**answer, "goal": "   ", "acceptance": "npm test passes"},
+     "两处都不合规格：acceptance 必须是字符串列表，而不是一个字符串；goal 不能为空白。"),
 ]:
     try:
         TaskSpec.parse(bad)
     except ValueError as error:
-        print("ValueError:", error)
+        print(f"ValueError：{why}")
+        print(f"  原文：{error}")

@@ -17,10 +17,11 @@ raw = """~~~json
 try:
     json.loads(raw)
 except json.JSONDecodeError as error:
-    print("json.loads:", error)
+    print("json.loads 在第 1 行第 1 列就卡住了：那里是代码围栏 ~~~json，不是 JSON 的开头。")
+    print(f"  原文：{error}")
 
 repair = repair_json_text(raw)
-print("repairs applied:", repair.applied)
+print("做过的修复：", repair.applied, sep="")
 print(parse_json_object(raw))
 
 # %% [markdown]
@@ -35,14 +36,15 @@ print(repair_json_text('{"note": "a, }",}'))
 
 # %%
 attempts = [
-    "please write files",
-    'Here is the spec: {"goal": "add a search box", "write_allowed": false}',
-    '{"goal": "add a search box", "write_allowed": }',
-    '```python\n{"goal": "add a search box"}\n```',
-    '[{"goal": "add a search box"}]',
+    ("please write files", "根本没有 JSON"),
+    ('Here is the spec: {"goal": "add a search box", "write_allowed": false}', "JSON 对象前面还有别的文字"),
+    ('{"goal": "add a search box", "write_allowed": }', "缺了一个值：修复不会替模型补上"),
+    ('```python\n{"goal": "add a search box"}\n```', "代码围栏标的是 python，不是 JSON 围栏"),
+    ('[{"goal": "add a search box"}]', "是 JSON 数组，不是对象"),
 ]
-for text in attempts:
+for text, why in attempts:
     try:
         parse_json_object(text)
     except ValueError as error:
-        print(f"{text[:28]!r:32} -> ValueError: {error}")
+        print(f"{text[:28]!r:32} -> ValueError：{why}")
+        print(f"{'':32}    原文：{error}")

@@ -37,8 +37,8 @@ for version in (v1, v2, v3):
 # v2 对 add-search 用例的目标换了一种措辞，却没有任何用例失败：回归集比较的是结构和权限，而不是文本。报告用 v3 文本的哈希来指明它，所以改个标签也藏不住是哪个 Prompt 发生了回归——而正文哪怕只改一个字符，也会得到新的 id。
 
 # %%
-print("v1 goal:", mock_model(v1.text, cases[1].payload)["goal"])
-print("v2 goal:", mock_model(v2.text, cases[1].payload)["goal"])
+print("v1 的 goal：", mock_model(v1.text, cases[1].payload)["goal"], sep="")
+print("v2 的 goal：", mock_model(v2.text, cases[1].payload)["goal"], sep="")
 print(PromptVersion("v3-renamed", v3.text).id == v3.id)
 print(PromptVersion("v3", v3.text + " ").id == v3.id)
 

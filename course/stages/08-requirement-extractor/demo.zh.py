@@ -11,7 +11,7 @@ for name in SCENARIOS:
     for request in pack.requests[:2]:
         result = extract(pack, request.text, MockModel())
         allowed = "true" if result.spec.write_allowed else "false"
-        print(f"{name:<9}{request.language}  write_allowed={allowed:<6} examples: {', '.join(result.audit.examples)}")
+        print(f"{name:<9}{request.language}  write_allowed={allowed:<6} 示例：{'、'.join(result.audit.examples)}")
 
 # %% [markdown]
 # 下面完整展示那条中文 software 请求的结果：规格和它的审计记录，与 `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` 打印的内容完全一致。
@@ -34,19 +34,21 @@ ask = "Compare the two vendor quotes and recommend one in a short brief"
 prompt = build_prompt(office, ask).prompt
 print(prompt[prompt.index("## Retrieved documents"):prompt.index("## Request")].rstrip())
 print()
-print("'enable writes' readable outside the data blocks:", "enable writes" in strip_data_blocks(prompt))
+print("数据块之外还能读到 'enable writes' 吗？", "enable writes" in strip_data_blocks(prompt))
 
 # %% [markdown]
 # 接下来看模型这一侧。依次打开每一种 Mock 故障，分别在标准模式和恢复模式下运行。预期阶段 05 修复代码围栏和尾逗号（仅限标准模式），并拒绝混有说明文字的回答；阶段 04 在两种模式下都拒绝未知字段和缺少 `write_allowed` 的回答。
 
 # %%
+# 哪一关拦下了它（CAUGHT_BY 的中文说法，按 error.step 查）
+CAUGHT_BY_ZH = {"repair": "阶段 05（有界修复）", "spec": "阶段 04（严格的任务规格）", "permission": "权限检查（阶段 08）"}
 for fault in MOCK_FAULTS:
     for settings in (STANDARD, RECOVERY):
         try:
             repaired = extract(office, ask, MockModel(fault), settings=settings)
-            outcome = f"accepted, repairs: {', '.join(repaired.audit.repairs)}"
+            outcome = f"接受，修复：{'、'.join(repaired.audit.repairs)}"
         except ExtractionError as error:
-            outcome = f"rejected by {CAUGHT_BY[error.step]}"
+            outcome = f"被{CAUGHT_BY_ZH.get(error.step, CAUGHT_BY[error.step])}拦下"
         print(f"{fault:<22} {settings.mode:<9} {outcome}")
 
 # %% [markdown]
@@ -63,7 +65,9 @@ class Overeager:
 try:
     extract(office, ask, Overeager())
 except ExtractionError as error:
-    print(f"{CAUGHT_BY[error.step]}: {error.reason}")
+    print(f"被{CAUGHT_BY_ZH.get(error.step, CAUGHT_BY[error.step])}拦下：模型的规格把 write_allowed 设成了 true，"
+          "可被接受的写入策略是 'deny'。")
+    print(f"  原文：{CAUGHT_BY[error.step]}: {error.reason}")
 
 # %% [markdown]
 # 最后看 Prompt 版本。版本 id 是模板文本的哈希值。我们用三个版本运行九个固定回归用例（每个场景三个）：随附的模板、一个改了措辞的版本，以及一个“整理过”的版本——有人把其中的 Instructions 部分删掉了。预期改措辞的版本能够通过，因为回归集比较的是结构和权限，从不比较措辞；而“整理过”的版本恰好会让那些权限来自指令的用例失败。
@@ -83,13 +87,14 @@ def invoke(text: str, payload: dict) -> dict:
     return regression_invoke(PromptTemplate("under test", text))(payload)
 
 
+PROBLEMS_ZH = {"write permission changed": "写入权限变了（write permission changed）"}
 cases = regression_cases()
 for template in (shipped, reworded, tidied):
     report = regression_report(PromptVersion(template.name, template.text), cases, invoke)
     passed = report["cases"] - len(report["failures"])
-    print(f"{report['label']:<10}{report['prompt_version']}  {passed}/{report['cases']} cases pass")
+    print(f"{report['label']:<10}{report['prompt_version']}  {passed}/{report['cases']} 个用例通过")
     for case_id, problems in report["failures"].items():
-        print(f"    {case_id}: {'; '.join(problems)}")
+        print(f"    {case_id}：{'；'.join(PROBLEMS_ZH.get(problem, problem) for problem in problems)}")
 
 # %% [markdown]
 # 在终端里，`forgelab regress --target learner` 运行同样的用例，把每次运行存入 `.forgelab/regressions.sqlite3`，与上一次通过的运行比较，打印出变化之处，并在出现新的回归时以非零状态退出。想试验你自己改过的 Prompt，可以用 `forgelab regress --prompt my-prompt.txt`。

@@ -15,7 +15,8 @@ print(safety_margin_for(204_000), input_budget(204_000, 0, 0, safety_margin_for(
 try:
     input_budget(200_000, 16_000, 4_000, 2_000, max_output=8_000)
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：要为回答预留 16 000 个 Token，可这个 API 一次最多只返回 8 000 个——预留不能超过输出上限。")
+    print(f"  原文：{error}")
 
 # %% [markdown]
 # 为了让数字好读，演示的其余部分假设窗口很小：1 000 Token，其中 700 留给回答，120 留给工具结果，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
@@ -35,8 +36,8 @@ segments = [
 ]
 budget = input_budget(1_000, 700, 120, 70)
 assembly = assemble(segments, budget)
-print(f"budget {assembly.budget}, used {assembly.used_tokens}")
-print(f"{'segment':<15}{'kind':<10}{'tokens':>7}  decision")
+print(f"预算 {assembly.budget}，已用 {assembly.used_tokens}")
+print("片段           类型        Token  决定")  # 每个汉字占两列：表头按显示宽度对齐
 for decision in assembly.decisions:
     print(f"{decision.name:<15}{decision.kind:<10}{decision.tokens:>7}  {decision.reason}")
 
@@ -51,8 +52,8 @@ print(assemble(segments, 110).prompt)
 
 # %%
 roomy = assemble(segments, 160)
-print(f"used {roomy.used_tokens} of {roomy.budget};",
-      "notice shown" if MEMORY_NOTICE in roomy.prompt else "memory included, no notice")
+print(f"已用 {roomy.used_tokens} / {roomy.budget}；",
+      "出现了提示行" if MEMORY_NOTICE in roomy.prompt else "记忆已放入，没有提示行", sep="")
 
 # %% [markdown]
 # 如果光是必需片段就放不下，不会为了塞进去而截断任何东西。调用在发送之前就会失败，错误信息会说明差了多少。
@@ -61,7 +62,9 @@ print(f"used {roomy.used_tokens} of {roomy.budget};",
 try:
     assemble(segments, 80)
 except PromptBudgetError as error:
-    print("PromptBudgetError:", error)
+    print("PromptBudgetError：必需片段要 74 个 Token，再加上为提示行预留的 12 个，预算却只有 80。"
+          "必需的文本从不截断，所以调用在发送之前就失败了。")
+    print(f"  原文：{error}")
 
 # %% [markdown]
 # 组装也不负责摘要。一条四行的记忆违反了起步配置（每条记忆最多 `MEMORY_SUMMARY_MAX` = 3 行），组装器会拒绝它，而不是砍掉一行：摘要发生在组装之前，在那里才有人能核对被省掉了什么。
@@ -72,4 +75,5 @@ too_long = Segment("memory", "memory", "Ana prefers small pull requests.\nShe wa
 try:
     assemble([s for s in segments if s.kind != "memory"] + [too_long], 500)
 except ValueError as error:
-    print("ValueError:", error)
+    print("ValueError：这条记忆有 4 行，超过了 MEMORY_SUMMARY_MAX = 3。请先把它摘要好再组装——组装器从不删减。")
+    print(f"  原文：{error}")

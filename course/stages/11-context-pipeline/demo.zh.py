@@ -18,7 +18,7 @@ code = [
                   (), True),
 ]
 closure = close_dependencies(["e17"], code)
-print("admitted:", closure.admitted)
+print("准入：", closure.admitted, sep="")
 for decision in closure.decisions:
     print(decision)
 
@@ -49,7 +49,7 @@ for decision in invalidate([*code, test, why], "type-config", "r43"):
 PREFIX, UNCACHED, CACHED, WRITE = 6_000, 3, 0.3, 3.75
 for reuses in range(4):
     result = cache_break_even(PREFIX, reuses, UNCACHED, CACHED, WRITE)
-    print(f"n = {reuses}: cached {float(result.cached_cost):>8.0f}  uncached {float(result.uncached_cost):>8.0f}"
+    print(f"n = {reuses}：用缓存 {float(result.cached_cost):>8.0f}  不用缓存 {float(result.uncached_cost):>8.0f}"
           f"  -> {result.decision}")
 
 # %% [markdown]
@@ -60,7 +60,7 @@ history, summary, call = 40_000, 4_000, 8_000  # tokens of history and summary; 
 for rounds in range(1, 6):
     keep = rounds * history * CACHED
     compress = call + summary * WRITE + (rounds - 1) * summary * CACHED
-    print(f"after {rounds} round(s): keep the cached history {keep:>8.0f}  compress it {compress:>8.0f}")
+    print(f"{rounds} 轮之后：保留缓存中的历史 {keep:>8.0f}  压缩它 {compress:>8.0f}")
 
 # %% [markdown]
 # 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话 “Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及其中一条被粘贴进来的副本。`plan_deletions` 按角色删除，而不是按新旧：先删重复项，再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
@@ -77,10 +77,10 @@ hits = [ContextObject(f"hit-{n:02d}", "tool_output", f"Search result {n}: a foru
 pasted = ContextObject("hit-pasted", "tool_output", "search result 3:  a forum page about FILTERS.", source="chat")
 context = [goal, keep_api, *turns, *code, deploy, ruled_out, *hits, pasted]
 plan = plan_deletions(context, 120)
-print(f"{'deleted':<12}{'reason':<13}{'tokens':>6}  related")
+print("删除" + " " * 8 + "原因" + " " * 9 + " Token  关联")  # 汉字占两列：按显示宽度对齐
 for decision in plan:
     print(f"{decision.object_id:<12}{decision.reason:<13}{decision.tokens:>6}  {', '.join(decision.related)}")
-print("still there:", ", ".join(item.id for item in context if item.id not in {d.object_id for d in plan}))
+print("仍然保留：", "、".join(item.id for item in context if item.id not in {d.object_id for d in plan}), sep="")
 
 # %% [markdown]
 # 如果把能删的全删掉还是不够，受保护的东西也一样不动：调用直接失败，并说明最多能腾出多少、实际需要多少。这一轮的范围得缩小。
@@ -89,7 +89,9 @@ print("still there:", ", ".join(item.id for item in context if item.id not in {d
 try:
     plan_deletions(context, 200)
 except ContextBudgetError as error:
-    print("ContextBudgetError:", error)
+    print("ContextBudgetError：把删除顺序允许删的全删掉，也只腾出 133 个 Token，可上下文超出预算 200 个。"
+          "请收窄这一轮的目标，或者把工作拆开。")
+    print(f"  原文：{error}")
 
 # %% [markdown]
 # 记忆进入上下文，和其他对象没有两样——按模型真正读到的那个块计价。阶段 09 的 `render_memory_block` 在这里被重新导出：“Use Go.” 这三个单位，算上外壳、id 和出处之后就成了 43 个。
@@ -97,5 +99,5 @@ except ContextBudgetError as error:
 # %%
 memory = MemoryCandidate("m-go", "Use Go.", "ana", 0.9, 1, source="chat:2026-03-02")
 block = render_memory_block([memory])
-print(f"the text: {estimate_tokens(memory.text)} units; the block the model reads: {block.tokens} units")
+print(f"正文 {estimate_tokens(memory.text)} 个单位；模型读到的整个块 {block.tokens} 个单位")
 print(block.text)

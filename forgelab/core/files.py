@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from forgelab.core.i18n import _
+
 CHUNK = 1 << 20
 SPARSE_FROM = 1 << 20  # a file this large that takes less than half its size on disk is sparse
 
@@ -95,8 +97,9 @@ class Source:
 def _check_name(relative: PurePosixPath, limits: FileLimits) -> None:
     for part in relative.parts:
         if len(os.fsencode(part)) > limits.name_bytes:
-            raise LayoutError(Problem.BAD_NAME, f"the name {part[:40]!r}… in {shown(relative.parent)} is longer than "
-                                                "a file system can hold", f"{limits.name_bytes} bytes per name")
+            raise LayoutError(Problem.BAD_NAME, _("the name {name}… in {folder} is longer than a file system can "
+                                                  "hold").format(name=repr(part[:40]), folder=shown(relative.parent)),
+                              _("{count} bytes per name").format(count=limits.name_bytes))
 
 
 class _Budget:
@@ -106,20 +109,22 @@ class _Budget:
     def entry(self, relative: PurePosixPath) -> None:
         self.entries += 1
         if self.entries > self.limits.entries:
-            raise LayoutError(Problem.TOO_MANY, f"more than {self.limits.entries} files and folders (at {shown(relative)})",
-                              f"{self.limits.entries} entries")
+            raise LayoutError(Problem.TOO_MANY, _("more than {count} files and folders (at {path})").format(
+                count=self.limits.entries, path=shown(relative)), _("{count} entries").format(count=self.limits.entries))
 
     def file(self, relative: PurePosixPath, size: int) -> None:
         limits = self.limits
         if size > limits.file_bytes:
-            raise LayoutError(Problem.TOO_LARGE, f"{shown(relative)} is {_mb(size)}", f"{_mb(limits.file_bytes)} per file")
+            raise LayoutError(Problem.TOO_LARGE, _("{path} is {size}").format(path=shown(relative), size=_mb(size)),
+                              _("{size} per file").format(size=_mb(limits.file_bytes)))
         self.files += 1
         self.bytes += size
         if self.files > limits.files:
-            raise LayoutError(Problem.TOO_MANY, f"more than {limits.files} files to grade", f"{limits.files} files")
+            raise LayoutError(Problem.TOO_MANY, _("more than {count} files to grade").format(count=limits.files),
+                              _("{count} files").format(count=limits.files))
         if self.bytes > limits.total_bytes:
-            raise LayoutError(Problem.TOO_LARGE, f"the files to grade add up to more than {_mb(limits.total_bytes)} "
-                                                 f"(at {shown(relative)})", f"{_mb(limits.total_bytes)} in all")
+            raise LayoutError(Problem.TOO_LARGE, _("the files to grade add up to more than {size} (at {path})").format(
+                size=_mb(limits.total_bytes), path=shown(relative)), _("{size} in all").format(size=_mb(limits.total_bytes)))
 
 
 # ---------------------------------------------------------------- a folder
@@ -140,8 +145,8 @@ def folder_sources(root: Path, wanted: Callable[[PurePosixPath], bool], enter: C
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name, reverse=True)
         except OSError as error:
-            raise LayoutError(Problem.UNREADABLE, f"the folder {shown(relative) or '.'} cannot be read "
-                                                  f"({error.strerror or type(error).__name__})", "readable files") from None
+            raise LayoutError(Problem.UNREADABLE, _("the folder {path} cannot be read ({error})").format(
+                path=shown(relative) or ".", error=error.strerror or type(error).__name__), _("readable files")) from None
         for entry in entries:
             path = relative / entry.name
             budget.entry(path)
@@ -153,16 +158,18 @@ def folder_sources(root: Path, wanted: Callable[[PurePosixPath], bool], enter: C
                 if not enter(path):
                     continue
                 if len(path.parts) > limits.depth:
-                    raise LayoutError(Problem.TOO_DEEP, f"{shown(path)} is nested more than {limits.depth} folders deep",
-                                      f"{limits.depth} folder levels")
+                    raise LayoutError(Problem.TOO_DEEP, _("{path} is nested more than {count} folders deep").format(
+                        path=shown(path), count=limits.depth), _("{count} folder levels").format(count=limits.depth))
                 _check_name(path, limits)
                 stack.append((Path(entry.path), path))
             elif stat.S_ISREG(info.st_mode) and wanted(path):
                 _check_name(path, limits)
                 budget.file(path, info.st_size)
                 if info.st_size >= SPARSE_FROM and info.st_blocks * 512 < info.st_size // 2:
-                    raise LayoutError(Problem.SPARSE, f"{shown(path)} is a sparse file of {_mb(info.st_size)} that takes "
-                                                      f"{_mb(info.st_blocks * 512)} on disk", "no sparse files")
+                    raise LayoutError(Problem.SPARSE, _("{path} is a sparse file of {size} that takes {disk} on "
+                                                        "disk").format(path=shown(path), size=_mb(info.st_size),
+                                                                       disk=_mb(info.st_blocks * 512)),
+                                      _("no sparse files"))
                 found.append(Source(path, info.st_size, _opener(Path(entry.path), path)))
     return sorted(found, key=lambda source: source.relative)
 
@@ -172,7 +179,8 @@ def _opener(path: Path, relative: PurePosixPath) -> Callable[[], IO[bytes]]:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # replaced by something else since it was checked
             os.close(descriptor)
-            raise LayoutError(Problem.UNREADABLE, f"{shown(relative)} changed while it was read", "regular files")
+            raise LayoutError(Problem.UNREADABLE, _("{path} changed while it was read").format(path=shown(relative)),
+                              _("regular files"))
         return os.fdopen(descriptor, "rb")
 
     return open_it
@@ -200,8 +208,8 @@ def zip_sources(archive: zipfile.ZipFile, prefix: str, wanted: Callable[[PurePos
     for info in archive.infolist():
         name = info.filename
         if unsafe_member(name):
-            raise LayoutError(Problem.BAD_NAME, f"the member path {name[:120]!r} points outside the zip",
-                              "paths inside the zip")
+            raise LayoutError(Problem.BAD_NAME, _("the member path {path} points outside the zip").format(
+                path=repr(name[:120])), _("paths inside the zip"))
         relative = PurePosixPath(name)
         if prefix:
             if relative.parts[:1] != (prefix,):
@@ -211,8 +219,8 @@ def zip_sources(archive: zipfile.ZipFile, prefix: str, wanted: Callable[[PurePos
             continue
         budget.entry(relative)
         if len(relative.parts) > limits.depth + 1:
-            raise LayoutError(Problem.TOO_DEEP, f"{shown(relative)} is nested more than {limits.depth} folders deep",
-                              f"{limits.depth} folder levels")
+            raise LayoutError(Problem.TOO_DEEP, _("{path} is nested more than {count} folders deep").format(
+                path=shown(relative), count=limits.depth), _("{count} folder levels").format(count=limits.depth))
         folders.update(relative.parents)
         if info.is_dir():
             folders.add(relative)
@@ -221,16 +229,18 @@ def zip_sources(archive: zipfile.ZipFile, prefix: str, wanted: Callable[[PurePos
             continue
         _check_name(relative, limits)
         if relative in files:
-            raise LayoutError(Problem.CLASH, f"two members of the zip are both {shown(relative)}",
-                              "one member per path")
+            raise LayoutError(Problem.CLASH, _("two members of the zip are both {path}").format(path=shown(relative)),
+                              _("one member per path"))
         if info.flag_bits & 0x1:
-            raise LayoutError(Problem.UNREADABLE, f"{shown(relative)} is encrypted", "members without a password")
+            raise LayoutError(Problem.UNREADABLE, _("{path} is encrypted").format(path=shown(relative)),
+                              _("members without a password"))
         budget.file(relative, info.file_size)
         files[relative] = info
     for relative in sorted(files):
         if relative in folders:
-            raise LayoutError(Problem.CLASH, f"{shown(relative)} is a file in the zip, and another member needs it as "
-                                             "a folder", "a path is a file or a folder, not both")
+            raise LayoutError(Problem.CLASH, _("{path} is a file in the zip, and another member needs it as a "
+                                               "folder").format(path=shown(relative)),
+                              _("a path is a file or a folder, not both"))
     return [Source(relative, info.file_size, _member_opener(archive, info)) for relative, info in sorted(files.items())]
 
 
@@ -264,29 +274,29 @@ def copy_sources(sources: list[Source], place: Callable[[PurePosixPath], Path],
                     if not chunk:
                         break
                     if len(chunk) > left:
-                        raise LayoutError(Problem.TOO_LARGE, f"{shown(source.relative)} holds more than the "
-                                                             f"{_mb(source.size)} it declared", "the declared size")
+                        raise LayoutError(Problem.TOO_LARGE, _("{path} holds more than the {size} it declared").format(
+                            path=shown(source.relative), size=_mb(source.size)), _("the declared size"))
                     left -= len(chunk)
                     written += len(chunk)
                     if written > limits.total_bytes:
-                        raise LayoutError(Problem.TOO_LARGE, f"the files to grade add up to more than "
-                                                             f"{_mb(limits.total_bytes)}", f"{_mb(limits.total_bytes)} in all")
+                        raise LayoutError(Problem.TOO_LARGE, _("the files to grade add up to more than {size}").format(
+                            size=_mb(limits.total_bytes)), _("{size} in all").format(size=_mb(limits.total_bytes)))
                     digest.update(chunk)
                     writer.write(chunk)
         except LayoutError:
             raise
         except (FileExistsError, NotADirectoryError, IsADirectoryError) as error:
-            raise LayoutError(Problem.CLASH, f"{shown(source.relative)} clashes with another file of the same path "
-                                             f"({error.strerror})", "a path is a file or a folder, not both") from None
+            raise LayoutError(Problem.CLASH, _("{path} clashes with another file of the same path ({error})").format(
+                path=shown(source.relative), error=error.strerror), _("a path is a file or a folder, not both")) from None
         except (zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError) as error:
-            raise LayoutError(Problem.UNREADABLE, f"{shown(source.relative)} is damaged in the zip ({error})",
-                              "readable files") from None
+            raise LayoutError(Problem.UNREADABLE, _("{path} is damaged in the zip ({error})").format(
+                path=shown(source.relative), error=error), _("readable files")) from None
         except OSError as error:
             if error.errno == 36:  # ENAMETOOLONG: the whole path is longer than the file system takes
-                raise LayoutError(Problem.BAD_NAME, f"the path {shown(source.relative)} is too long",
-                                  "a path the file system can hold") from None
-            raise LayoutError(Problem.UNREADABLE, f"{shown(source.relative)} cannot be read "
-                                                  f"({error.strerror or type(error).__name__})", "readable files") from None
+                raise LayoutError(Problem.BAD_NAME, _("the path {path} is too long").format(path=shown(source.relative)),
+                                  _("a path the file system can hold")) from None
+            raise LayoutError(Problem.UNREADABLE, _("{path} cannot be read ({error})").format(
+                path=shown(source.relative), error=error.strerror or type(error).__name__), _("readable files")) from None
         digests[source.relative] = digest.hexdigest()
     return digests
 

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 
 from forgelab.core.files import (DEFAULT_LIMITS, FileLimits, LayoutError, Problem, copy_sources, folder_sources,
     zip_sources)
+from forgelab.core.i18n import _
 
 LIMITS = DEFAULT_LIMITS
 MAX_ZIP_BYTES = LIMITS.total_bytes  # one cap for a folder and a zip
@@ -192,11 +193,11 @@ def lay_out(submission: Submission, scratch: Path, limits: FileLimits = LIMITS) 
             with zipfile.ZipFile(submission.path) as archive:
                 digests = copy_sources(zip_sources(archive, submission.prefix, _wanted, limits), place, limits)
         except (zipfile.BadZipFile, EOFError) as error:
-            raise LayoutError(Problem.UNREADABLE, f"{submission.path.name} is not a readable zip ({error})",
-                              "a zip that unpacks") from None
+            raise LayoutError(Problem.UNREADABLE, _("{path} is not a readable zip ({error})").format(
+                path=submission.path.name, error=error), _("a zip that unpacks")) from None
         except OSError as error:
-            raise LayoutError(Problem.UNREADABLE, f"{submission.path.name} cannot be read "
-                                                  f"({error.strerror or type(error).__name__})", "readable files") from None
+            raise LayoutError(Problem.UNREADABLE, _("{path} cannot be read ({error})").format(
+                path=submission.path.name, error=error.strerror or type(error).__name__), _("readable files")) from None
     files = {}
     for relative, sha in digests.items():
         area, inside = _destination(relative) or (_HOME, relative)

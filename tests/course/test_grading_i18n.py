@@ -75,3 +75,20 @@ class _Laid:
         from pathlib import Path
 
         self.home = Path("/nonexistent-submission")
+
+
+def test_a_submission_that_cannot_be_laid_out_is_told_why_in_chinese() -> None:
+    """The limit a submission broke (core.files) is said in the class's language too, inside the reason."""
+    from pathlib import PurePosixPath
+
+    from forgelab.core.files import DEFAULT_LIMITS, _Budget
+
+    with speaking("zh"):
+        with pytest.raises(LayoutError) as caught:
+            _Budget(DEFAULT_LIMITS).file(PurePosixPath("forge/huge.bin"), DEFAULT_LIMITS.file_bytes + 1)
+        reason = items.cannot_lay_out(caught.value)
+    assert reason.startswith("未评分：这份提交无法摆放成可评分的样子：forge/huge.bin 有 "), reason
+    assert "——上限：每个文件 " in reason and reason.endswith("。这是提交本身的问题，不是评分工具的问题：请把它去掉后再交练习册")
+    with pytest.raises(LayoutError) as caught:  # English when the class is English
+        _Budget(DEFAULT_LIMITS).file(PurePosixPath("forge/huge.bin"), DEFAULT_LIMITS.file_bytes + 1)
+    assert str(caught.value).startswith("forge/huge.bin is ") and caught.value.limit.endswith(" per file")

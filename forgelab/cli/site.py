@@ -162,7 +162,7 @@ def _release_one(root: Path, out: Path, language: str) -> int:
         count=len(bundle.starters)))
     if language != "en":
         print(_("starters and transfer starters carry the {language} docstrings; course/edition.toml makes the tools "
-                "and `make lab` speak {language}").format(language=language))
+                "and `make lab` speak {language}").format(language=edition))
     print(_("checked against solutions/: no file of solutions/, no reference function body, no reference transfer "
             "test, no reference answer inside"))
     if bundle.left_out:

@@ -383,6 +383,18 @@ def test_release_command_reports_what_it_built(clone, tmp_path: Path) -> None:  
     assert "make lab" in done.stdout and "forgelab check 01" in done.stdout
 
 
+def test_release_lang_zh_reports_in_chinese(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    """The Chinese edition's summary is Chinese: the bundle, the commit, what was checked, what to do next."""
+    done = clone.run("release", "--lang", "zh", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("实验包（中文版）：") and f"{BUNDLE_NAME}-zh.zip" in lines[0], lines[0]
+    assert "构建自：提交 " in done.stdout and "已对照 solutions/ 检查：包里没有 solutions/ 的文件" in done.stdout
+    assert "带的是中文文档字符串" in done.stdout and "都会说中文" in done.stdout
+    assert lines[-1] == f"学员解压后，在 {BUNDLE_NAME}/ 里运行 `make lab`（见其中的 README），然后运行 `forgelab check 01`"
+    assert not re.search(r"\b(built|bundle|checked|learner|starters)\b", done.stdout), done.stdout
+
+
 # ---------------------------------------------------------------- the bundle works
 
 

@@ -406,9 +406,13 @@ MALFORMED: dict[str, tuple[Callable[[Evidence], bytes], str, str, list[str | Say
     "truncated-json": (lambda e: as_bytes(e.passing)[:500], "verification.json", "malformed-json",
                        [Say("The JSON is malformed"), Say("The file starts like JSON but cannot be read ({error}). It "
                                                           "may be cut off or edited by hand. Run `forgelab check "
-                                                          "{number}` again to write a fresh one.", {"number": "01"})]),
+                                                          "{number}` again to write a fresh one.", {"number": "01"}),
+                        Say("the text ends before the JSON does")]),
+    # what is wrong and where, in the page's language (the browser's English only for a mistake the page does not know)
     "trailing-comma": (lambda e: b'{"schema_version": 1,}', "verification.json", "malformed-json",
-                       [Say("The JSON is malformed")]),
+                       [Say("The JSON is malformed"),
+                        Say("line {line}, column {column}: {what}", {
+                            "line": 1, "column": 22, "what": Say("a property name in double quotes should come here")})]),
     "json-list": (lambda e: b"[1, 2, 3]", "verification.json", "wrong-shape",
                   [Say("This JSON is not a verification.json"),
                    Say("It is valid JSON, but {what} instead of an object with the check results.",

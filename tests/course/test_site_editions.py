@@ -308,7 +308,8 @@ def test_site_build_lang_all_and_lang_zh(tmp_path: Path) -> None:
 
     done = _cli("site", "build", "--out", str(tmp_path / "zh"), "--lang", "zh")  # --lang after the command too
     assert done.returncode == 0, done.stderr
-    assert "site built (Chinese (zh) edition)" in done.stdout and "English edition" not in done.stdout
+    assert "网站已构建（中文版）：" in done.stdout and "English edition" not in done.stdout  # --lang zh speaks Chinese
+    assert "实验包：" in done.stdout and "打开：" in done.stdout and "site built" not in done.stdout
     assert '<html lang="zh-CN">' in (tmp_path / "zh" / "index.html").read_text(encoding="utf-8")
     assert (tmp_path / "zh" / "downloads" / "forge-workbook-lab-zh.zip").is_file()
 

@@ -323,8 +323,8 @@
       const before = text.slice(0, Number(position[1])).split("\n");
       facts.line = before.length;
       facts.column = before[before.length - 1].length + 1;
-      if (Number(position[1]) >= text.trimEnd().length) facts.mistake = "cut-off";  // it stopped where the text does
     }
+    if (position && Number(position[1]) >= text.trimEnd().length) facts.mistake = "cut-off";  // it stopped with the text
     return facts;
   }
 

@@ -10,6 +10,7 @@ checked by :mod:`forgelab.authoring.catalogs`.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -19,6 +20,41 @@ from forgelab.core.demo import parse_percent_cells
 from forgelab.core.registry import Course, RegistryError, Stage
 
 EDITIONS = ("en", "zh")
+
+
+WORDING_TABLE = re.compile(r"^[A-Z][A-Z0-9_]*_ZH$")  # a Chinese demo's own table of words to print, e.g. CAUGHT_BY_ZH
+
+
+class _WhatItDoes(ast.NodeTransformer):
+    """A demo cell with what it prints taken out: every string is blank, every print() call and *_ZH wording table
+    is gone. The Chinese demo prints Chinese; what it computes, and on which data, is the English demo's."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        return ast.Constant("")
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print":
+            return None
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and WORDING_TABLE.match(node.targets[0].id):
+            return None
+        return self.generic_visit(node)
+
+
+def same_demo_code(source: str) -> str:
+    """What a demo cell does, apart from what it prints (see :class:`_WhatItDoes`); the source itself if it does not
+    parse (then the two editions must match character for character)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    return ast.dump(_WhatItDoes().visit(tree))
 
 
 def _shape(table: BaseModel, prefix: str = "") -> dict[str, object]:
@@ -88,9 +124,13 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
         theirs = parse_percent_cells(chinese_demo.read_text(encoding="utf-8"))
         if [kind for kind, _ in ours] != [kind for kind, _ in theirs]:
             found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: its cells do not follow demo.py one for one")
-        elif [src for kind, src in ours if kind == "code"] != [src for kind, src in theirs if kind == "code"]:
-            found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: a code cell differs from demo.py "
-                         "(only the Markdown is translated; code and its output are the same in both editions)")
+        else:
+            for number, (english_code, chinese_code) in enumerate(
+                    zip([src for kind, src in ours if kind == "code"], [src for kind, src in theirs if kind == "code"]), 1):
+                if same_demo_code(english_code) != same_demo_code(chinese_code):
+                    found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: code cell {number} does more than "
+                                 "demo.py's: the Chinese demo may change only what it prints (strings, print() calls and "
+                                 "wording tables named *_ZH); its calls and data are demo.py's")
     try:
         stage_figures = figures.stage_figures(stage.source_dir)
     except figures.FigureError:

@@ -101,3 +101,16 @@ def test_a_chinese_line_for_a_label_that_is_gone_is_named(workbook) -> None:
     assert f"{STAGE}/figure.mmd: `%% zh: example library => …` translates no label of the diagram: remove the line " \
         "or make its English side match the label" in found
     assert any("label 'examples' has no Chinese" in problem for problem in found), found
+
+
+def test_a_chinese_demo_may_change_what_it_prints_but_not_what_it_does() -> None:
+    """demo.zh.py prints Chinese (its strings, print() calls and *_ZH wording tables are its own); its calls and data
+    are demo.py's, so both editions demonstrate the same thing."""
+    english = 'plan = select(items, "ana", limit=2)\nprint(f"selected: {plan}")\nfor x in plan:\n    print(x, "units")\n'
+    chinese = ('WORDS_ZH = {"ana": "安娜"}\nplan = select(items, "ana", limit=2)\nprint(f"选中：{plan}", sep="")\n'
+               'for x in plan:\n    print(x, "个单位")  # 单位\n    print("  原文：", WORDS_ZH)\n')
+    assert editions.same_demo_code(english) == editions.same_demo_code(chinese)
+    for other in ('plan = select(items, "ana", limit=3)\n',  # other data
+                  'plan = select(items, "ana", limit=2)\nitems.clear()\n',  # a call the English demo does not make
+                  'WORDS = {"ana": "安娜"}\nplan = select(items, "ana", limit=2)\n'):  # not a *_ZH wording table
+        assert editions.same_demo_code(other) != editions.same_demo_code(english), other

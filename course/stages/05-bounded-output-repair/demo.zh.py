@@ -36,15 +36,17 @@ print(repair_json_text('{"note": "a, }",}'))
 
 # %%
 attempts = [
-    ("please write files", "根本没有 JSON"),
-    ('Here is the spec: {"goal": "add a search box", "write_allowed": false}', "JSON 对象前面还有别的文字"),
-    ('{"goal": "add a search box", "write_allowed": }', "缺了一个值：修复不会替模型补上"),
-    ('```python\n{"goal": "add a search box"}\n```', "代码围栏标的是 python，不是 JSON 围栏"),
-    ('[{"goal": "add a search box"}]', "是 JSON 数组，不是对象"),
+    "please write files",
+    'Here is the spec: {"goal": "add a search box", "write_allowed": false}',
+    '{"goal": "add a search box", "write_allowed": }',
+    '```python\n{"goal": "add a search box"}\n```',
+    '[{"goal": "add a search box"}]',
 ]
-for text, why in attempts:
+WHY_ZH = dict(zip(attempts, ["根本没有 JSON", "JSON 对象前面还有别的文字", "缺了一个值：修复不会替模型补上",
+                             "代码围栏标的是 python，不是 JSON 围栏", "是 JSON 数组，不是对象"]))  # 每次失败的中文说明
+for text in attempts:
     try:
         parse_json_object(text)
     except ValueError as error:
-        print(f"{text[:28]!r:32} -> ValueError：{why}")
+        print(f"{text[:28]!r:32} -> ValueError：{WHY_ZH[text]}")
         print(f"{'':32}    原文：{error}")

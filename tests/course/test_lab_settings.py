@@ -19,6 +19,9 @@ from make_lab import running_make_lab
 ROOT = Path(__file__).resolve().parents[2]
 OVERRIDES = ROOT / "forgelab" / "data" / "jupyterlab-overrides.json"
 NOTIFICATION = "@jupyterlab/apputils-extension:notification"
+# `make lab` with the course's venv rewrites that venv's overrides.d (an English lab removes the Chinese locale
+# default): one such JupyterLab at a time, in the xdist group of the other modules that start one on this venv
+pytestmark = pytest.mark.xdist_group("make-lab")
 
 
 def _schema(setting_id: str) -> dict:

@@ -32,9 +32,9 @@ def jobs_run(monkeypatch: pytest.MonkeyPatch) -> list[core.Job]:
     started: list[core.Job] = []
     real = core.run
 
-    def spy(job: core.Job, settings, isolation=None):  # type: ignore[no-untyped-def]
+    def spy(job: core.Job, settings, isolation=None, **options):  # type: ignore[no-untyped-def]
         started.append(job)
-        return real(job, settings, isolation)
+        return real(job, settings, isolation, **options)
 
     monkeypatch.setattr(core, "run", spy)
     return started

@@ -26,11 +26,9 @@ WORDING_TABLE = re.compile(r"^[A-Z][A-Z0-9_]*_ZH$")  # a Chinese demo's own tabl
 
 
 class _WhatItDoes(ast.NodeTransformer):
-    """A demo cell with what it prints taken out: every string is blank, every print() call and *_ZH wording table
-    is gone. The Chinese demo prints Chinese; what it computes, and on which data, is the English demo's."""
-
-    def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        return ast.Constant("") if isinstance(node.value, str) else node
+    """A demo cell with what it prints taken out: every f-string is blank, every print() call and *_ZH wording table
+    is gone. Any other string is data and stays: the Chinese demo prints Chinese, but what it computes, and on which
+    data, is the English demo's."""
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
         return ast.Constant("")

@@ -17,7 +17,7 @@ import subprocess
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,11 @@ class RunningLab:
     base: str  # http://127.0.0.1:PORT/
     start_path: str  # what make lab opens, e.g. lab/tree/notebooks/00-opening.ipynb
     token: str
+    output: OutputLines | None = field(default=None, compare=False, repr=False)  # what make lab printed so far
+
+    def said(self, count: int = 40) -> str:
+        """The last ``count`` lines make lab and its JupyterLab printed (for a failing assertion's message)."""
+        return self.output.tail(count) if self.output is not None else "(not recorded)"
 
     def url(self, path: str) -> str:
         return f"{self.base}{path}?token={self.token}"
@@ -82,7 +87,7 @@ def running_make_lab(cwd: Path, home: Path, make_args: Sequence[str] = ()) -> It
     output = OutputLines(process.stdout)
     try:
         found = output.wait_for(r"(http://127\.0\.0\.1:\d+/)(\S*)\?token=(\w+)", timeout=START_S)
-        lab = RunningLab(found.group(1), found.group(2), found.group(3))
+        lab = RunningLab(found.group(1), found.group(2), found.group(3), output)
         wait_for_http(lab.url("api/status"), timeout=START_S, process=process)
         yield lab
     finally:

@@ -87,7 +87,12 @@ def test_make_lab_in_the_chinese_bundle_speaks_chinese(zh_lab: tuple[RunningLab,
     assert _extras(root) == "[zh]"  # make installs the language pack from the package index
     with urllib.request.urlopen(lab.url(f"lab/api/settings/{TRANSLATION}"), timeout=30) as response:
         setting = json.loads(response.read())
-    assert setting["schema"]["properties"]["locale"]["default"] == "zh_CN"
+    overrides = VENV / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
+    listing = sorted(path.name for path in overrides.glob("*")) if overrides.is_dir() else "(no such folder)"
+    # the overrides are read once, when the server starts: say what the folder holds now and what the lab said
+    assert setting["schema"]["properties"]["locale"]["default"] == "zh_CN", (
+        f"JupyterLab's locale default is {setting['schema']['properties']['locale']['default']!r}; "
+        f"{overrides} holds {listing}; the lab's last words:\n{lab.said()}")
     assert setting["raw"] in ("{}", "")  # a default of this JupyterLab, not a change of the learner's settings
 
 

@@ -2,64 +2,130 @@
 infrastructure: you use it, you do not need to change it).
 
 Both functions take the JSON form the driver produces (``spec.model_dump(mode="json")`` and
-``audit.to_dict()``), so the CLI and the notebook show exactly the same thing.
+``audit.to_dict()``), so the CLI and the notebook show exactly the same thing. ``language`` chooses
+the words around the data: ``"en"`` (the default) or ``"zh"`` (Simplified Chinese, for the Chinese
+edition). Only the labels and the sentences change; the data itself (goals, keys, sources, reason
+codes, identifiers) is printed as it is in both.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-LABEL = 15  # width of the label column
+Language = Literal["en", "zh"]
+
+LABEL = 15  # width of the label column, in terminal cells (a Chinese character takes two)
+
+WORDS: dict[Language, dict[str, str]] = {
+    "en": {
+        "spec": "task spec", "prompt": "prompt", "model": "model",
+        "goal": "goal", "inputs": "inputs", "outputs": "outputs", "acceptance": "acceptance",
+        "audit": "audit trail", "instructions": "instructions", "context": "context", "examples": "examples",
+        "retrieved": "retrieved", "repairs": "repairs", "tokens": "tokens",
+        "none": "none", "no_flags": "no flags",
+        "accepted": "accepted: {items}", "rejected": "rejected: {source} {item} — {reason}, won by {winner}",
+        "chosen": "chosen: {items} ({used}/{budget} tokens)", "dropped": "dropped: {items} (over budget)",
+        "schema": "{items} (schema {version}, {mode} mode)",
+        "flagged": "FLAGGED {flags} — kept as data, not obeyed",
+        "token_counts": "prompt {prompt} · output {output} (estimates)",
+        "list": ", ", "outputs_list": "; ", "label_colon": ": ", "paren": " ({text})",
+        "standard": "standard", "recovery": "recovery",
+    },
+    "zh": {
+        "spec": "任务规格", "prompt": "Prompt", "model": "模型",
+        "goal": "目标", "inputs": "输入", "outputs": "输出", "acceptance": "验收标准",
+        "audit": "审计记录", "instructions": "指令", "context": "上下文", "examples": "示例",
+        "retrieved": "检索文档", "repairs": "修复", "tokens": "Token",
+        "none": "无", "no_flags": "无标记",
+        "accepted": "接受：{items}", "rejected": "拒绝：{source} 的 {item}（{reason}，{winner} 胜出）",
+        "chosen": "选中：{items}（{used}/{budget} Token）", "dropped": "舍弃：{items}（超出预算）",
+        "schema": "{items}（Schema {version}，{mode}模式）",
+        "flagged": "已标记 {flags}——作为数据保留，不予执行",
+        "token_counts": "Prompt {prompt} · 输出 {output}（估算值）",
+        "list": "、", "outputs_list": "；", "label_colon": "：", "paren": "（{text}）",
+        "standard": "标准", "recovery": "恢复",
+    },
+}
+
+
+def _width(text: str) -> int:
+    """Terminal cells ``text`` takes: two for a wide (Chinese) character, one for any other."""
+    return sum(2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
 
 
 def _rows(label: str, lines: Sequence[str]) -> list[str]:
     lines = list(lines) or ["-"]
     pad = " " * (LABEL + 2)
-    return [f"  {label:<{LABEL}}{lines[0]}"] + [pad + line for line in lines[1:]]
+    return [f"  {label}{' ' * max(1, LABEL - _width(label))}{lines[0]}"] + [pad + line for line in lines[1:]]
 
 
-def _join(items: Sequence[str], empty: str = "none") -> str:
-    return ", ".join(items) if items else empty
+def _join(items: Sequence[str], words: Mapping[str, str]) -> str:
+    return words["list"].join(items) if items else words["none"]
 
 
-def format_spec(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None) -> str:
-    head = "task spec"
+def format_spec(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None, language: Language = "en") -> str:
+    """The task spec, one labelled row per field; with ``audit``, its head names scenario, prompt version and model.
+
+    ``language`` is ``"en"`` or ``"zh"``: the words of the labels; the spec's values are printed as they are.
+    """
+    words = WORDS[language]
+    head = words["spec"]
     if audit:
-        head += f" · {audit['scenario']} · prompt {audit['prompt_version']} · model {audit['model']}"
+        head += f" · {audit['scenario']} · {words['prompt']} {audit['prompt_version']} · {words['model']} {audit['model']}"
     out = [head]
-    out += _rows("goal", [str(spec["goal"])])
-    out += _rows("inputs", [_join(spec.get("inputs", []))])
-    out += _rows("outputs", ["; ".join(spec.get("outputs", [])) or "none"])
-    out += _rows("acceptance", [f"{i}. {item}" for i, item in enumerate(spec["acceptance"], 1)])
-    out += _rows("write_allowed", ["true" if spec["write_allowed"] else "false"])
+    out += _rows(words["goal"], [str(spec["goal"])])
+    out += _rows(words["inputs"], [_join(spec.get("inputs", []), words)])
+    out += _rows(words["outputs"], [words["outputs_list"].join(spec.get("outputs", [])) or words["none"]])
+    out += _rows(words["acceptance"], [f"{i}. {item}" for i, item in enumerate(spec["acceptance"], 1)])
+    out += _rows("write_allowed", ["true" if spec["write_allowed"] else "false"])  # a JSON field: never translated
     return "\n".join(out)
 
 
-def format_audit(audit: Mapping[str, Any]) -> str:
-    out = ["audit trail"]
-    accepted = [f"{item['key']}={item['value']!r} ({item['source']})" if item["key"] == "write"
-                else f"{item['key']} ({item['source']})" for item in audit["accepted"]]
-    rejected = [f"{item['source']} {item['key']}={item['value']!r} — {item['reason']}, won by {item['winner']}"
+def format_audit(audit: Mapping[str, Any], language: Language = "en") -> str:
+    """The audit trail: instructions accepted and rejected, context chosen and dropped, examples, flags, repairs, tokens.
+
+    ``language`` is ``"en"`` or ``"zh"``: the words around the record; keys, sources and reason codes stay as they are.
+    """
+    words = WORDS[language]
+
+    def paren(text: str) -> str:
+        return words["paren"].format(text=text)
+
+    out = [words["audit"]]
+    accepted = [f"{item['key']}={item['value']!r}{paren(item['source'])}" if item["key"] == "write"
+                else f"{item['key']}{paren(item['source'])}" for item in audit["accepted"]]
+    rejected = [words["rejected"].format(source=item["source"], item=f"{item['key']}={item['value']!r}",
+                                         reason=item["reason"], winner=item["winner"])
                 for item in audit["rejected"]]
-    out += _rows("instructions", [f"accepted: {_join(accepted)}"] + [f"rejected: {line}" for line in rejected])
-    out += _rows("context", [f"chosen: {_join(audit['context_chosen'])} "
-                             f"({audit['context_tokens']}/{audit['context_budget']} tokens)"]
-                 + ([f"dropped: {_join(audit['context_dropped'])} (over budget)"] if audit["context_dropped"] else []))
-    out += _rows("examples", [f"{_join(audit['examples'])} (schema {audit['schema_version']}, {audit['mode']} mode)"])
-    documents = [f"{doc['source']}: " + (f"FLAGGED {', '.join(doc['flags'])} — kept as data, not obeyed"
-                                         if doc["flags"] else "no flags") for doc in audit["injection"]]
-    out += _rows("retrieved", documents)
-    out += _rows("repairs", [_join(audit["repairs"])])
-    out += _rows("tokens", [f"prompt {audit['prompt_tokens']} · output {audit['output_tokens']} (estimates)"])
+    out += _rows(words["instructions"], [words["accepted"].format(items=_join(accepted, words))] + rejected)
+    out += _rows(words["context"], [words["chosen"].format(items=_join(audit["context_chosen"], words),
+                                                           used=audit["context_tokens"], budget=audit["context_budget"])]
+                 + ([words["dropped"].format(items=_join(audit["context_dropped"], words))]
+                    if audit["context_dropped"] else []))
+    out += _rows(words["examples"], [words["schema"].format(items=_join(audit["examples"], words),
+                                                            version=audit["schema_version"],
+                                                            mode=words.get(audit["mode"], audit["mode"]))])
+    documents = [doc["source"] + words["label_colon"]
+                 + (words["flagged"].format(flags=words["list"].join(doc["flags"])) if doc["flags"] else words["no_flags"])
+                 for doc in audit["injection"]]
+    out += _rows(words["retrieved"], documents)
+    out += _rows(words["repairs"], [_join(audit["repairs"], words)])
+    out += _rows(words["tokens"], [words["token_counts"].format(prompt=audit["prompt_tokens"],
+                                                                output=audit["output_tokens"])])
     return "\n".join(out)
 
 
-def format_extraction(document: Mapping[str, Any]) -> str:
-    """The spec (when there is one) and the audit trail of a driver answer."""
+def format_extraction(document: Mapping[str, Any], language: Language = "en") -> str:
+    """The spec (when there is one) and the audit trail of a driver answer.
+
+    ``language`` is ``"en"`` (the default) or ``"zh"``: the Chinese edition's notebook and ``forgelab extract
+    --lang zh`` pass ``"zh"``. Any other value raises ``KeyError``.
+    """
     parts = []
     if document.get("spec") is not None:
-        parts.append(format_spec(document["spec"], document.get("audit")))
+        parts.append(format_spec(document["spec"], document.get("audit"), language))
     if document.get("audit") is not None:
-        parts.append(format_audit(document["audit"]))
+        parts.append(format_audit(document["audit"], language))
     return "\n\n".join(parts)

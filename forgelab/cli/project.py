@@ -14,7 +14,7 @@ from typing import Any
 
 from forgelab.cli.context import open_workbook
 from forgelab.core.display import fail
-from forgelab.core.i18n import N_, _, ngettext
+from forgelab.core.i18n import N_, _, active, ngettext
 
 MODELS = ("mock", "replay", "openai")
 FAULTS = ("fenced", "trailing_comma", "prose", "unknown_field", "missing_write_allowed")
@@ -166,7 +166,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
         else:
             if args.show_prompt:
                 print(_prompt_block(result["prompt"]))
-            print(format_extraction(document))
+            print(format_extraction(document, language="zh" if active() == "zh" else "en"))
             if args.recovery:
                 print("\n" + _("recovery mode: one fixed schema (v2), the pack's three fixed examples, the answer parsed "
                                "exactly as written — stage 03 (example selection) and stage 05 (repair) were not called"))
@@ -184,7 +184,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     elif answer.get("audit"):
         if args.show_prompt and answer.get("prompt"):
             print(_prompt_block(answer["prompt"]))
-        print(format_audit(answer["audit"]))
+        print(format_audit(answer["audit"], language="zh" if active() == "zh" else "en"))
         if answer.get("output") is not None:
             lines = str(answer["output"]).splitlines()
             more = len(lines) - OUTPUT_LINES

@@ -75,6 +75,18 @@ def test_the_human_view_shows_the_spec_and_a_compact_audit_trail(shared) -> None
         assert fragment in result.stdout
 
 
+def test_the_human_view_speaks_chinese_with_lang_zh(shared) -> None:
+    result = shared.run("extract", "--lang", "zh", "--scenario", "music", "Plan the release of my single Night Ferry",
+                        "--target", "solution")
+    assert result.returncode == 0, result.output
+    for fragment in ("任务规格 · music · Prompt p-", "write_allowed  false", "拒绝：developer 的 write='allow'"
+                     "（lower_rank，system 胜出）", "舍弃：note:inspiration（超出预算）",
+                     "forum/label-offer：已标记 ignore previous、run shell——作为数据保留，不予执行",
+                     "（Schema v1，标准模式）", "（估算值）"):
+        assert fragment in result.stdout, result.stdout
+    assert "audit trail" not in result.stdout and "won by" not in result.stdout
+
+
 @pytest.mark.parametrize("scenario", ["software", "office", "music"])
 def test_an_injected_instruction_is_flagged_and_changes_nothing(workbook, scenario: str) -> None:
     with_injection = extract_json(workbook, "--scenario", scenario, "plan the next step")

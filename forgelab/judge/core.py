@@ -224,9 +224,10 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
                    "--color=no", *arguments]
     # the same session forked from the warm worker when there is one (see forgelab.judge.warm), else a new process;
     # the session's own CPU is course code (Hypothesis, comparisons): it is bounded by wall time only
-    forked = warm.run(pytest_args, cwd=run_dir, env=env, wall_s=settings.session_wall_s, output_kb=4096) if warm else None
-    if forked is not None:
-        watched = Watched(forked.returncode, Limit.WALL if forked.stopped else None, forked.output, forked.seconds)
+    forked = warm.run(pytest_args, cwd=run_dir, env=env, cpu_s=float("inf"), wall_s=settings.session_wall_s,
+                      output_kb=4096) if warm else None
+    if forked is not None:  # held by the same watchdog to the same limits as the cold session below
+        watched = Watched(forked.returncode, forked.limit, forked.output, forked.seconds)
     else:
         watched = run_watched([sys.executable, "-P", "-m", "pytest", *pytest_args], cwd=run_dir, env=env,
                               cpu_s=float("inf"), wall_s=settings.session_wall_s, output_kb=4096)

@@ -16,16 +16,22 @@ folder and ``/tmp``), exactly as in a cold run. So a warm verdict is a cold verd
 tests in ``tests/course/test_warm_worker.py`` compare both on honest, wrong and hostile code.
 
 One run at a time: :meth:`WarmWorker.run` returns None when the worker is busy or has died, and the judge
-then runs the cold session as before. Protocol (JSON lines on the worker's standard input and output):
-``{"args", "cwd", "env", "output"}`` in; ``{"pid": N}`` when the child started, ``{"pid": N, "code": C}``
-when it ended. The worker ends when its standard input closes or the process that started it ends.
+then runs the cold session as before. While a run goes on, the judge waits on it through its one watchdog
+(:class:`forgelab.judge.watchdog.Watchdog`, watching the forked session's process tree by its pid): the output,
+wall-clock and CPU limits strike exactly as they do for a cold session (:func:`forgelab.judge.core.run_watched`).
+
+Protocol: JSON lines on the worker's standard input and output, each one of the Pydantic models below (strict
+types, no unknown key, told apart by ``kind``): :class:`Ready` once, then for every :class:`RunRequest` in,
+:class:`Started` when the child started and :class:`Ended` when it ended — or :class:`Refused` when the request
+was not a valid one (the worker then waits for the next). A message that is none of these is a
+:class:`WarmProtocolError` naming the field and the line. The worker ends when its standard input closes or the
+process that started it ends.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -33,12 +39,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from forgelab.core.i18n import _
 from forgelab.judge.channel import dies_with_parent
+from forgelab.judge.outcomes import Limit
+from forgelab.judge.watchdog import Watchdog
 
-READY = "forgelab-warm-worker ready"
+MAX_LINE = 4 * 1024 * 1024  # no message of the protocol is near this long: a longer line is refused unread
 START_S = 60.0  # the longest the worker may take to import pytest and Hypothesis on a crowded machine
 PR_SET_PDEATHSIG = 1
 
@@ -47,14 +57,110 @@ class WarmUnavailable(RuntimeError):
     """The warm worker could not start; the message says why in one line."""
 
 
+class WarmProtocolError(WarmUnavailable):
+    """A line of the worker's protocol that is not one of its messages; the message says which field and line."""
+
+
+# ---------------------------------------------------------------- the protocol
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+Pid = Annotated[int, Field(gt=0)]
+
+
+class Ready(_Message):
+    """The worker has imported everything and waits for requests."""
+
+    kind: Literal["ready"] = "ready"
+    pid: Pid
+
+
+class RunRequest(_Message):
+    """Run ``python -m pytest ARGS`` in ``cwd`` with exactly ``env``, its output (stdout and stderr) to ``output``."""
+
+    kind: Literal["run"] = "run"
+    args: list[str]
+    cwd: Annotated[str, Field(min_length=1)]
+    env: dict[str, str]
+    output: Annotated[str, Field(min_length=1)]
+
+
+class Started(_Message):
+    kind: Literal["started"] = "started"
+    pid: Pid
+
+
+class Ended(_Message):
+    """The child ``pid`` ended: its exit code, or minus the signal that ended it."""
+
+    kind: Literal["ended"] = "ended"
+    pid: Pid
+    code: int
+
+
+class Refused(_Message):
+    """The request was not a :class:`RunRequest`; ``error`` says why. Nothing was run."""
+
+    kind: Literal["refused"] = "refused"
+    error: str
+
+
+Reply = Annotated[Ready | Started | Ended | Refused, Field(discriminator="kind")]
+_REQUEST: TypeAdapter[RunRequest] = TypeAdapter(RunRequest)
+_REPLY: TypeAdapter[Ready | Started | Ended | Refused] = TypeAdapter(Reply)
+M = TypeVar("M", bound=_Message)
+
+
+def _explain(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the message"
+    return f"{where}: {first['msg']}" + (f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else "")
+
+
+def encode(message: _Message) -> bytes:
+    """One line of the protocol."""
+    return message.model_dump_json().encode("utf-8") + b"\n"
+
+
+def read_request(line: bytes) -> RunRequest:
+    """The request ``line`` is, or :class:`WarmProtocolError` saying what is wrong with it."""
+    try:
+        return _REQUEST.validate_json(line, strict=True)
+    except ValidationError as error:
+        raise WarmProtocolError(f"malformed request to the warm worker ({_explain(error)}): "
+                                f"{line[:160].decode('utf-8', errors='replace').strip()!r}") from None
+
+
+def read_reply(line: bytes, expected: type[M]) -> M:
+    """The reply ``line`` is, which must be an ``expected`` (a :class:`Refused` is raised as its error)."""
+    try:
+        reply = _REPLY.validate_json(line, strict=True)
+    except ValidationError as error:
+        raise WarmProtocolError(f"malformed reply from the warm worker ({_explain(error)}): "
+                                f"{line[:160].decode('utf-8', errors='replace').strip()!r}") from None
+    if isinstance(reply, Refused) and expected is not Refused:
+        raise WarmProtocolError(f"the warm worker refused the request: {reply.error}")
+    if not isinstance(reply, expected):
+        raise WarmProtocolError(f"the warm worker said {reply.kind!r} where {expected.model_fields['kind'].default!r} "
+                                "was due")
+    return reply
+
+
 @dataclass(frozen=True)
 class WarmRun:
-    """How one forked session ended: its exit code (None when it was stopped at the wall limit) and output."""
+    """How one forked session ended: its exit code (None when a limit stopped it), the limit, and its output."""
 
     returncode: int | None
-    stopped: bool
+    limit: Limit | None
     output: str
     seconds: float
+
+    @property
+    def stopped(self) -> bool:
+        return self.limit is not None
 
 
 def worker_env(base: dict[str, str]) -> dict[str, str]:
@@ -86,12 +192,18 @@ class WarmWorker:
             raise WarmUnavailable(_("the warm worker could not start ({cause})").format(cause=error)) from None
         worker = cls(process)
         line = worker._read_line(timeout_s)
-        if line != READY:
+        problem = "no answer" if line is None else ""
+        if line is not None:
+            try:
+                read_reply(line, Ready)
+            except WarmProtocolError as error:
+                problem = str(error)
+        if problem:
             worker.close(keep_stderr=True)
             assert process.stderr is not None
             said = process.stderr.read().decode("utf-8", errors="replace").strip().splitlines()
             process.stderr.close()
-            cause = (said or [line or "no answer"])[-1][:200]
+            cause = (said or [problem])[-1][:200]
             raise WarmUnavailable(_("the warm worker could not start ({cause})").format(cause=cause))
         return worker
 
@@ -105,42 +217,60 @@ class WarmWorker:
     def alive(self) -> bool:
         return self._process.poll() is None
 
-    def _read_line(self, timeout_s: float) -> str | None:
-        """One line from the worker within ``timeout_s`` (None: it said nothing in time, or it has ended)."""
-        stream = self._process.stdout
-        assert stream is not None
-        deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._pending:
-            if not select.select([stream.fileno()], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                return None
-            chunk = os.read(stream.fileno(), 65536)
-            if not chunk:
-                return None
-            self._pending += chunk
+    def _line(self) -> bytes | None:
+        """A whole line the worker has already said, if there is one."""
+        if b"\n" not in self._pending:
+            return None
         line, _sep, rest = bytes(self._pending).partition(b"\n")
         self._pending = bytearray(rest)
-        return line.decode("utf-8", errors="replace").strip()
+        return line
+
+    def _listen(self, watchdog: Watchdog) -> bool:
+        """Wait (through the watchdog, at most :data:`POLL_S`) for what the worker says; False once it has ended."""
+        stream = self._process.stdout
+        assert stream is not None
+        if watchdog.wait(read=stream.fileno()):
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                return False
+            self._pending += chunk
+            if len(self._pending) > MAX_LINE and b"\n" not in self._pending:
+                raise WarmProtocolError(f"the warm worker said a line longer than {MAX_LINE} bytes")
+        return True
+
+    def _read_line(self, timeout_s: float) -> bytes | None:
+        """One line from the worker within ``timeout_s`` (None: it said nothing in time, or it has ended)."""
+        deadline = time.monotonic() + timeout_s
+        watchdog = Watchdog(self._process, wall_over=lambda now: now > deadline)
+        while (line := self._line()) is None:
+            if watchdog.over() is not None or not self._listen(watchdog):
+                return None
+        return line
 
     def run(self, args: list[str], *, cwd: Path, env: dict[str, str], wall_s: float,
-            output_kb: int) -> WarmRun | None:
-        """Run ``python -m pytest ARGS`` as a fresh child of the worker; None when the worker is busy or gone."""
+            output_kb: int, cpu_s: float = math.inf) -> WarmRun | None:
+        """Run ``python -m pytest ARGS`` as a fresh child of the worker; None when the worker is busy or gone.
+
+        The child is held to the limits of :func:`forgelab.judge.core.run_watched` by the same watchdog: ``wall_s``
+        seconds, ``cpu_s`` CPU seconds for its whole process tree, ``output_kb`` KiB printed."""
         if not self.alive or not self._lock.acquire(blocking=False):
             return None
         try:
-            return self._run(args, cwd, env, wall_s, output_kb)
+            return self._run(RunRequest(args=args, cwd=str(cwd), env=env, output=str(cwd / "session-output.txt")),
+                             cwd, wall_s, output_kb, cpu_s)
         finally:
             self._lock.release()
 
-    def _run(self, args: list[str], cwd: Path, env: dict[str, str], wall_s: float, output_kb: int) -> WarmRun | None:
+    def _run(self, request: RunRequest, cwd: Path, wall_s: float, output_kb: int, cpu_s: float) -> WarmRun | None:
         started = time.monotonic()
-        output = cwd / "session-output.txt"
+        output = Path(request.output)
         scratch = cwd / "session-tmp"  # the session's TMPDIR (its hosts' folders): it goes with the run's folder,
         scratch.mkdir(exist_ok=True)   # even when the run is killed before it could remove them itself
-        request = {"args": args, "cwd": str(cwd), "env": {**env, "TMPDIR": str(scratch)}, "output": str(output)}
+        request = request.model_copy(update={"env": {**request.env, "TMPDIR": str(scratch)}})
         stdin = self._process.stdin
         assert stdin is not None
         try:
-            stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            stdin.write(encode(request))
             stdin.flush()
         except OSError:
             return None
@@ -148,32 +278,45 @@ class WarmWorker:
         if first is None:
             self.close()
             return None
-        self._child = int(json.loads(first)["pid"])
-        stopped = False
         try:
-            while True:
-                left = wall_s - (time.monotonic() - started)
-                line = self._read_line(1.0 if stopped else max(0.0, min(left, 1.0)))
-                if line is not None:
-                    code: int | None = int(json.loads(line)["code"])
-                    break
-                if not self.alive:
-                    code = None
-                    break
-                if left <= 0:  # past the wall limit: kill it (again, until the worker says it has ended)
-                    stopped = True
+            self._child = read_reply(first, Started).pid
+        except WarmProtocolError:
+            self.close()
+            raise
+        cap = output_kb * 1024
+
+        def flooded() -> bool:
+            try:
+                return output.stat().st_size > cap
+            except OSError:
+                return False
+
+        watchdog = Watchdog(pid=self._child, gone=lambda: not self.alive, cpu_s=cpu_s,
+                            wall_over=lambda now: now - started > wall_s, flooded=flooded)
+        limit: Limit | None = None
+        code: int | None = None
+        try:
+            watchdog.begin_wait()
+            while (line := self._line()) is None:
+                if limit is None:
+                    limit = watchdog.over()
+                if limit is not None:  # kill it (again, until the worker says it has ended)
                     self.stop_child()
-        except BaseException:  # Ctrl-C while the run waits: the run and all it started end with it
+                if not self._listen(watchdog):
+                    break
+            if line is not None:
+                code = read_reply(line, Ended).code
+        except BaseException:  # Ctrl-C while the run waits, a broken reply: the run and all it started end with it
             self.stop_child()
             raise
         finally:
             self._child = None
         try:
             with open(output, "rb") as handle:
-                text = handle.read(output_kb * 1024).decode("utf-8", errors="replace")
+                text = handle.read(cap).decode("utf-8", errors="replace")
         except OSError:
             text = ""
-        return WarmRun(None if stopped else code, stopped, text, time.monotonic() - started)
+        return WarmRun(None if limit is not None else code, limit, text, time.monotonic() - started)
 
     def stop_child(self) -> None:
         """Kill the run in progress, if one is, and everything it started (its own process group)."""
@@ -235,33 +378,33 @@ def _preload() -> None:
     import forgelab.judge.session_plugin  # noqa: F401  # lazy: imported in the worker only, to be warm
 
 
-def _child(request: dict[str, Any], parent: int) -> None:
+def _child(request: RunRequest, parent: int) -> None:
     """The forked run: become what the cold session's process is at its start, run pytest, exit."""
     try:
         os.setsid()  # its own process group: the judge stops it and all it started at once
         _die_with_parent()
         if os.getppid() != parent:
             os._exit(70)
-        out = os.open(str(request["output"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        out = os.open(request.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         quiet = os.open(os.devnull, os.O_RDONLY)
         os.dup2(quiet, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(quiet)
         os.close(out)
-        os.chdir(str(request["cwd"]))
-        env = {str(key): str(value) for key, value in dict(request["env"]).items()}
+        os.chdir(request.cwd)
+        env = dict(request.env)
         env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path.cwd() / ".hypothesis"))  # a cold run's default
         os.environ.clear()
         os.environ.update(env)
         sys.path[:0] = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
-        sys.argv = [sys.executable, *request["args"]]
+        sys.argv = [sys.executable, *request.args]
         import random
 
         random.seed()  # a fresh process's own seed, not the worker's
         import pytest
 
-        code = pytest.main(list(request["args"]))
+        code = pytest.main(list(request.args))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(int(code))
@@ -275,26 +418,34 @@ def _child(request: dict[str, Any], parent: int) -> None:
             os._exit(70)
 
 
-def main() -> None:
-    _die_with_parent()
-    _preload()
+def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
+    """Answer every request line until ``requests`` closes (see the protocol in the module's docstring)."""
     parent = os.getpid()
-    replies = sys.stdout.buffer
-    replies.write((READY + "\n").encode())
+    replies.write(encode(Ready(pid=parent)))
     replies.flush()
-    requests: IO[bytes] = sys.stdin.buffer
     for line in requests:
         if not line.strip():
             continue
-        request = json.loads(line)
+        try:
+            request = read_request(line)
+        except WarmProtocolError as error:
+            replies.write(encode(Refused(error=str(error))))
+            replies.flush()
+            continue
         pid = os.fork()
         if pid == 0:
             _child(request, parent)
-        replies.write(json.dumps({"pid": pid}).encode() + b"\n")
+        replies.write(encode(Started(pid=pid)))
         replies.flush()
         _pid, status = os.waitpid(pid, 0)
-        replies.write(json.dumps({"pid": pid, "code": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+        replies.write(encode(Ended(pid=pid, code=os.waitstatus_to_exitcode(status))))
         replies.flush()
+
+
+def main() -> None:
+    _die_with_parent()
+    _preload()
+    serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 Every process the judge starts and waits for is watched the same way — the learner's host while a test waits
 for its answer (:mod:`forgelab.judge.channel`), the tester that runs the learner's own tests
-(:mod:`forgelab.judge.relay`), the course's test session (:func:`forgelab.judge.core.run_watched`; a session
-forked from watch mode's warm worker is held to the same wall limit by :mod:`forgelab.judge.warm`). The waiting
+(:mod:`forgelab.judge.relay`), the course's test session (:func:`forgelab.judge.core.run_watched`), and a session forked from the warm worker
+(:mod:`forgelab.judge.warm`: not the judge's own child, so it is watched by its pid). The waiting
 loop calls :meth:`Watchdog.wait` (until a descriptor is ready, at most :data:`POLL_S`) and then
 :meth:`Watchdog.over`: the first limit broken — output, then wall clock, then CPU — or None. What each limit
 means (a deadline, a budget shared by several hosts, the time waited without the machine's run-queue delay) is
@@ -83,23 +83,34 @@ class Watchdog:
 
     ``flooded()`` says the output limit is broken and ``wall_over(now)`` the wall-clock one (``now`` is
     ``time.monotonic()``); the tree's CPU seconds count from ``cpu_start`` (:meth:`count_cpu_from_now`; 0: from
-    the process's start), against ``cpu_s``.
+    the process's start), against ``cpu_s``. A process that is not the judge's own child is watched by ``pid``,
+    with ``gone()`` saying when it has ended.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes] | None = None, *, cpu_s: float = math.inf,
+    def __init__(self, process: subprocess.Popen[bytes] | None = None, *, pid: int | None = None,
+                 gone: Callable[[], bool] | None = None, cpu_s: float = math.inf,
                  cpu_start: float | None = 0.0, wall_over: Callable[[float], bool] = _never,
                  flooded: Callable[[], bool] = _never) -> None:
         self.process = process
+        self._pid = pid
+        self._gone = gone
         self.cpu_s = cpu_s
         self.cpu_start = cpu_start  # None: CPU is not watched until count_cpu_from_now
         self.wall_over = wall_over
         self.flooded = flooded
         self._cpu_read = 0.0
 
+    @property
+    def pid(self) -> int | None:
+        """The process whose tree is watched: ``pid`` when given, else the (current) ``process``'s."""
+        if self._pid is not None:
+            return self._pid
+        return self.process.pid if self.process is not None else None
+
     def count_cpu_from_now(self, cpu_s: float) -> None:
         """Hold the tree to ``cpu_s`` more CPU seconds from now (a new test on a running host)."""
         self.cpu_s = cpu_s
-        self.cpu_start = tree_cpu_seconds(self.process.pid) if self.process is not None else None
+        self.cpu_start = tree_cpu_seconds(self.pid) if self.pid is not None else None
 
     def begin_wait(self) -> None:
         """A new wait begins: its first look reads the CPU seconds at once."""
@@ -117,13 +128,15 @@ class Watchdog:
         now = time.monotonic()
         if self.wall_over(now):
             return Limit.WALL
-        if now - self._cpu_read >= CPU_POLL_S and self.process is not None and self.cpu_start is not None:
+        if now - self._cpu_read >= CPU_POLL_S and self.pid is not None and self.cpu_start is not None:
             self._cpu_read = now
-            used = tree_cpu_seconds(self.process.pid)
+            used = tree_cpu_seconds(self.pid)
             if used is not None and used - self.cpu_start > self.cpu_s:
                 return Limit.CPU
         return None
 
     @property
     def ended(self) -> bool:
+        if self._gone is not None:
+            return self._gone()
         return self.process is not None and self.process.poll() is not None

@@ -1,6 +1,6 @@
 """The judge's one watchdog (forgelab/judge/watchdog.py): the order of its limits, its CPU reading, and that the
-host's channel, the relay of the learner's own tests and the course's session all wait through it; no process of
-the judge is started with ``preexec_fn`` (unsafe in the judge, which runs threads)."""
+host's channel, the relay of the learner's own tests, the course's session and the session forked from the warm
+worker all wait through it; no process of the judge is started with ``preexec_fn`` (unsafe in the judge, which runs threads)."""
 
 from __future__ import annotations
 
@@ -66,9 +66,23 @@ def test_the_judge_waits_on_processes_through_the_watchdog_and_never_uses_preexe
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword):
                 assert node.arg != "preexec_fn", f"{path.name}: start-up work belongs in the child (or the sandbox)"
-    for name in ("channel.py", "relay.py", "core.py"):  # the host's calls, the learner's own tests, the session
+    for name in ("channel.py", "relay.py", "core.py", "warm.py"):  # the host's calls, the learner's own tests, the
+        # session, and the session forked from the warm worker
         for node in ast.walk(ast.parse((JUDGE / name).read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 called = f"{getattr(node.func.value, 'id', '')}.{node.func.attr}"
                 assert called not in ("select.select", "time.sleep"), \
                     f"{name}:{node.lineno}: {called} — wait through forgelab.judge.watchdog.Watchdog.wait"
+
+
+def test_a_process_that_is_not_our_child_is_watched_by_its_pid() -> None:
+    """The warm worker's forked session is the worker's child, not the judge's: watched by pid, ended by gone()."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        watchdog = Watchdog(pid=busy.pid, gone=lambda: busy.poll() is not None, cpu_s=0.3)
+        assert watchdog.pid == busy.pid and not watchdog.ended
+        assert wait_until(lambda: watchdog.wait() or watchdog.over(), timeout=60, what="the CPU limit by pid") is Limit.CPU
+    finally:
+        busy.kill()
+        busy.wait()
+    assert watchdog.ended

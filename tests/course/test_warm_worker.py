@@ -29,7 +29,9 @@ from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, Host
 from forgelab.core import i18n
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
-from forgelab.judge.warm import WarmUnavailable, WarmWorker
+from forgelab.judge.outcomes import Limit
+from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
+                                 WarmWorker, encode, read_reply, read_request)
 from forgelab.learner.check import CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
@@ -159,7 +161,7 @@ def test_each_run_is_a_new_process_and_a_stopped_run_ends_with_all_it_started(tm
         assert seen[0] != seen[1]
         started = time.monotonic()
         stopped = worker.run(args, cwd=tmp_path, env={"PROBE": "sleep", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, wall_s=3, output_kb=64)
-        assert stopped is not None and stopped.stopped and stopped.returncode is None
+        assert stopped is not None and stopped.limit is Limit.WALL and stopped.returncode is None
         assert time.monotonic() - started < 60
         assert worker.alive
         pid = worker._process.pid
@@ -181,3 +183,55 @@ def test_watch_says_in_one_line_when_the_worker_cannot_start(bench: Workbench, m
     assert out.getvalue().splitlines() == [
         "the warm worker could not start (no fork here): every save runs a whole cold check instead "
         "(the same verdict, only later)"]
+
+
+def test_the_watchdog_holds_a_forked_session_to_its_cpu_and_output_limits(tmp_path: Path) -> None:
+    """The same limits as a cold session (core.run_watched), by the same watchdog: CPU of the whole tree, output."""
+    (tmp_path / "test_greedy.py").write_text(
+        "import os, subprocess, sys\n\n"
+        "def test_greedy():\n"
+        "    if os.environ.get('PROBE') == 'cpu':\n"
+        "        subprocess.run([sys.executable, '-c', 'while True: pass', os.getcwd()])\n"
+        "    while True:\n"
+        "        print('x' * 10000)\n", encoding="utf-8")
+    args = ["-p", "no:cacheprovider", "-q", "-s", str(tmp_path / "test_greedy.py")]
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    with WarmWorker.start() as worker:
+        cpu = worker.run(args, cwd=tmp_path, env={**env, "PROBE": "cpu"}, cpu_s=1.0, wall_s=120, output_kb=64)
+        assert cpu is not None and cpu.limit is Limit.CPU and cpu.returncode is None, cpu
+        flood = worker.run(args, cwd=tmp_path, env={**env, "PROBE": "print"}, wall_s=120, output_kb=64)
+        assert flood is not None and flood.limit is Limit.OUTPUT and flood.returncode is None
+        assert len(flood.output.encode()) <= 64 * 1024
+        assert worker.alive and processes_with(str(tmp_path)) == []
+
+
+def test_every_message_is_one_model_and_a_malformed_one_is_told_what_is_wrong(tmp_path: Path) -> None:
+    request = RunRequest(args=["-q"], cwd=str(tmp_path), env={"A": "1"}, output=str(tmp_path / "out.txt"))
+    assert read_request(encode(request)) == request
+    for reply in (Ready(pid=7), Started(pid=8), Ended(pid=8, code=-9), Refused(error="no")):
+        assert read_reply(encode(reply), type(reply)) == reply
+    with pytest.raises(WarmProtocolError, match=r"malformed request .*env\.A: Input should be a valid string"):
+        read_request(b'{"kind": "run", "args": [], "cwd": "/", "env": {"A": 1}, "output": "/o"}')
+    with pytest.raises(WarmProtocolError, match=r"malformed request .*surprise: Extra inputs are not permitted"):
+        read_request(b'{"kind": "run", "args": [], "cwd": "/", "env": {}, "output": "/o", "surprise": 1}')
+    with pytest.raises(WarmProtocolError, match=r"malformed reply .*Invalid JSON"):
+        read_reply(b"forgelab-warm-worker ready", Ready)
+    with pytest.raises(WarmProtocolError, match=r"malformed reply .*ended\.code: Field required"):
+        read_reply(b'{"kind": "ended", "pid": 3}', Ended)
+    with pytest.raises(WarmProtocolError, match=r"said 'ended' where 'started' was due"):
+        read_reply(encode(Ended(pid=3, code=0)), Started)
+    with pytest.raises(WarmProtocolError, match=r"refused the request: bad"):
+        read_reply(encode(Refused(error="bad")), Started)
+    with WarmWorker.start() as worker:  # the worker itself refuses a malformed request, runs nothing, and serves on
+        stdin = worker._process.stdin
+        assert stdin is not None
+        stdin.write(b'{"kind": "run", "args": "-q", "cwd": "/", "env": {}, "output": "/o"}\n')
+        stdin.flush()
+        line = worker._read_line(60)
+        assert line is not None
+        refused = read_reply(line, Refused)
+        assert "malformed request to the warm worker (args: Input should be a valid array)" in refused.error
+        (tmp_path / "test_ok.py").write_text("def test_ok():\n    pass\n", encoding="utf-8")
+        done = worker.run(["-p", "no:cacheprovider", "-q", str(tmp_path / "test_ok.py")], cwd=tmp_path,
+                          env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, wall_s=120, output_kb=64)
+        assert done is not None and done.returncode == 0, done

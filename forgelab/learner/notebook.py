@@ -32,6 +32,7 @@ from forgelab.learner.recheck import Rechecker
 from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
+from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.workbench import Workbench
 from forgelab.core.evidence import FILENAME
 from forgelab.judge.outcomes import Outcome
@@ -65,6 +66,7 @@ class StageTools:
         self.bench = Workbench(self.workbook, self.course, DEFAULT.with_(language=i18n.active()))
         self._last_tests: CheckOutcome | None = None  # the latest run of the test cell (part 6)
         self._rechecker: Rechecker | None = None  # the test cell's re-check on save, while it is on
+        self._warm: WarmWorker | None = None  # its warm worker (forgelab.judge.warm), shared with run_tests()
 
     @property
     def text(self) -> StageTexts:
@@ -183,9 +185,20 @@ class StageTools:
 
     def run_tests(self) -> None:
         """The stage tests against your code, one row each (writes no evidence)."""
-        outcome = self.bench.check(self.stage, self.target_name, write=False)
+        outcome = self.bench.check(self.stage, self.target_name, write=False, warm=self._warm_worker(start=False))
         self._last_tests = outcome
         print(self._tests_text(outcome))
+
+    def _warm_worker(self, *, start: bool) -> WarmWorker | None:
+        """The warm worker while re-checking on save is on (``start``: start it if it is not running; a line of text
+        saying why is raised as :class:`WarmUnavailable` when it cannot start). A check that finds it busy or gone
+        runs the cold session: the same verdict, only later."""
+        if self._warm is not None and not self._warm.alive:
+            self._warm.close()
+            self._warm = None
+        if self._warm is None and start:
+            self._warm = WarmWorker.start()
+        return self._warm
 
     def _tests_text(self, outcome: CheckOutcome) -> str:
         summary = outcome.document["summary"]
@@ -215,6 +228,7 @@ class StageTools:
             or self.workbook.root / self.stage.module
 
         table = [""]  # the latest table, kept while the next check runs
+        cold = [""]  # why the checks run cold (the warm worker could not start), once it is known
 
         def check(saved: list[Path]) -> None:
             now = _dt.datetime.now().strftime("%H:%M:%S")
@@ -222,7 +236,13 @@ class StageTools:
                     else _("{time} · checking {module}…")).format(time=now, module=self.stage.module)
             live.value = f"<p>{_html(head)}</p>{table[0]}"
             try:
-                outcome = self.bench.check(self.stage, self.target_name, write=False)
+                warm = self._warm_worker(start=not cold[0])
+            except WarmUnavailable as error:  # said once; every check of this toggle then runs cold
+                cold[0] = _("{why}: every save runs a whole cold check instead (the same verdict, only later)").format(
+                    why=error)
+                warm = None
+            try:
+                outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm)
             except Exception as error:  # the watcher keeps watching, and says what went wrong
                 live.value = _pre(_("the check could not run: {cause}").format(cause=error))
                 return
@@ -233,7 +253,7 @@ class StageTools:
                     else _("{time} · checked; every save of {module} checks again")).format(
                 time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module)
             table[0] = _pre(self._tests_text(outcome))
-            live.value = f"<p>{_html(done)}</p>{table[0]}"
+            live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + table[0]
 
         def switch(change: dict[str, Any]) -> None:
             self._stop_rechecking()
@@ -250,6 +270,9 @@ class StageTools:
         if self._rechecker is not None:
             self._rechecker.stop()
             self._rechecker = None
+        if self._warm is not None:  # and its warm worker, with every process it started
+            self._warm.close()
+            self._warm = None
 
     def why(self) -> Any:
         """A picker of the failing tests that shows one's source, whole failure and what your code printed — or, when

@@ -1,6 +1,7 @@
 """Re-check on save in the notebook's test cell: off until it is turned on (no output, so nbval compares the cell
 as before), then a check at once and one after every save of the stage's module, the table under the toggle
-updated in place; off again, the watcher is gone (forgelab/learner/recheck.py, StageTools.recheck_on_save).
+updated in place, the checks run in a warm worker (forgelab/judge/warm.py) that lab.run_tests() shares while the
+toggle is on, or cold when it cannot start; off again, the watcher and the worker are gone (forgelab/learner/recheck.py, StageTools.recheck_on_save).
 The browser test in test_lab_browser.py does the same in JupyterLab, with the real judge."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import ipywidgets
 import pytest
 
 from conftest import WorkbookCopy, wait_until
+from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.recheck import Rechecker
 
 WAIT_S = 60
@@ -82,3 +84,64 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
     toggle.value = False
     assert tools._rechecker is None and not watcher.running
     assert "Re-checking is off" in live.value
+
+
+def test_the_toggle_checks_in_a_warm_worker_shared_with_run_tests_and_ends_it(tools: Any, workbook: WorkbookCopy,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    given: list[Any] = []
+
+    def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
+        given.append(warm)
+        return SimpleNamespace(run=len(given))
+
+    monkeypatch.setattr(tools.bench, "check", check)
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    tools.run_tests()  # before the toggle is on: no worker, the cold path
+    assert given == [None]
+    tools.recheck_on_save()
+    (box,) = shown
+    toggle, live = box.children
+    toggle.value = True
+    wait_until(lambda: "TABLE OF RUN 2" in live.value or None, timeout=WAIT_S, what="the first warm table")
+    worker = given[1]
+    assert isinstance(worker, WarmWorker) and worker.alive
+    tools.run_tests()  # while it is on, lab.run_tests() uses the same worker
+    assert given[2] is worker
+    toggle.value = False
+    assert not worker.alive and tools._warm is None  # off: the worker and all it started are gone
+    tools.run_tests()
+    assert given[3] is None
+
+
+def test_the_toggle_says_once_why_it_checks_cold_when_the_worker_cannot_start(tools: Any, workbook: WorkbookCopy,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    starts: list[int] = []
+
+    def cannot_start(cls: type[WarmWorker], timeout_s: float = 0) -> WarmWorker:
+        starts.append(1)
+        raise WarmUnavailable("the warm worker could not start (no fork here)")
+
+    monkeypatch.setattr(WarmWorker, "start", classmethod(cannot_start))
+    given: list[Any] = []
+
+    def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
+        given.append(warm)
+        return SimpleNamespace(run=len(given))
+
+    monkeypatch.setattr(tools.bench, "check", check)
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    tools.recheck_on_save()
+    (box,) = shown
+    toggle, live = box.children
+    toggle.value = True
+    wait_until(lambda: "TABLE OF RUN 1" in live.value or None, timeout=WAIT_S, what="the first cold table")
+    save(workbook.root / "forge" / "instructions.py", (workbook.root / "forge" / "instructions.py").read_text() + "\n")
+    wait_until(lambda: "TABLE OF RUN 2" in live.value or None, timeout=WAIT_S, what="the cold table after a save")
+    assert given == [None, None] and starts == [1]  # tried once, then cold every time
+    assert ("the warm worker could not start (no fork here): every save runs a whole cold check instead "
+            "(the same verdict, only later)") in live.value
+    toggle.value = False

@@ -54,13 +54,14 @@ class HostPool:
         self.targets, self.settings, self.isolation = targets, settings, isolation
         self.test_roots = test_roots  # the course's test files: only their objects may become handles
         self.hosts: dict[str, Host] = {}
+        self._spawned: set[str] = set()  # hosts started ahead (prespawn) that have not imported anything yet
         self.import_problems: dict[str, ImportProblem | None] = {}
         self.limit_hits: dict[str, int] = {}
         self.last_limit: dict[str, Limit] = {}  # which limit stopped the target's code most recently
         self.current: str | None = None
         self.time_budget = TimeBudget(settings.submission_wall_s)  # all targets' code together
 
-    def host(self, label: str) -> Host:
+    def _host(self, label: str) -> Host:
         if label not in self.targets:
             raise KeyError(f"unknown target {label!r}")
         host = self.hosts.get(label)
@@ -71,6 +72,29 @@ class HostPool:
             host.test_roots = self.test_roots
             host.time_budget = self.time_budget
             self.hosts[label] = host
+        return host
+
+    def prespawn(self, label: str) -> None:
+        """Start ``label``'s host process now, while pytest still collects: it starts its interpreter meanwhile, but
+        imports none of the learner's code until its first test asks for it (:meth:`host`, the handshake). It is
+        the same fresh host, held to the same limits (its CPU and wall clock count from the handshake, as before)."""
+        if label not in self.targets or label in self.hosts:
+            return
+        host = self._host(label)
+        try:
+            host.spawn()
+        except Exception:  # noqa: BLE001 - the first test then starts it as before, and says what went wrong
+            host.close()
+            return
+        self._spawned.add(label)
+
+    def host(self, label: str) -> Host:
+        host = self._host(label)
+        if label in self._spawned:  # started by prespawn: its first use imports the learner's modules
+            self._spawned.discard(label)
+            if host.alive:
+                self.import_problems[label] = host.handshake(list(self.targets[label].get("probe", [])))
+                return host
         if not host.alive and self.import_problems.get(label) is None:
             # a module that did not import once is not tried again in this session: one cause, one wait
             problem = host.start(list(self.targets[label].get("probe", [])))

@@ -74,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
     tests_root = Path(job["tests_root"]).resolve() if job.get("tests_root") else None
     pool = HostPool(job["targets"], settings, isolation, (tests_root,) if tests_root else roots)
     install_pool(pool)
+    first = next(iter(job["files"].values()), None)  # the first test file's target: its host starts while pytest
+    if first is not None:                           # collects (it imports the learner's code at its first test)
+        pool.prespawn(str(first["target"]))
     try:
         from hypothesis import HealthCheck
         from hypothesis import settings as hypothesis_settings

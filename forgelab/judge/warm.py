@@ -30,6 +30,7 @@ process that started it ends.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import signal
@@ -46,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from forgelab.core.i18n import _
 from forgelab.judge.channel import dies_with_parent
 from forgelab.judge.outcomes import Limit
-from forgelab.judge.watchdog import Watchdog
+from forgelab.judge.watchdog import Watchdog, children
 
 MAX_LINE = 4 * 1024 * 1024  # no message of the protocol is near this long: a longer line is refused unread
 START_S = 60.0  # the longest the worker may take to import pytest and Hypothesis on a crowded machine
@@ -322,10 +323,12 @@ class WarmWorker:
         """Kill the run in progress, if one is, and everything it started (its own process group)."""
         child = self._child
         if child is not None:
-            try:
-                os.killpg(child, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            tree = _tree(child)  # the hosts it started are in sessions of their own: each is killed by its pid too
+            for pid, group in ((child, True), *((pid, False) for pid in tree)):
+                try:
+                    os.killpg(pid, signal.SIGKILL) if group else os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def close(self, keep_stderr: bool = False) -> None:
         """End the run in progress and the worker (and so every process either started)."""
@@ -346,6 +349,18 @@ class WarmWorker:
                     stream.close()
                 except OSError:
                     pass
+
+
+def _tree(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux; empty elsewhere)."""
+    found: list[int] = []
+    stack = children(pid)
+    while stack:
+        current = stack.pop()
+        if current not in found:
+            found.append(current)
+            stack.extend(children(current))
+    return found
 
 
 # ---------------------------------------------------------------- inside the worker
@@ -445,6 +460,8 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
 def main() -> None:
     _die_with_parent()
     _preload()
+    gc.collect()
+    gc.freeze()  # what is imported now lives as long as the worker: no forked run's collections walk it again
     serve(sys.stdin.buffer, sys.stdout.buffer)
 
 

@@ -50,7 +50,9 @@ help:
 # The installer: uv (installed into the venv by pip, then resolving and downloading in parallel) is about
 # three times as fast as pip for the ~110 packages of JupyterLab and friends. pip is used instead when
 # INSTALLER=pip, when pip is configured with its own index (uv does not read pip's configuration), or
-# when uv fails for any reason. Neither compiles bytecode up front: Python does that on first import.
+# when uv fails for any reason. Neither compiles bytecode up front (quicker); then the packages the command line
+# and the judge load are compiled, once (python -m forgelab.cli.bytecode): the judge's sessions write no
+# bytecode, so without this every check compiled pytest and Hypothesis from source again.
 INSTALLER ?= uv
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 # The course repository installs its development tools too (test suite, browsers' driver, type gate, mutation
@@ -72,6 +74,7 @@ $(STAMP): pyproject.toml
 	   if [ $$use_uv = yes ]; then echo "$(SAY_UV_FAILED)"; fi; \
 	   $(PIP) install --quiet --no-compile -e '.$(EXTRAS)' 2>&1 | grep -v "is ignored: it is neither" || true; fi
 	@$(BIN)/python -c 'import forgelab, nbval, jupyterlab, pydantic' || { echo "$(SAY_FAILED)"; exit 2; }
+	@$(BIN)/python -m forgelab.cli.bytecode >/dev/null || true
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -376,7 +376,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _preload() -> None:
+def preload() -> None:
     """What every run of the trusted session imports: pytest and its built-in plugins, Hypothesis, the judge."""
     import importlib
 
@@ -459,7 +459,7 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
 
 def main() -> None:
     _die_with_parent()
-    _preload()
+    preload()
     gc.collect()
     gc.freeze()  # what is imported now lives as long as the worker: no forked run's collections walk it again
     serve(sys.stdin.buffer, sys.stdout.buffer)

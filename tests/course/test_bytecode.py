@@ -1,0 +1,46 @@
+"""make install compiles the bytecode of what the command line and the judge load (forgelab/cli/bytecode.py): the
+judge's sessions write none (PYTHONDONTWRITEBYTECODE), so without it every check compiled pytest and Hypothesis
+from source. It compiles whole packages (a lazily imported submodule too), in the venv and forgelab only."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import _pytest.python
+import hypothesis
+
+from conftest import ROOT
+
+import forgelab.judge.session_plugin
+
+LAZY = Path(hypothesis.__file__).parent / "extra" / "pandas" / "impl.py"  # imported by no check: its package is
+SOURCES = [Path(_pytest.python.__file__), Path(forgelab.judge.session_plugin.__file__), LAZY]
+
+
+def fresh(source: Path) -> bool:
+    """A bytecode file exists for ``source`` and was compiled from it as it is now (mtime and size)."""
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    if not cached.is_file():
+        return False
+    header = cached.read_bytes()[:16]
+    stat = source.stat()
+    return (int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def test_the_packages_the_judge_loads_are_compiled_whole_and_the_workbook_is_not(tmp_path: Path) -> None:
+    for source in SOURCES:
+        Path(importlib.util.cache_from_source(str(source))).unlink(missing_ok=True)
+    assert not any(fresh(source) for source in SOURCES)
+    done = subprocess.run([sys.executable, "-m", "forgelab.cli.bytecode"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("bytecode compiled for "), done.stdout
+    assert [source.name for source in SOURCES if not fresh(source)] == []
+    from forgelab.cli.bytecode import loaded_packages
+
+    forge = (ROOT / "forge").resolve()  # the learner's code is never compiled here, even when it was imported
+    assert all(path != forge and forge not in path.parents for path in loaded_packages())

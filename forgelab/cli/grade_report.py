@@ -138,7 +138,7 @@ def summary(course: Course, report: ClassReport) -> str:
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.grading.report import MIN_CLASS
+    from forgelab.grading import MIN_CLASS
 
     report = sub.add_parser(
         "grade-report", prog="forgelab grade report", help=argparse.SUPPRESS,

@@ -19,3 +19,6 @@ the same way); judging a stage's parts is :mod:`forgelab.verdicts`, shared with 
 :mod:`forgelab.site`, :mod:`forgelab.verdicts`, :mod:`forgelab.judge`, :mod:`forgelab.core` — never ``learner``,
 ``project``, ``authoring`` or ``cli`` (``pyproject.toml`` ``[tool.importlinter]``).
 """
+
+MIN_CLASS = 5  # the smallest class that gets per-stage and per-item figures (forgelab.grading.report; the command
+# line reads it here, without importing the grading tools)

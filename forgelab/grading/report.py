@@ -38,14 +38,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forgelab.grading import gradebook
+from forgelab.grading import MIN_CLASS, gradebook
 from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
 from forgelab.core.i18n import _
 from forgelab.core.registry import Course
 from forgelab.core.evidence import write_atomic
 
-MIN_CLASS = 5
 DISCRIMINATION_MIN = 0.2  # below this an item separates strong from weak submissions poorly (Ebel's rule of thumb)
 TOP_DIFFERENCES = 3
 MIN_SHARED = 2  # a first difference is listed only when this many submissions share it

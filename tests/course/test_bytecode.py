@@ -44,3 +44,12 @@ def test_the_packages_the_judge_loads_are_compiled_whole_and_the_workbook_is_not
 
     forge = (ROOT / "forge").resolve()  # the learner's code is never compiled here, even when it was imported
     assert all(path != forge and forge not in path.parents for path in loaded_packages())
+
+
+def test_registering_the_commands_loads_no_grading_tool() -> None:
+    """The command line's start-up (every cold check pays it): `grade report`'s --min-class default is read from
+    forgelab.grading, not from the report module that imports the whole gradebook."""
+    probe = ("import sys; from forgelab.cli.main import build_parser; build_parser(); "
+             "print(sorted(name for name in sys.modules if name.startswith('forgelab.grading.')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

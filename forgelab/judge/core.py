@@ -342,41 +342,52 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
     """Run every suite of ``job``; one report whose rows name their file, test and target. With ``warm`` (watch
     mode), the course's tests run in a session forked from that worker; everything else is as in a cold run."""
     isolation = isolation or decide_isolation(settings.sandbox)
-    with tempfile.TemporaryDirectory(prefix="forgelab-judge-") as folder:
-        run_dir = Path(folder)
-        code_dirs: dict[str, Path] = {}
-        for target in job.targets:
-            code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
-        reports: list[RunReport] = []
-        learner_files = [(suite, test_file, shown) for suite in job.learner_tests for test_file, shown in suite.files]
-        course_sessions = _shards(job) if job.course_tests else []
-        workers = max(2, len(course_sessions) + min(2, len(learner_files)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = []
-            interface = run_dir / "interface"
-            if job.course_tests or learner_files:
-                build_interface(job.starters, list(job.stage_modules), interface)
-            for index, shard in enumerate(course_sessions):
-                folder_of_shard = run_dir / f"session-{index}"
-                folder_of_shard.mkdir()
-                futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
-                                           {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm))
-            if learner_files:
-                template = relay.write_template(run_dir / "tester", interface)
-                offer = offered(job.starters, list(job.stage_modules))
-                specs = {target.label: target for target in job.targets}
-                budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
-                for index, (suite, test_file, shown) in enumerate(learner_files):
-                    futures.append(pool.submit(_learner_file, suite.target, test_file, shown, specs[suite.target],
-                                               settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
-                                               template, offer, budget))
-            try:
-                reports = [future.result() for future in futures]
-            except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
-                channel.stop_tracked()
-                if warm is not None:
-                    warm.stop_child()
-                raise
+    folder = tempfile.mkdtemp(prefix="forgelab-judge-")
+    try:
+        return _run_in(job, settings, isolation, Path(folder), warm)
+    finally:
+        if warm is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:  # watch mode: the verdict is shown while the run's folder goes (nothing of it is read again)
+            threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup").start()
+
+
+def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
+            warm: WarmWorker | None) -> RunReport:
+    """The body of :func:`run`, in the run's folder ``run_dir``."""
+    code_dirs: dict[str, Path] = {}
+    for target in job.targets:
+        code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
+    reports: list[RunReport] = []
+    learner_files = [(suite, test_file, shown) for suite in job.learner_tests for test_file, shown in suite.files]
+    course_sessions = _shards(job) if job.course_tests else []
+    workers = max(2, len(course_sessions) + min(2, len(learner_files)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = []
+        interface = run_dir / "interface"
+        if job.course_tests or learner_files:
+            build_interface(job.starters, list(job.stage_modules), interface)
+        for index, shard in enumerate(course_sessions):
+            folder_of_shard = run_dir / f"session-{index}"
+            folder_of_shard.mkdir()
+            futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
+                                       {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm))
+        if learner_files:
+            template = relay.write_template(run_dir / "tester", interface)
+            offer = offered(job.starters, list(job.stage_modules))
+            specs = {target.label: target for target in job.targets}
+            budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
+            for index, (suite, test_file, shown) in enumerate(learner_files):
+                futures.append(pool.submit(_learner_file, suite.target, test_file, shown, specs[suite.target],
+                                           settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
+                                           template, offer, budget))
+        try:
+            reports = [future.result() for future in futures]
+        except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
+            channel.stop_tracked()
+            if warm is not None:
+                warm.stop_child()
+            raise
     return merge(reports, isolation.description)
 
 

@@ -27,8 +27,7 @@ from typing import Any
 
 from forgelab.verdicts import diagnosis, jobs
 from forgelab.authoring import figures
-from forgelab.core import verification
-from forgelab.core.demo import parse_percent_cells
+from forgelab.core import demo, verification
 from forgelab.core.figures import Figure, FigureError, stage_figures
 from forgelab.core.opening import (CONCEPT_PARTS, CONCEPTS, OPENING_KEYS, OpeningError, is_project, missing_opening_keys,
                                    opening_texts)
@@ -192,7 +191,7 @@ def source_digest(stage: Stage, language: str = "en") -> str:
     """What one edition's notebook is made of: the stage's facts, that edition's text and demo, the figures.
 
     ``stage.toml`` enters as the parsed facts and this edition's text, so editing another edition's text
-    leaves this notebook current; ``mutants.toml`` and other editions' demos do not enter at all.
+    leaves this notebook current; ``mutants.toml`` and other editions' lines of ``demo.py`` do not enter at all.
     """
     import dataclasses
 
@@ -203,9 +202,13 @@ def source_digest(stage: Stage, language: str = "en") -> str:
              "text": _digest_text(stage.text(language)),
              "source_facts": [dataclasses.asdict(fact) for fact in stage.source_facts]}
     digest.update(json.dumps(facts, sort_keys=True, ensure_ascii=False).encode() + b"\0")
-    demo = stage.demo_file(language)
     for path in stage.source_files():
-        if path.name in ("stage.toml", "mutants.toml") or path.name.startswith("demo") and path != demo:
+        if path.name in ("stage.toml", "mutants.toml"):
+            continue
+        if path == stage.demo_file:  # this edition's demo, named as when each edition had its own file
+            name = "demo.py" if language == "en" else f"demo.{language}.py"
+            text = demo.edition(path.read_text(encoding="utf-8"), language)
+            digest.update(name.encode() + b"\0" + text.encode() + b"\0")
             continue
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -332,7 +335,7 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.code("lab.card()")
     out.md(_("## 5 · Worked demonstration") + "\n\n" + _("**Goal:** {goal}").format(goal=text.demo_goal) + "\n\n"
            + _(REFERENCE_OUTPUT_NOTE).format(module=stage.module))
-    for kind, source in parse_percent_cells(stage.demo_file(language).read_text(encoding="utf-8")):
+    for kind, source in demo.parse_percent_cells(demo.edition(stage.demo_file.read_text(encoding="utf-8"), language)):
         out.md(source) if kind == "markdown" else out.code(source, GRADED)
     out.md(_("## 6 · Guided exercise (your code)") + "\n\n" + text.exercise + "\n\n"
            + _("**Steps**") + "\n\n" + _bullets(text.steps, numbered=True) + "\n\n"

@@ -15,20 +15,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from forgelab.core import course_files, figures
-from forgelab.core.demo import parse_percent_cells
+from forgelab.core import course_files, demo, figures
 from forgelab.core.registry import Course, RegistryError, Stage
 
 EDITIONS = ("en", "zh")
 
 
-WORDING_TABLE = re.compile(r"^[A-Z][A-Z0-9_]*_ZH$")  # a Chinese demo's own table of words to print, e.g. CAUGHT_BY_ZH
+WORDING_TABLE = re.compile(r"^[A-Z][A-Z0-9_]*_ZH$")  # the Chinese edition's table of words to print, e.g. CAUGHT_BY_ZH
 
 
 class _WhatItDoes(ast.NodeTransformer):
     """A demo cell with what it prints taken out: every f-string is blank, every print() call and *_ZH wording table
-    is gone. Any other string is data and stays: the Chinese demo prints Chinese, but what it computes, and on which
-    data, is the English demo's."""
+    is gone. Any other string is data and stays: the Chinese edition prints Chinese, but what it computes, and on which
+    data, is the English edition's."""
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
         return ast.Constant("")
@@ -87,6 +86,32 @@ def _documented(path: Path) -> tuple[bool, list[str]]:
     return ast.get_docstring(tree) is not None, names
 
 
+def demo_problems(course: Course, stage: Stage) -> list[str]:
+    """What keeps the two editions of ``demo.py`` from demonstrating the same thing in their own words."""
+    where = stage.demo_file.relative_to(course.root).as_posix()
+    try:
+        text = stage.demo_file.read_text(encoding="utf-8")
+    except OSError:
+        return [f"{where} is missing (the worked demonstration)"]
+    found = [f"{where}: `[{language}]` is not an edition of the course ({', '.join(EDITIONS)})"
+             for language in sorted(demo.languages(text) - set(EDITIONS))]
+    ours, theirs = (demo.parse_percent_cells(demo.edition(text, language)) for language in EDITIONS)
+    if [kind for kind, _ in ours] != [kind for kind, _ in theirs]:
+        return found + [f"{where}: the Chinese edition has {len(theirs)} cells where the English has {len(ours)}: "
+                        "each `# %% [markdown] en` cell needs its `# %% [markdown] zh` translation right after it"]
+    pairs = [(kind, english, chinese) for (kind, english), (_, chinese) in zip(ours, theirs)]
+    for number, (english, chinese) in enumerate([(en, zh) for kind, en, zh in pairs if kind == "code"], 1):
+        if same_demo_code(english) != same_demo_code(chinese):
+            found.append(f"{where}: code cell {number}: its `# [zh]` lines do more than its `# [en]` lines: an "
+                         "edition's own lines may change only what the cell prints (print() calls, f-strings, "
+                         "wording tables named *_ZH); move the change to the lines both editions run (no tag)")
+    for number, (english, chinese) in enumerate([(en, zh) for kind, en, zh in pairs if kind == "markdown"], 1):
+        if english == chinese:
+            found.append(f"{where}: Markdown cell {number} is the same in both editions: key it `# %% [markdown] en` "
+                         "and add its `# %% [markdown] zh` translation right after it")
+    return found
+
+
 def stage_problems(course: Course, stage: Stage) -> list[str]:
     found: list[str] = []
     where = f"{stage.source_dir.relative_to(course.root).as_posix()}/stage.toml"
@@ -114,21 +139,7 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
         if extra:
             found.append(f"{where}: [text.zh.docstrings.functions] names {', '.join(extra)}, which {stage.module} "
                          "does not document")
-    english_demo, chinese_demo = stage.source_dir / "demo.py", stage.source_dir / "demo.zh.py"
-    if not chinese_demo.is_file():
-        found.append(f"{chinese_demo.relative_to(course.root).as_posix()} is missing (the Chinese worked demonstration)")
-    else:
-        ours = parse_percent_cells(english_demo.read_text(encoding="utf-8"))
-        theirs = parse_percent_cells(chinese_demo.read_text(encoding="utf-8"))
-        if [kind for kind, _ in ours] != [kind for kind, _ in theirs]:
-            found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: its cells do not follow demo.py one for one")
-        else:
-            for number, (english_code, chinese_code) in enumerate(
-                    zip([src for kind, src in ours if kind == "code"], [src for kind, src in theirs if kind == "code"]), 1):
-                if same_demo_code(english_code) != same_demo_code(chinese_code):
-                    found.append(f"{chinese_demo.relative_to(course.root).as_posix()}: code cell {number} does more than "
-                                 "demo.py's: the Chinese demo may change only what it prints (strings, print() calls and "
-                                 "wording tables named *_ZH); its calls and data are demo.py's")
+    found += demo_problems(course, stage)
     try:
         stage_figures = figures.stage_figures(stage.source_dir)
     except figures.FigureError:

@@ -47,7 +47,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from forgelab.core.demo import parse_percent_cells
+from forgelab.core.demo import edition, parse_percent_cells
 from forgelab.core.evidence import write_atomic
 from forgelab.core.figures import Figure, FigureError
 from forgelab.core.text import esc
@@ -128,7 +128,7 @@ def demo_namespace(script: str) -> dict[str, Any]:
     demo = Path(script).resolve().parent / "demo.py"
     namespace: dict[str, Any] = {"__name__": "__demo__"}
     with contextlib.redirect_stdout(io.StringIO()):
-        for kind, source in parse_percent_cells(demo.read_text(encoding="utf-8")):
+        for kind, source in parse_percent_cells(edition(demo.read_text(encoding="utf-8"), "en")):
             if kind == "code":
                 exec(compile(source, str(demo), "exec"), namespace)  # noqa: S102 — the course's own demo
     return namespace

@@ -96,7 +96,7 @@ def unfinished(course: Course, number: str) -> list[str]:
 # ---------------------------------------------------------------- files nobody owns
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
-STAGE_SOURCES = re.compile(r"^(stage\.toml|demo(\.[a-z]{2}(-[A-Za-z]+)?)?\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd|py))$")
+STAGE_SOURCES = re.compile(r"^(stage\.toml|demo\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd|py))$")
 COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/learner/README.md", "course/learner/README.zh-CN.md")
 
 
@@ -272,8 +272,11 @@ def test_transfer() -> None:
     raise AssertionError("{todo}: write the reference transfer test")
 '''
 
-DEMO = '''# %% [markdown]
+DEMO = '''# %% [markdown] en
 # {todo}: the worked demonstration — what we run, what we expect to see, and why.
+
+# %% [markdown] zh
+# {todo}: the same in Chinese. Code is written once; a line only one edition runs ends with `  # [en]` or `  # [zh]`.
 
 # %%
 from forge.{name} import {function}

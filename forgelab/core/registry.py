@@ -177,9 +177,10 @@ class Stage:
         chosen = language or active()
         return self.texts[chosen] if chosen in self.texts else self.texts["en"]
 
-    def demo_file(self, language: str = "en") -> Path:
-        localized = self.source_dir / f"demo.{language}.py"
-        return localized if localized.is_file() else self.source_dir / "demo.py"
+    @property
+    def demo_file(self) -> Path:
+        """The worked demonstration, both editions in one file (:func:`forgelab.core.demo.edition` picks one)."""
+        return self.source_dir / "demo.py"
 
     def source_files(self) -> list[Path]:
         return sorted(path for path in self.source_dir.iterdir() if path.is_file())

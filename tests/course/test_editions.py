@@ -1,6 +1,6 @@
 """Both editions stay complete: removing one piece of the Chinese edition fails `forgelab build --check`.
 
-Each case removes one thing from a copy of the workbook — a `[text.zh]` key, a Chinese demo, a
+Each case removes one thing from a copy of the workbook — a `[text.zh]` key, a Chinese demo cell, a
 figure's Chinese caption or one of its Chinese labels, a Chinese notebook, a catalog translation — and
 the check must name it.
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from forgelab.authoring import editions
+from forgelab.core import demo
 from forgelab.core.registry import load_course
 
 STAGE = "course/stages/03-few-shot-selection"
@@ -42,12 +43,24 @@ def test_a_missing_zh_key_is_named(workbook) -> None:
     assert any("stage.toml" in problem and "boundary_decision" in problem for problem in found), found
 
 
-@pytest.mark.parametrize("damage", ["demo", "caption", "notebook"])
+@pytest.mark.parametrize("damage", ["demo", "demo-computation", "caption", "notebook"])
 def test_build_check_fails_on_a_missing_piece_of_the_chinese_edition(workbook, damage: str) -> None:
     root = workbook.root
-    if damage == "demo":
-        (root / STAGE / "demo.zh.py").unlink()
-        expected = "demo.zh.py is missing"
+    demo = root / STAGE / "demo.py"
+    if damage == "demo":  # a Markdown cell of the demo left without its Chinese translation
+        text = demo.read_text(encoding="utf-8")
+        start = text.index("# %% [markdown] zh\n")
+        demo.write_text(text[:start] + text[text.index("# %%", start + 1):], encoding="utf-8")
+        expected = f"{STAGE}/demo.py: the Chinese edition has 5 cells where the English has 6"
+    elif damage == "demo-computation":  # a line of the Chinese edition computes on other data
+        shared = 'chosen = select_examples(library, "software", "v2", task_tags, limit=2)\n'
+        text = demo.read_text(encoding="utf-8")
+        assert text.count(shared) == 1
+        demo.write_text(text.replace(shared, shared.replace("\n", "  # [en]\n")
+                                     + shared.replace("limit=2)\n", "limit=3)  # [zh]\n")), encoding="utf-8")
+        expected = (f"{STAGE}/demo.py: code cell 2: its `# [zh]` lines do more than its `# [en]` lines: an edition's own "
+                    "lines may change only what the cell prints (print() calls, f-strings, wording tables named "
+                    "*_ZH); move the change to the lines both editions run (no tag)")
     elif damage == "caption":
         figure = root / STAGE / "figure.mmd"
         figure.write_text(re.sub(r"^%% (caption|alt)\.zh: .*\n", "", figure.read_text(encoding="utf-8"), flags=re.M),
@@ -103,9 +116,21 @@ def test_a_chinese_line_for_a_label_that_is_gone_is_named(workbook) -> None:
     assert any("label 'examples' has no Chinese" in problem for problem in found), found
 
 
+def test_one_demo_file_holds_both_editions() -> None:
+    """demo.py keys a Markdown cell by language and tags a code line that only one edition runs; each edition sees
+    its own cells and lines, without the keys."""
+    text = ("# %% [markdown] en\n# Pick two.\n\n# %% [markdown] zh\n# 选两个。\n\n# %%\nplan = select(items, 2)\n"
+            "for x in plan:\n    print(\"picked\", x)  # [en]\n    print(\"选中\", x)  # 选中  # [zh]\n# [zh]\n")
+    assert demo.edition(text, "en") == "# %% [markdown]\n# Pick two.\n\n# %%\nplan = select(items, 2)\nfor x in plan:\n" \
+        "    print(\"picked\", x)\n"
+    assert demo.edition(text, "zh") == "# %% [markdown]\n# 选两个。\n\n# %%\nplan = select(items, 2)\nfor x in plan:\n" \
+        "    print(\"选中\", x)  # 选中\n\n"
+    assert demo.languages(text) == {"en", "zh"}
+
+
 def test_a_chinese_demo_may_change_what_it_prints_but_not_what_it_does() -> None:
-    """demo.zh.py prints Chinese (its strings, print() calls and *_ZH wording tables are its own); its calls and data
-    are demo.py's, so both editions demonstrate the same thing."""
+    """The Chinese edition's lines print Chinese (its strings, print() calls and *_ZH wording tables are its own); its
+    calls and data are the English edition's, so both editions demonstrate the same thing."""
     english = 'plan = select(items, "ana", limit=2)\nprint(f"selected: {plan}")\nfor x in plan:\n    print(x, "units")\n'
     chinese = ('WORDS_ZH = {"ana": "安娜"}\nplan = select(items, "ana", limit=2)\nprint(f"选中：{plan}", sep="")\n'
                'for x in plan:\n    print(x, "个单位")  # 单位\n    print("  原文：", WORDS_ZH)\n')

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from forgelab.core.demo import edition, parse_percent_cells
 from conftest import ROOT, copy_workbook
 
 KEY = "01-instruction-hierarchy"
@@ -75,11 +76,11 @@ def test_no_command_handler_imports_the_command_line() -> None:
 
 def test_course_demos_import_only_forge(course) -> None:  # type: ignore[no-untyped-def]
     for stage in course.stages:
-        for demo in sorted(stage.source_dir.glob("demo*.py")):
-            tree = ast.parse(demo.read_text())
+        for language in ("en", "zh"):
+            tree = ast.parse(edition(stage.demo_file.read_text(encoding="utf-8"), language))
             modules = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
             modules |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-            assert not any(name.startswith("forgelab") for name in modules), f"{demo}: imports tooling"
+            assert not any(name.startswith("forgelab") for name in modules), f"{stage.demo_file} ({language}): imports tooling"
 
 
 def test_new_stage_is_incomplete_until_written_and_removing_it_restores_the_tree(tmp_path: Path) -> None:
@@ -91,6 +92,10 @@ def test_new_stage_is_incomplete_until_written_and_removing_it_restores_the_tree
     assert "forge/tool_budget.py" in listed and "tests/stages/test_12_tool_budget.py" in listed
     assert "course/stages/12-tool-budget/stage.toml" in listed
     assert sorted(set(_files(workbook.root)) - set(before)) == sorted(listed)  # only new files, nothing edited
+    demo = (workbook.root / "course/stages/12-tool-budget/demo.py").read_text(encoding="utf-8")
+    english, chinese = (parse_percent_cells(edition(demo, language)) for language in ("en", "zh"))
+    assert [kind for kind, _ in english] == [kind for kind, _ in chinese] == ["markdown", "code"]  # one file, keyed
+    assert english[0] != chinese[0] and english[1] == chinese[1]
     verified = workbook.run("verify-course", "12", timeout=300)
     assert verified.returncode == 1
     assert "FAIL 12 tool-budget" in verified.stdout and "incomplete: 10 file(s)" in verified.stdout

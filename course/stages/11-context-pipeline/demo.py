@@ -1,8 +1,11 @@
-# %% [markdown]
+# %% [markdown] en
 # Ana's question from the problem: why does an empty exclude filter skip every item? The retriever
 # found `e17`, one line of `src/filter.py` at r42. The harness knows what that line needs: the config
 # type (which in turn needs the truthiness of `Filter`) and the `skip` helper. We expect `e17` to be
 # admitted together with all three — a closure of four objects.
+
+# %% [markdown] zh
+# 回到问题里 Ana 的疑问：为什么一个空的 exclude 过滤器会跳过所有条目？检索器找到了 `e17`——`src/filter.py` 在 r42 版本里的一行代码。框架知道这行代码要读懂还需要什么：配置类型（而配置类型又要靠 `Filter` 的真值语义才说得清），以及 `skip` 这个辅助函数。我们预期 `e17` 会连同这三个对象一起被准入——一个由四个对象组成的闭包。
 
 # %%
 from forge.context_pipeline import (ContextBudgetError, ContextObject, cache_break_even, close_dependencies,
@@ -21,25 +24,32 @@ code = [
                   (), True),
 ]
 closure = close_dependencies(["e17"], code)
-print("admitted:", closure.admitted)
+print("admitted:", closure.admitted)  # [en]
+print("准入：", closure.admitted, sep="")  # [zh]
 for decision in closure.decisions:
     print(decision)
 
-# %% [markdown]
+# %% [markdown] en
 # Now Q050's counter-example: only the line itself was loaded. Instead of handing the model half a
 # chain, `close_dependencies` refuses and names every absent object of the closure. A cycle is refused
 # in the same way, naming the objects on it.
+
+# %% [markdown] zh
+# 再看 Q050 的反例：只加载了这一行本身。`close_dependencies` 不会把半条证据链交给模型，而是直接拒绝，并列出闭包里每一个缺失的对象。遇到循环依赖也一样拒绝，并指出环上的对象。
 
 # %%
 print(close_dependencies(["e17"], [e17]).decisions)
 loop = [ContextObject("a", "evidence", "a", depends_on=("b",)), ContextObject("b", "evidence", "b", depends_on=("a",))]
 print(close_dependencies(["a"], loop).decisions)
 
-# %% [markdown]
+# %% [markdown] en
 # Two rounds later the config type moves from r42 to r43. Everything that was read on top of it and
 # declared `expires_on_change` goes stale, nearest first: `e17` itself, then the test that depends on
 # it. The summary "why" was derived from `e17`, so it expires too — whatever its flag — with
 # `source_changed`. An object without the flag would have stopped the chain.
+
+# %% [markdown] zh
+# 两轮之后，配置类型从 r42 变成了 r43。凡是在它之上读出来、并声明了 `expires_on_change` 的东西都过期了，由近及远：先是 `e17` 本身，然后是依赖它的测试。摘要 “why” 是从 `e17` 派生的，所以它也过期——不管有没有标志——原因是 `source_changed`。如果某个对象没有这个标志，链条就会在它那里断开。
 
 # %%
 test = ContextObject("test-exclude", "evidence", "test_empty_exclude_keeps_items expects no skip.", "r42",
@@ -49,41 +59,52 @@ why = ContextObject("why", "summary", "Filter([]) is truthy, so an empty exclude
 for decision in invalidate([*code, test, why], "type-config", "r43"):
     print(f"{decision.object_id:<13}{decision.reason:<20}{', '.join(decision.related)}")
 
-# %% [markdown]
+# %% [markdown] en
 # A stable prefix — the system prompt and the tool schemas, 6 000 tokens — is sent with every call.
 # Is a prompt cache worth it? With the prices below, caching costs `P·w + n·P·c` and not caching
 # `(n+1)·P·u`. Without any reuse the cache write is pure extra cost; from the first reuse on, it pays.
 # The costs are computed as exact fractions and printed here in µ$.
+
+# %% [markdown] zh
+# 一段稳定的前缀——系统提示词加工具 Schema，共 6 000 个 Token——每次调用都会发送。值不值得用 Prompt 缓存？按下面的价格，用缓存的开销是 `P·w + n·P·c`，不用缓存是 `(n+1)·P·u`。一次都不复用时，写入缓存纯属额外开销；从第一次复用开始，缓存就划算了。开销按精确分数计算，这里以 µ$ 为单位打印。
 
 # %%
 # prices per token in millionths of a dollar (µ$): $3.00, $0.30 and $3.75 per million tokens
 PREFIX, UNCACHED, CACHED, WRITE = 6_000, 3, 0.3, 3.75
 for reuses in range(4):
     result = cache_break_even(PREFIX, reuses, UNCACHED, CACHED, WRITE)
-    print(f"n = {reuses}: cached {float(result.cached_cost):>8.0f}  uncached {float(result.uncached_cost):>8.0f}"
+    print(f"n = {reuses}: cached {float(result.cached_cost):>8.0f}  uncached {float(result.uncached_cost):>8.0f}"  # [en]
+    print(f"n = {reuses}：用缓存 {float(result.cached_cost):>8.0f}  不用缓存 {float(result.uncached_cost):>8.0f}"  # [zh]
           f"  -> {result.decision}")
 
-# %% [markdown]
+# %% [markdown] en
 # Compressing a long history is a different bargain. Suppose 40 000 tokens of history are already in
 # the cache and read at the cache price every round. Compressing them to a 4 000-token summary costs a
 # model call (here 8 000 µ$), and the summary is a new prefix that must be written first. In the first
 # rounds, keeping the cached history is cheaper; only from the third round on does the compression pay
 # — and that is before counting the risk that the summary dropped a condition or a piece of evidence.
 
+# %% [markdown] zh
+# 压缩一段长历史则是另一笔账。假设 40 000 Token 的历史已经在缓存里，每一轮都按缓存价格读取。把它压缩成 4 000 Token 的摘要，要花一次模型调用（这里算 8 000 µ$），而摘要是一段新的前缀，得先写入缓存。头两轮里，留着缓存的历史更便宜；要到第三轮，压缩才开始回本——这还没算上摘要可能丢掉某个前提条件或某条证据的风险。
+
 # %%
 history, summary, call = 40_000, 4_000, 8_000  # tokens of history and summary; the compression call in µ$
 for rounds in range(1, 6):
     keep = rounds * history * CACHED
     compress = call + summary * WRITE + (rounds - 1) * summary * CACHED
-    print(f"after {rounds} round(s): keep the cached history {keep:>8.0f}  compress it {compress:>8.0f}")
+    print(f"after {rounds} round(s): keep the cached history {keep:>8.0f}  compress it {compress:>8.0f}")  # [en]
+    print(f"{rounds} 轮之后：保留缓存中的历史 {keep:>8.0f}  压缩它 {compress:>8.0f}")  # [zh]
 
-# %% [markdown]
+# %% [markdown] en
 # Later in the session the context is 120 tokens over budget. Besides the code objects it holds Ana's
 # goal, her first message "Do not change the public API", a deploy started earlier whose outcome is
 # unknown, the negative result about option B, three turns of chat, ten search hits and a pasted copy
 # of one of them. `plan_deletions` goes by role, not by age: the duplicate first, then the tool output,
 # larger first, then history. The goal, the constraint, the pending deploy, the negative result and
 # the code the request depends on stay.
+
+# %% [markdown] zh
+# 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话 “Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及其中一条被粘贴进来的副本。`plan_deletions` 按角色删除，而不是按新旧：先删重复项，再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
 
 # %%
 goal = ContextObject("goal", "goal", "Explain why an empty exclude filter skips items.")
@@ -97,28 +118,40 @@ hits = [ContextObject(f"hit-{n:02d}", "tool_output", f"Search result {n}: a foru
 pasted = ContextObject("hit-pasted", "tool_output", "search result 3:  a forum page about FILTERS.", source="chat")
 context = [goal, keep_api, *turns, *code, deploy, ruled_out, *hits, pasted]
 plan = plan_deletions(context, 120)
-print(f"{'deleted':<12}{'reason':<13}{'tokens':>6}  related")
+print(f"{'deleted':<12}{'reason':<13}{'tokens':>6}  related")  # [en]
+print("删除" + " " * 8 + "原因" + " " * 9 + " Token  关联")  # 汉字占两列：按显示宽度对齐  # [zh]
 for decision in plan:
     print(f"{decision.object_id:<12}{decision.reason:<13}{decision.tokens:>6}  {', '.join(decision.related)}")
-print("still there:", ", ".join(item.id for item in context if item.id not in {d.object_id for d in plan}))
+print("still there:", ", ".join(item.id for item in context if item.id not in {d.object_id for d in plan}))  # [en]
+print("仍然保留：", "、".join(item.id for item in context if item.id not in {d.object_id for d in plan}), sep="")  # [zh]
 
-# %% [markdown]
+# %% [markdown] en
 # When even deleting everything that may go is not enough, nothing protected is touched: the call
 # fails and says how much could be freed against how much was needed. The round has to become smaller.
+
+# %% [markdown] zh
+# 如果把能删的全删掉还是不够，受保护的东西也一样不动：调用直接失败，并说明最多能腾出多少、实际需要多少。这一轮的范围得缩小。
 
 # %%
 try:
     plan_deletions(context, 200)
 except ContextBudgetError as error:
-    print("ContextBudgetError:", error)
+    print("ContextBudgetError:", error)  # [en]
+    print("ContextBudgetError：把删除顺序允许删的全删掉，也只腾出 133 个 Token，可上下文超出预算 200 个。"  # [zh]
+          "请收窄这一轮的目标，或者把工作拆开。")  # [zh]
+    print(f"  原文：{error}")  # [zh]
 
-# %% [markdown]
+# %% [markdown] en
 # Memory enters a context like any other object — priced as the block the model reads. Stage 09's
 # `render_memory_block` is re-exported here: the three units of "Use Go." become 43 once the wrapper,
 # the id and the source are counted.
 
+# %% [markdown] zh
+# 记忆进入上下文，和其他对象没有两样——按模型真正读到的那个块计价。阶段 09 的 `render_memory_block` 在这里被重新导出：“Use Go.” 这三个单位，算上外壳、id 和出处之后就成了 43 个。
+
 # %%
 memory = MemoryCandidate("m-go", "Use Go.", "ana", 0.9, 1, source="chat:2026-03-02")
 block = render_memory_block([memory])
-print(f"the text: {estimate_tokens(memory.text)} units; the block the model reads: {block.tokens} units")
+print(f"the text: {estimate_tokens(memory.text)} units; the block the model reads: {block.tokens} units")  # [en]
+print(f"正文 {estimate_tokens(memory.text)} 个单位；模型读到的整个块 {block.tokens} 个单位")  # [zh]
 print(block.text)

@@ -21,7 +21,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from forgelab.core.i18n import ARGPARSE_DOMAIN, DOMAIN, LANGUAGES, LOCALE_DIR
+from forgelab.core.i18n import ARGPARSE_DOMAIN, DOMAIN, LANGUAGES, LOCALE_DIR, _
 
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 SCRIPT_KEYWORDS = {"t": None}  # the course page's scripts: t("English text", {name: value})
@@ -34,7 +34,7 @@ class CatalogProblem:
     what: str
 
     def __str__(self) -> str:
-        return f"catalog {self.language}: {self.what}"
+        return _("catalog {language}: {what}").format(language=self.language, what=self.what)
 
 
 DOMAINS = (DOMAIN, ARGPARSE_DOMAIN)
@@ -170,7 +170,7 @@ def problems() -> list[CatalogProblem]:
 def _domain_problems(language: str, domain: str, ids: dict[str, tuple[str, ...]]) -> list[CatalogProblem]:
     po, mo = po_path(language, domain), mo_path(language, domain)
     if not po.is_file():
-        return [CatalogProblem(language, f"{po} is missing: run `forgelab i18n extract`")]
+        return [CatalogProblem(language, _("{path} is missing: run `forgelab i18n extract`").format(path=po))]
     found: list[CatalogProblem] = []
     catalog = _read(language, domain)
     present = {message.id if isinstance(message.id, str) else "\x00".join(message.id): message
@@ -178,18 +178,25 @@ def _domain_problems(language: str, domain: str, ids: dict[str, tuple[str, ...]]
     missing = [key for key in ids if key not in present]
     untranslated = [key for key in ids if key in present and not _translated(present[key])]
     unused = [key for key in present if key not in ids]
+    def quoted(key: str) -> str:
+        return repr(key.split(chr(0))[0][:70])
+
     for key in missing[:5]:
-        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) is not in the "
-                                              "catalog: run `forgelab i18n extract`, then translate it"))
+        found.append(CatalogProblem(language, _("message {message} ({place}) is not in the catalog: run `forgelab i18n "
+                                                "extract`, then translate it").format(message=quoted(key),
+                                                                                      place=ids[key][0])))
     for key in untranslated[:5]:
-        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} ({ids[key][0]}) has no "
-                                              f"translation in {po.relative_to(SOURCE.parent)}"))
+        found.append(CatalogProblem(language, _("message {message} ({place}) has no translation in {path}").format(
+            message=quoted(key), place=ids[key][0], path=po.relative_to(SOURCE.parent))))
     for key in unused[:5]:
-        found.append(CatalogProblem(language, f"message {key.split(chr(0))[0][:70]!r} is no longer used: run "
-                                              "`forgelab i18n extract`"))
+        found.append(CatalogProblem(language, _("message {message} is no longer used: run `forgelab i18n extract`").format(
+            message=quoted(key))))
     if len(missing) + len(untranslated) + len(unused) > 15:
-        found.append(CatalogProblem(language, f"{len(missing)} missing, {len(untranslated)} untranslated, "
-                                              f"{len(unused)} unused messages in all"))
+        found.append(CatalogProblem(language, _("{missing} missing, {untranslated} untranslated, {unused} unused "
+                                                "messages in all").format(missing=len(missing),
+                                                                          untranslated=len(untranslated),
+                                                                          unused=len(unused))))
     if not mo.is_file() or mo.read_bytes() != _mo_bytes(catalog):
-        found.append(CatalogProblem(language, f"{mo.name} is out of date: run `forgelab i18n compile`"))
+        found.append(CatalogProblem(language, _("{name} is out of date: run `forgelab i18n compile`").format(
+            name=mo.name)))
     return found

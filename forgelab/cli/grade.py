@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from forgelab.core.display import fail, table
-from forgelab.core.i18n import N_, _
+from forgelab.core.i18n import N_, _, active
 from forgelab.cli.context import open_workbook
 from forgelab.judge.settings import DEFAULT, SandboxMode
 from forgelab.core.registry import RegistryError
@@ -17,9 +17,9 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(_("{text} is not a whole number").format(text=repr(text))) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be 1 or more")
+        raise argparse.ArgumentTypeError(_("{text} must be 1 or more").format(text=text))
     return value
 
 
@@ -67,7 +67,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 out=out, path=sub.path), _("choose an --out folder outside every submission"))
     settings = DEFAULT.with_(sandbox=SandboxMode.OFF if args.unsandboxed else SandboxMode.REQUIRED,
                              test_cpu_s=args.cpu_limit, test_wall_s=args.wall_limit,
-                             submission_wall_s=args.time_budget)
+                             submission_wall_s=args.time_budget,
+                             language=active())  # the judge's causes (a notebook cell's too) in the class's language
     chosen = shard.select(subs) if shard else subs
     jobs = max(1, min(args.jobs, len(chosen) or 1))
     numbers = ", ".join(s.number for s in stages)
@@ -129,20 +130,23 @@ def cmd_merge(args: argparse.Namespace) -> int:
     folders = [Path(folder).expanduser().resolve() for folder in args.shards]
     into = Path(args.into).expanduser().resolve()
     if into in folders:
-        return fail(f"--into {args.into} is one of the shard folders", "merge into a new, empty folder")
+        return fail(_("--into {into} is one of the shard folders").format(into=args.into),
+                    _("merge into a new, empty folder"))
     try:
         count, book, csv_path, pages = merge(course, folders, into)
     except GradebookError as error:
         return fail(str(error))
-    print(f"merged {len(folders)} shard(s): {count} submission(s), {len(pages)} feedback page(s)")
-    print(f"gradebook: {_shown(book)}, {_shown(csv_path)}")
+    print(_("merged {shards} shard(s): {count} submission(s), {pages} feedback page(s)").format(
+        shards=len(folders), count=count, pages=len(pages)))
+    print(_("gradebook: {book}, {csv}").format(book=_shown(book), csv=_shown(csv_path)))
     read, missing = _shards_of(book)
     if read:
-        print(f"shards read: {', '.join(read)}")
+        print(_("shards read: {shards}").format(shards=_(", ").join(read)))
     if missing:
-        print(f"warning: shard(s) {', '.join(missing)} of this split are missing: their submissions are not in the "
-              f"merged gradebook — merge again with every shard's folder")
-    print(f"next: `forgelab grade report {_shown(into)} --html` shows what the class struggles with")
+        print(_("warning: shard(s) {shards} of this split are missing: their submissions are not in the merged "
+                "gradebook — merge again with every shard's folder").format(shards=_(", ").join(missing)))
+    print(_("next: `forgelab grade report {folder} --html` shows what the class struggles with").format(
+        folder=_shown(into)))
     return 0
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from forgelab.core.display import fail
 from forgelab.core.paths import Workbook
-from forgelab.core.i18n import LANGUAGES, _
+from forgelab.core.i18n import LANGUAGES, N_, _
 
-BABEL_MISSING = ("Babel is not installed in this environment; the catalog tools are a development dependency",
-                 "run `make install` (it installs the dev extra), or `.venv/bin/pip install Babel`")
+BABEL_MISSING = (N_("Babel is not installed in this environment; the catalog tools are a development dependency"),
+                 N_("run `make install` (it installs the dev extra), or `.venv/bin/pip install Babel`"))
 
 
 def _shown(path: Path) -> str:
@@ -38,10 +38,10 @@ def _refusal() -> int | None:
 
     workbook = Workbook.locate()
     if not workbook.has_solutions:
-        return fail("the tools' catalogs are extracted, translated and compiled in the course repository, not in a "
-                    "learner bundle (it ships them compiled)", "run `forgelab i18n` in the course repository")
+        return fail(_("the tools' catalogs are extracted, translated and compiled in the course repository, not in a "
+                      "learner bundle (it ships them compiled)"), _("run `forgelab i18n` in the course repository"))
     if importlib.util.find_spec("babel") is None:
-        return fail(*BABEL_MISSING)
+        return fail(*(_(words) for words in BABEL_MISSING))
     return None
 
 
@@ -56,34 +56,39 @@ def cmd_i18n(args: argparse.Namespace) -> int:
         total = len(catalogs.extracted())
         untranslated = catalogs.extract()
         for language, count in sorted(untranslated.items()):
-            print(f"catalog {language}: {_shown(catalogs.po_path(language))} — {total} messages, "
-                  f"{count} without a translation")
+            print(_("catalog {language}: {path} — {total} messages, {count} without a translation").format(
+                language=language, path=_shown(catalogs.po_path(language)), total=total, count=count))
         if any(untranslated.values()):
-            print("next: translate the empty msgstr entries (placeholders such as {name} stay as they are), "
-                  "then `forgelab i18n compile`")
+            print(_("next: translate the empty msgstr entries (placeholders such as {name} stay as they are), "
+                    "then `forgelab i18n compile`"))
         else:
-            print("next: `forgelab i18n compile`, then `forgelab i18n check`")
+            print(_("next: `forgelab i18n compile`, then `forgelab i18n check`"))
         return 0
     if args.action == "compile":
         written = catalogs.compile_all()
         if not written:
-            return fail("there is no catalog to compile", "run `forgelab i18n extract` first")
+            return fail(_("there is no catalog to compile"), _("run `forgelab i18n extract` first"))
         for path in written:
-            print(f"wrote {_shown(path)}")
+            print(_("wrote {path}").format(path=_shown(path)))
         problems = catalogs.problems()
         if problems:
-            print(f"note: the catalogs still have {len(problems)} problem(s); `forgelab i18n check` lists them")
+            print(_("note: the catalogs still have {count} problem(s); `forgelab i18n check` lists them").format(
+                count=len(problems)))
         return 0
 
     problems = catalogs.problems()
     for problem in problems:
-        print(f"incomplete: {problem}")
+        print(_("incomplete: {problem}").format(problem=problem))
     if problems:
-        return fail(f"{len(problems)} catalog problem(s): the Chinese edition of the tools' words is incomplete or stale",
-                    "`forgelab i18n extract`, translate, `forgelab i18n compile`")
-    languages = [language for language in LANGUAGES if language != "en"]
-    print(f"catalogs complete: {len(catalogs.extracted())} messages translated in {', '.join(languages)}, "
-          "compiled catalogs current")
+        return fail(_("{count} catalog problem(s): the Chinese edition of the tools' words is incomplete or stale").format(
+                        count=len(problems)),
+                    _("`forgelab i18n extract`, translate, `forgelab i18n compile`"))
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.cli.site import EDITION_NAMES
+
+    languages = [_(EDITION_NAMES.get(language, language)) for language in LANGUAGES if language != "en"]
+    print(_("catalogs complete: {count} messages translated in {languages}, compiled catalogs current").format(
+        count=len(catalogs.extracted()), languages=_(", ").join(languages)))
     return 0
 
 

@@ -74,22 +74,25 @@ def cmd_site_serve(args: argparse.Namespace) -> int:
 
     directory = _site_dir(args.dir)
     if not (directory / "index.html").is_file():
-        return fail(f"no site in {_shown(directory)} (no index.html)", "run `forgelab site build` first")
+        return fail(_("no site in {path} (no index.html)").format(path=_shown(directory)),
+                    _("run `forgelab site build` first"))
     try:
         server = make_server(directory, args.port)
     except OSError as error:
-        return fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error})",
-                    "choose another port with --port N (0 picks a free one)")
-    print(f"serving {_shown(directory)} at {url_of(server)}", flush=True)
+        return fail(_("cannot listen on 127.0.0.1:{port} ({error})").format(port=args.port,
+                                                                          error=error.strerror or error),
+                    _("choose another port with --port N (0 picks a free one)"))
+    print(_("serving {path} at {url}").format(path=_shown(directory), url=url_of(server)), flush=True)
     others = sorted(path.parent.name for path in directory.glob("*/index.html") if (path.parent / "assets").is_dir())
     for language in others:  # a `--lang all` build: the other editions live in their folders
-        print(f"  {EDITION_NAMES.get(language, language)} edition: {url_of(server).removesuffix('index.html')}"
-              f"{language}/index.html", flush=True)
-    print("only this computer can reach it; press Ctrl-C to stop", flush=True)
+        print(_("  {name} edition: {url}").format(name=_(EDITION_NAMES.get(language, language)),
+                                                 url=f"{url_of(server).removesuffix('index.html')}{language}/index.html"),
+              flush=True)
+    print(_("only this computer can reach it; press Ctrl-C to stop"), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        print("\nstopped")
+        print("\n" + _("stopped"))
     finally:
         server.server_close()
     return 0
@@ -103,23 +106,28 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     workbook = Workbook.locate()
     out = Path(args.out).expanduser().resolve()
     if not workbook.has_solutions:
-        return fail("checkpoint packs are made from the reference solutions, which this workbook does not have",
-                    "run `forgelab release --checkpoint NN` in the instructor's course repository")
+        return fail(_("checkpoint packs are made from the reference solutions, which this workbook does not have"),
+                    _("run `forgelab release --checkpoint NN` in the instructor's course repository"))
     try:
         pack = build_checkpoint(workbook.root, out, args.checkpoint)
     except ReleaseError as error:
-        return fail(str(error), "fix that, then run `forgelab release --checkpoint` again")
+        return fail(str(error), _("fix that, then run `forgelab release --checkpoint` again"))
     except OSError as error:
-        return fail(f"cannot write the checkpoint pack into {_shown(out)} ({error.strerror or error})",
-                    "choose a writable folder with --out")
-    print(f"checkpoint pack: {_shown(pack.path)} ({len(pack.modules)} reference modules, {round(pack.size / 1024)} KB)")
-    print(f"built from: commit {pack.commit[:12]} (git HEAD) — the committed reference modules, not the files on disk")
-    print(f"holds: {', '.join(pack.modules)} and manifest.json — no tests, no transfer tests, no answers")
+        return fail(_("cannot write the checkpoint pack into {path} ({error})").format(path=_shown(out),
+                                                                                    error=error.strerror or error),
+                    _("choose a writable folder with --out"))
+    print(_("checkpoint pack: {path} ({count} reference modules, {size} KB)").format(
+        path=_shown(pack.path), count=len(pack.modules), size=round(pack.size / 1024)))
+    print(_("built from: commit {commit} (git HEAD) — the committed reference modules, not the files on disk").format(
+        commit=pack.commit[:12]))
+    print(_("holds: {modules} and manifest.json — no tests, no transfer tests, no answers").format(
+        modules=_(", ").join(pack.modules)))
     if pack.left_out:
-        print(f"not in the pack (working-tree changes, not committed): {', '.join(pack.left_out[:6])}")
-    print(f"release it once the deadline of stage {pack.checkpoint} has passed: in the bundle, a learner runs "
-          f"`forgelab restore NN --from {pack.path.name}` to lay in the modules of the stages before NN "
-          f"(any NN up to {int(pack.checkpoint) + 1:02d}), after a backup")
+        print(_("not in the pack (working-tree changes, not committed): {files}").format(
+            files=_(", ").join(pack.left_out[:6])))
+    print(_("release it once the deadline of stage {stage} has passed: in the bundle, a learner runs "
+            "`forgelab restore NN --from {pack}` to lay in the modules of the stages before NN (any NN up to {last}), "
+            "after a backup").format(stage=pack.checkpoint, pack=pack.path.name, last=f"{int(pack.checkpoint) + 1:02d}"))
     return 0
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.core.i18n import _
 from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
 
@@ -116,14 +117,17 @@ def open_gradebook(path: Path) -> sqlite3.Connection:
         connection = sqlite3.connect(path)
         version = connection.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as error:
-        raise GradebookError(f"{path} is not a gradebook ({error}): choose another --out folder") from None
+        raise GradebookError(_("{path} is not a gradebook ({error}): choose another --out folder").format(
+            path=path, error=error)) from None
     if version > SCHEMA_VERSION:
         connection.close()
-        raise GradebookError(f"{path} has schema version {version}, newer than this forgelab ({SCHEMA_VERSION}): "
-                             "update forgelab or choose another --out folder")
+        raise GradebookError(_("{path} has schema version {version}, newer than this forgelab ({known}): update "
+                               "forgelab or choose another --out folder").format(path=path, version=version,
+                                                                                 known=SCHEMA_VERSION))
     if version == 0 and connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
         connection.close()
-        raise GradebookError(f"{path} is an SQLite file but not a gradebook: choose another --out folder")
+        raise GradebookError(_("{path} is an SQLite file but not a gradebook: choose another --out folder").format(
+            path=path))
     for step in range(version + 1, SCHEMA_VERSION + 1):
         with connection:
             connection.executescript(_MIGRATIONS[step])
@@ -319,7 +323,8 @@ class Shard:
 def read_shard(folder: Path) -> Shard:
     path = folder / FILENAME
     if not path.is_file():
-        raise GradebookError(f"{folder} holds no {FILENAME}: give the --out folder of a `forgelab grade --shard` run")
+        raise GradebookError(_("{folder} holds no {file}: give the --out folder of a `forgelab grade --shard` run").format(
+            folder=folder, file=FILENAME))
     connection = open_gradebook(path)
     try:
         runs = list(connection.execute("SELECT run_id, started_at, finished_at, tool_version, course_version, stages, "
@@ -347,7 +352,7 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
     into.mkdir(parents=True, exist_ok=True)
     target = into / FILENAME
     if target.exists() and any(target.resolve() == (s.path / FILENAME).resolve() for s in shards):
-        raise GradebookError(f"--into {into} is one of the shards: merge into a new folder")
+        raise GradebookError(_("--into {into} is one of the shards: merge into a new folder").format(into=into))
     if target.exists():
         target.unlink()
     connection = open_gradebook(target)
@@ -360,8 +365,9 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
                 if earlier_items != mine or earlier.content_sha256 != record.content_sha256 \
                         or other.class_records(record.submission) != shard.class_records(record.submission):
                     connection.close()
-                    raise GradebookError(f"submission {record.submission!r} was graded differently in {where} and "
-                                         f"{shard.path}: grade it once (each submission belongs to one shard)")
+                    raise GradebookError(_("submission {submission} was graded differently in {one} and {other}: grade "
+                                           "it once (each submission belongs to one shard)").format(
+                        submission=repr(record.submission), one=where, other=shard.path))
                 continue
             seen[record.submission] = (record, mine, shard.path, shard)
     for shard in shards:
@@ -390,22 +396,26 @@ def _same_grading(shards: list[Shard]) -> None:
         for run in shard.runs:
             course_version, stages, settings = run[4], run[5], run[11]
             if not settings:
-                raise GradebookError(f"{shard.path} was graded by a forgelab that did not record its settings: grade "
-                                     "that shard again with this forgelab, then merge")
+                raise GradebookError(_("{shard} was graded by a forgelab that did not record its settings: grade that "
+                                       "shard again with this forgelab, then merge").format(shard=shard.path))
+            settings = _graded_alike(str(settings))
             if first is None:
                 first = (shard.path, (course_version, stages, settings))
                 continue
             where, (course_0, stages_0, settings_0) = first
             if stages != stages_0:
-                raise GradebookError(f"{where} was graded with stages {stages_0} but {shard.path} with stages {stages}: "
-                                     "grade every shard with the same --stages, then merge")
+                raise GradebookError(_("{one} was graded with stages {stages_one} but {other} with stages {stages_other}: "
+                                       "grade every shard with the same --stages, then merge").format(
+                    one=where, stages_one=stages_0, other=shard.path, stages_other=stages))
             if course_version != course_0:
-                raise GradebookError(f"{where} was graded with course version {course_0} but {shard.path} with "
-                                     f"{course_version}: grade every shard with the same course, then merge")
+                raise GradebookError(_("{one} was graded with course version {version_one} but {other} with "
+                                       "{version_other}: grade every shard with the same course, then merge").format(
+                    one=where, version_one=course_0, other=shard.path, version_other=course_version))
             if settings != settings_0:
                 differ = _settings_difference(str(settings_0), str(settings))
-                raise GradebookError(f"{where} and {shard.path} were graded with different settings ({differ}): grade "
-                                     "every shard with the same limits and sandbox mode, then merge")
+                raise GradebookError(_("{one} and {other} were graded with different settings ({differ}): grade every "
+                                       "shard with the same limits and sandbox mode, then merge").format(
+                    one=where, other=shard.path, differ=differ))
     _same_split(shards)
 
 
@@ -420,9 +430,10 @@ def _same_split(shards: list[Shard]) -> None:
                 counts.setdefault(text.split("/", 1)[1], (text, shard.path))
     if len(counts) > 1:
         (one, (shard_a, where_a)), (two, (shard_b, where_b)) = sorted(counts.items())[:2]
-        raise GradebookError(f"{where_a} is shard {shard_a} but {where_b} is shard {shard_b}: shards of {one} and of "
-                             f"{two} split the submissions differently; merge the shards of one split (the same N in "
-                             "every --shard K/N)")
+        raise GradebookError(_("{where_a} is shard {shard_a} but {where_b} is shard {shard_b}: shards of {one} and of "
+                               "{two} split the submissions differently; merge the shards of one split (the same N in "
+                               "every --shard K/N)").format(where_a=where_a, shard_a=shard_a, where_b=where_b,
+                                                            shard_b=shard_b, one=one, two=two))
 
 
 def shards_read(runs: list[RunRecord]) -> tuple[list[str], list[str]]:
@@ -434,15 +445,30 @@ def shards_read(runs: list[RunRecord]) -> tuple[list[str], list[str]]:
     return found, [f"{index}/{count}" for index in range(1, count + 1) if f"{index}/{count}" not in found]
 
 
+def _graded_alike(settings: str) -> str:
+    """The settings that decide what a row means: all but the language the reasons were worded in (a shard graded
+    with ``--lang zh`` merges with one graded in English; the codes, points and outcomes are the same)."""
+    import json
+
+    try:
+        values = json.loads(settings)
+    except ValueError:
+        return settings
+    if isinstance(values, dict):
+        values.pop("language", None)
+    return json.dumps(values, sort_keys=True)
+
+
 def _settings_difference(left: str, right: str) -> str:
     import json
 
     try:
         one, two = json.loads(left), json.loads(right)
     except ValueError:
-        return "unreadable settings"
+        return _("unreadable settings")
     keys = sorted(key for key in set(one) | set(two) if one.get(key) != two.get(key))
-    return ", ".join(f"{key}: {one.get(key)} and {two.get(key)}" for key in keys[:4]) or "the same values written differently"
+    return _(", ").join(_("{key}: {one} and {other}").format(key=key, one=one.get(key), other=two.get(key))
+                        for key in keys[:4]) or _("the same values written differently")
 
 
 def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem],

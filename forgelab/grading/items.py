@@ -107,9 +107,20 @@ def _cause(row: TestRow) -> str:
     return _short(text)
 
 
+# each outcome in plain words (every message id literal, so the catalog extraction sees them all)
+OUTCOME_WORDS: dict[Outcome, str] = {
+    Outcome.PASSED: N_("passed"),
+    Outcome.FAILED: N_("failed"),
+    Outcome.ERROR: N_("error"),
+    Outcome.SKIPPED: N_("skipped"),
+    Outcome.TIMEOUT: N_("timeout"),
+    Outcome.NOT_RUN: N_("not run"),
+}
+
+
 def _outcome_words(row: TestRow) -> str:
     """The row's outcome in plain words, in the active language (``not_run`` → "not run")."""
-    return _(str(row.outcome).replace("_", " "))
+    return _(OUTCOME_WORDS[Outcome(row.outcome)])
 
 
 def _row_cause(row: TestRow) -> str:

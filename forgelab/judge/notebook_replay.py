@@ -10,6 +10,9 @@ Which cells: the code cells of the demonstration (widgets, magics and ``lab.`` t
 out; they are graded as their own items), run in order in one namespace per notebook; a cell tagged
 ``nbval-check-output`` is a graded item. A cell that raises stops the cells that need it: each later
 graded cell says which earlier cell failed.
+
+The causes are worded in the judge's language (``JudgeSettings.language``, which the session plugin makes the
+active one): a Chinese class reads a Chinese cause, with Python's own text of the error quoted after it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from forgelab.core.i18n import _
 from forgelab.judge import explain
 
 GRADED = "nbval-check-output"
@@ -74,11 +78,17 @@ def _label(source: str) -> str:
         line = line.strip()
         if line and not line.startswith("#"):
             return line if len(line) <= 70 else line[:69] + "…"
-    return "(empty cell)"
+    return _("(empty cell)")
 
 
 class CellFailed(Exception):
     """A replayed cell raised, or printed something other than the reference."""
+
+
+def _raised(index: int, source: str, error: BaseException) -> str:
+    """"cell N `label` raised", with Python's own words for the error (as raised, never translated)."""
+    return _("cell {index} `{label}` raised {error}").format(index=index, label=_label(source),
+                                                             error=f"{type(error).__name__}: {error}")
 
 
 def run_cell(source: str, namespace: dict[str, Any], name: str) -> str:
@@ -132,30 +142,29 @@ class NotebookCell(pytest.Item):
 
     def runtest(self) -> None:
         if self.state["failed"] is not None:
-            raise CellFailed(f"not run: an earlier cell failed ({self.state['failed']})")
+            raise CellFailed(_("not run: an earlier cell failed ({which})").format(which=self.state["failed"]))
         for index, source in self.before:
             try:
                 run_cell(source, self.namespace, f"{self.path}#cell-{index}")
             except BaseException as error:
-                self.state["failed"] = f"cell {index} `{_label(source)}` raised {type(error).__name__}: {error}"
-                raise CellFailed(f"a setup cell raised: cell {index} `{_label(source)}`: "
-                                 f"{type(error).__name__}: {error}") from error
+                self.state["failed"] = _raised(index, source, error)
+                raise CellFailed(_("a setup cell raised: {raised}").format(raised=_raised(index, source, error))) from error
         try:
             printed = run_cell(self.source, self.namespace, f"{self.path}#cell-{self.index}")
         except BaseException as error:
-            self.state["failed"] = f"cell {self.index} raised {type(error).__name__}"
+            self.state["failed"] = _("cell {index} raised {error}").format(index=self.index, error=type(error).__name__)
             raise
         rules = sanitizers()
         got, expected = sanitize(printed, rules), sanitize(self.reference, rules)
         if got != expected:
-            where = explain.first_difference(got, expected) or "the output differs"
-            raise CellFailed(f"output differs from the reference: {where}")
+            where = explain.first_difference(got, expected) or _("the output differs")
+            raise CellFailed(_("output differs from the reference: {where}").format(where=where))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CellFailed):
-            return f"cell {self.index} `{_label(self.source)}`: {excinfo.value}"
-        error = excinfo.value
-        return f"cell {self.index} `{_label(self.source)}` raised {type(error).__name__}: {error}"
+            return _("cell {index} `{label}`: {problem}").format(index=self.index, label=_label(self.source),
+                                                                  problem=excinfo.value)
+        return _raised(self.index, self.source, excinfo.value)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.index, f"cell {self.index}: {_label(self.source)}"

@@ -96,7 +96,7 @@ def find(workbook: Workbook, name: str) -> Backup:
     for backup in listing(workbook):
         if backup.name == name:
             return backup
-    known = ", ".join(b.name for b in listing(workbook)[-5:]) or _("none yet")
+    known = _(", ").join(b.name for b in listing(workbook)[-5:]) or _("none yet")
     raise BackupError(_("no backup named {name!r}: recent backups are {known} (see `forgelab backup list`)").format(
         name=name, known=known))
 

@@ -142,7 +142,7 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
             return Part("broken", _("{test} still fails: {cause}").format(test=stage.fault.target_test,
                                                                             cause=verdict.target.cause))
         return Part("broken", _("the target test passes, but the lab fix breaks: {tests}").format(
-            tests=", ".join(verdict.failing)))
+            tests=_(", ").join(verdict.failing)))
     return Part("fixed", _("the target test and the whole stage pass in the lab workspace"),
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
@@ -271,7 +271,7 @@ def judge_diagnosis(workbook: Workbook, stage: Stage, target: Target) -> Part:
                                                      function=record.function, defect=defect), extra)
     wrong = [_(QUESTION_WORDS[question]) for question, ok in right.items() if not ok]
     return Part("not_right", _("stated, not right yet ({wrong}): look again and state it with `forgelab fault "
-                               "diagnose {number}`").format(wrong=", ".join(wrong), number=stage.number), extra)
+                               "diagnose {number}`").format(wrong=_(", ").join(wrong), number=stage.number), extra)
 
 
 QUESTION_WORDS = {"test": N_("which test shows it"), "function": N_("where it lies"), "defect": N_("what the defect is")}
@@ -296,7 +296,7 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
     if not acceptance["required_tests_passed"]:
         failing = [name for name in stage.required_tests
                    if not all(r.outcome == "passed" for r in tests if r.name == name)]
-        problems.append(_("required tests not passing: {tests}").format(tests=", ".join(failing)))
+        problems.append(_("required tests not passing: {tests}").format(tests=_(", ").join(failing)))
     if not acceptance["fault_lab_fixed"]:
         problems.append(_("fault lab {status}: {detail}").format(status=_(PART_WORDS.get(lab.status, lab.status)),
                                                                   detail=lab.detail))

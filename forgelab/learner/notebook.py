@@ -533,7 +533,7 @@ class StageTools:
             print(f"  {pad(word, 5)} {pad(name, width)}{detail}")
         page = self.bench.page_path(self.stage)
         if open_items:
-            print(_("Still open: {items}. Next: {step}").format(items=", ".join(open_items),
+            print(_("Still open: {items}. Next: {step}").format(items=_(", ").join(open_items),
                                                                 step=self.bench.next_step(outcome)))
         elif current:
             print(_("Accepted. Self-check it: open {page} (below) and pick your verification.json.").format(page=page))

@@ -57,7 +57,7 @@ class RestorePlan:
 
 
 def _not_in_bundle(earlier: list[Stage], stage: Stage) -> TargetError:
-    modules = ", ".join(_("`forgelab starter {number}` for {module}").format(number=s.number, module=s.module)
+    modules = _(", ").join(_("`forgelab starter {number}` for {module}").format(number=s.number, module=s.module)
                         for s in earlier)
     return TargetError(_(
         "the reference modules are not part of the learner bundle, so `forgelab restore` cannot lay them in from here: "

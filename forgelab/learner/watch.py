@@ -175,7 +175,7 @@ class Watch:
         self.out.flush()
 
     def legend(self) -> str:
-        shown = ", ".join(self.bench.workbook.relative(item.path) for item in self.files if item.path.exists())
+        shown = _(", ").join(self.bench.workbook.relative(item.path) for item in self.files if item.path.exists())
         keys = _("q quits, h shows the next hint")
         if self.outcome is not None and self.outcome.accepted and self.next_stage() is not None:
             keys = _("n watches the next stage, q quits, h shows the next hint")
@@ -200,7 +200,7 @@ class Watch:
         elif message.next_step:
             lines.append(_("next: {step}").format(step=message.next_step))
         when = _dt.datetime.now().strftime("%H:%M:%S")
-        names = ", ".join(self.bench.workbook.relative(path) for path in saved)
+        names = _(", ").join(self.bench.workbook.relative(path) for path in saved)
         lines += ["", (_("{time} · after saving {files}").format(time=when, files=names) if names
                        else _("{time} · checked").format(time=when)), self.legend()]
         prefix = CLEAR if self.keys.tty else ""

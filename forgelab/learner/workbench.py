@@ -218,7 +218,7 @@ class Workbench:
         outcome = self.check(stage, target, write=False)
         rows = [row for row in outcome.tests if row.name == test or row.nodeid.endswith(f"::{test}")]
         if not rows:
-            names = ", ".join(stage.required_tests)
+            names = _(", ").join(stage.required_tests)
             return Message((_("stage {number} has no test called {test!r}").format(number=stage.number, test=test),),
                            False, _("pick one of: {names}").format(names=names))
         lines = [f"{stage.test_file}::{test}", "", *test_source(self.course.root / stage.test_file, rows[0].name), ""]
@@ -251,7 +251,7 @@ class Workbench:
             return []
         return [_("note: this lab builds on stage(s) {stages}, which still have functions to write; the lab copies your "
                   "modules, so finish those stages first (or lay in the reference modules from a checkpoint pack: "
-                  "`forgelab restore {number} --from FILE`)").format(stages=", ".join(missing), number=stage.number)]
+                  "`forgelab restore {number} --from FILE`)").format(stages=_(", ").join(missing), number=stage.number)]
 
     def fault_start(self, stage: Stage, target: str = "learner") -> Message:
         chosen = self.target(target)
@@ -300,7 +300,7 @@ class Workbench:
                          else _("  (this is not the declared symptom any more — your change moved the failure)"))
         else:
             lines = [_("fault lab {number}: {test} passes, but these stage tests still fail: {tests}").format(
-                number=number, test=target, tests=", ".join(result.failing))]
+                number=number, test=target, tests=_(", ").join(result.failing))]
         diagnosed = self.diagnosis(stage)
         step = (_("repair {path}, then `forgelab fault check {number}` again").format(path=stage.lab_module, number=number)
                 if diagnosed is not None and diagnosed.is_right else

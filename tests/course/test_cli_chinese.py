@@ -157,6 +157,30 @@ COMMAND_WORDS = {"check", "status", "hint", "fault", "start", "diagnose", "diff"
                  "dict", "list", "str", "int", "None", "True", "False", "assert"}
 
 
+def test_i18n_and_gradebook_merge_speak_chinese(tmp_path: Path, repo_root: Path) -> None:
+    """The course author's catalog check and the instructor's merge, refusals included, in Chinese."""
+    outputs: dict[str, str] = {}
+    done = run_cli(repo_root, "i18n", "check", "--lang", "zh")
+    outputs["i18n check"] = done.stdout + done.stderr
+    assert done.returncode == 0 and done.stdout.startswith("目录完整："), outputs["i18n check"]
+    assert "已译成中文" in done.stdout
+    (tmp_path / "empty").mkdir()
+    done = run_cli(repo_root, "gradebook", "merge", str(tmp_path / "empty"), "--into", str(tmp_path / "m"), "--lang", "zh")
+    outputs["gradebook merge (no gradebook)"] = done.stdout + done.stderr
+    assert done.returncode != 0 and "里没有 gradebook.sqlite：请给出某次 `forgelab grade --shard` 运行的 --out 文件夹" \
+        in done.stderr, done.stderr
+    done = run_cli(repo_root, "gradebook", "merge", str(tmp_path / "empty"), "--into", str(tmp_path / "empty"),
+                   "--lang", "zh")
+    outputs["gradebook merge (into a shard)"] = done.stdout + done.stderr
+    assert "是其中一个分片的文件夹" in done.stderr and "请合并到一个新的空文件夹里" in done.stderr, done.stderr
+    done = run_cli(repo_root, "grade", str(tmp_path / "empty"), "--jobs", "many", "--lang", "zh")
+    outputs["grade --jobs many"] = done.stdout + done.stderr
+    assert "'many' 不是整数" in done.stderr, done.stderr
+    leftovers = {name: _english(text, frozenset({"gradebook", "sqlite", "merge", "shard", "into", "out", "jobs", "i18n"}))
+                 for name, text in outputs.items()}
+    assert {name: words for name, words in leftovers.items() if words} == {}, outputs
+
+
 @pytest.mark.slow
 def test_a_chinese_class_meets_no_english(zh_bundle: Path, tmp_path: Path, repo_root: Path) -> None:
     outputs: dict[str, str] = {}
@@ -175,6 +199,12 @@ def test_a_chinese_class_meets_no_english(zh_bundle: Path, tmp_path: Path, repo_
                    "--lang", "zh", timeout=900)
     outputs["grade"] = done.stdout + done.stderr
     assert done.returncode == 0, outputs["grade"]
+    done = run_cli(repo_root, "gradebook", "merge", str(tmp_path / "out"), "--into", str(tmp_path / "merged"),
+                   "--lang", "zh")
+    outputs["gradebook merge"] = done.stdout + done.stderr
+    assert done.returncode == 0 and "已合并 1 个分片：2 份提交，2 个反馈页" in done.stdout, outputs["gradebook merge"]
+    done = run_cli(learner, "hint", "01", "--lang", "zh")
+    outputs["hint 01"] = done.stdout + done.stderr
     leftovers = {name: _english(text, frozenset({"ana", "bo"})) for name, text in outputs.items()}  # the submissions' names
     assert {name: words for name, words in leftovers.items() if words} == {}, outputs
 

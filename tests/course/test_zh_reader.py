@@ -1,16 +1,26 @@
 """What a Chinese reader still met in English after the first pass of issue 22, each pinned by one test.
 
-The chapter project's report (spec + audit trail) in the Chinese notebook, …
+The chapter project's report (spec + audit trail) in the Chinese notebook and `forgelab extract --lang zh`; the cause
+of a notebook cell that fails during `grade --lang zh`; the outcome words grading lists (literal message ids, so
+the catalog has them); the Chinese enumeration comma in `lab.summary()`; release's working-tree change markers;
+`forgelab i18n` and `forgelab gradebook merge` under `--lang zh`.
 """
 
 from __future__ import annotations
 
+import ast
+import csv
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from conftest import ROOT, run_cli
 from forge.project.report import format_extraction
+from forgelab.core.i18n import speaking
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -61,3 +71,123 @@ def test_the_chinese_notebook_of_stage_08_prints_the_chinese_report(repo_root: P
                       for output in cell.get("outputs", []))
     assert "审计记录" in printed and "  验收标准       1. " in printed
     assert "audit trail" not in printed and "task spec ·" not in printed
+
+
+# ---------------------------------------------------------------- a notebook cell that fails during grading
+
+def test_a_replayed_cell_that_raises_is_explained_in_chinese_with_pythons_words_after() -> None:
+    from forgelab.judge import notebook_replay
+
+    with speaking("zh"):
+        raised = notebook_replay._raised(12, "winners = explain(items)", ValueError("bad rank"))
+    assert raised == "第 12 个单元格 `winners = explain(items)` 抛出了异常（Python 的原话：ValueError: bad rank）"
+    with speaking("en"):
+        assert notebook_replay._raised(12, "x = 1", ValueError("bad")) == "cell 12 `x = 1` raised ValueError: bad"
+
+
+def _planted_learner(folder: Path) -> Path:
+    """A hand-in whose stage 01 functions exist but raise ValueError: every notebook cell that calls them fails."""
+    shutil.copytree(ROOT / "forge", folder / "forge", ignore=shutil.ignore_patterns("__pycache__"))
+    module = folder / "forge" / "instructions.py"
+    module.write_text(re.sub(r'raise NotImplementedError\("[^"]*"\)', 'raise ValueError("planted")',
+                             module.read_text(encoding="utf-8")), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.slow
+def test_grade_lang_zh_words_a_failing_notebook_cell_in_chinese(tmp_path: Path) -> None:
+    learner = _planted_learner(tmp_path / "ana")
+    done = run_cli(ROOT, "grade", str(learner), "--stages", "01", "--out", str(tmp_path / "out"), "--lang", "zh",
+                   timeout=600)
+    assert done.returncode == 0, done.output
+    with (tmp_path / "out" / "gradebook.csv").open(encoding="utf-8") as handle:
+        rows = {row["item"]: row for row in csv.DictReader(handle)}
+    reason = rows["notebook"]["reason"]
+    assert "抛出了异常（Python 的原话：ValueError: planted）" in reason, reason
+    assert "未运行：前面的单元格出错了（第 " in reason, reason
+    prose = re.sub(r"`[^`]*`|（Python 的原话：[^）]*）|cell-\d+|notebooks/\S+", " ", reason)
+    assert not re.search(r"\b(cell|raised|not run|earlier|output differs)\b", prose), reason
+    settings = json.loads(__import__("sqlite3").connect(tmp_path / "out" / "gradebook.sqlite").execute(
+        "SELECT settings FROM runs").fetchone()[0])
+    assert settings["language"] == "zh"  # the judge was told the class's language
+
+
+# ---------------------------------------------------------------- the outcome words grading lists
+
+def test_every_outcome_word_is_a_literal_message_id_the_catalog_extraction_finds() -> None:
+    from forgelab.authoring.catalogs import extracted
+    from forgelab.grading import items
+    from forgelab.judge.outcomes import Outcome
+
+    found = extracted()
+    for outcome in Outcome:
+        words = items.OUTCOME_WORDS[outcome]
+        assert any(place.startswith("forgelab/grading/items.py:") for place in found.get(words, ())), (outcome, words)
+        with speaking("zh"):
+            assert CJK.search(items._outcome_words(_row(outcome))), outcome
+
+
+def _row(outcome: Any) -> Any:
+    from forgelab.judge.outcomes import TestRow
+
+    return TestRow("tests/stages/test_01.py::test_x", "sub", outcome, "")
+
+
+def test_no_gettext_call_builds_its_message_id_at_run_time() -> None:
+    """A message id built by a call (``_(code.replace(...))``, ``_(f"...")``) is invisible to the extraction: the
+    catalog never gets it and the Chinese edition prints English. A name, a table lookup or a literal is fine."""
+    built = []
+    for path in sorted((ROOT / "forgelab").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_", "ngettext"):
+                for argument in node.args[:2 if node.func.id == "ngettext" else 1]:
+                    lookup = (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
+                              and argument.func.attr == "get")  # WORDS.get(code, code): a table of N_() ids
+                    if not (isinstance(argument, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.IfExp))
+                            or lookup):
+                        built.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert not built, built
+
+
+# ---------------------------------------------------------------- lab.summary() in the Chinese edition
+
+def test_the_chinese_summary_lists_what_is_open_with_the_enumeration_comma(workbook, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from forgelab.learner.notebook import stage_tools
+
+    monkeypatch.setenv("FORGELAB_ROOT", str(workbook.root))
+    monkeypatch.delenv("FORGELAB_WORKSPACE", raising=False)
+    monkeypatch.delenv("FORGELAB_TARGET", raising=False)
+    monkeypatch.setenv("FORGELAB_WIDTH", "110")
+    with speaking("zh"):
+        stage_tools("01", None, lang="zh").summary()
+    out = capsys.readouterr().out
+    still = next(line for line in out.splitlines() if line.startswith("尚未完成："))
+    items = still.removeprefix("尚未完成：").split("。下一步：")[0]
+    assert "、" in items and "," not in items and ", " not in still, still  # 阶段测试、故障实验、… not "a, b"
+
+
+# ---------------------------------------------------------------- release: what is left out of the bundle
+
+def test_release_names_working_tree_changes_in_the_active_language(tmp_path: Path) -> None:
+    import subprocess
+
+    from forgelab.authoring.release import source
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "forge").mkdir()
+    (tmp_path / "forge" / "a.py").write_text("A = 1\n", encoding="utf-8")
+    (tmp_path / "forge" / "gone.py").write_text("B = 1\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "start")
+    (tmp_path / "forge" / "a.py").write_text("A = 2\n", encoding="utf-8")
+    (tmp_path / "forge" / "gone.py").unlink()
+    (tmp_path / "forge" / "new.py").write_text("C = 1\n", encoding="utf-8")
+    with speaking("zh"):
+        chinese = source._left_out(tmp_path, "")
+    with speaking("en"):
+        english = source._left_out(tmp_path, "")
+    assert english == ("forge/a.py (modified)", "forge/gone.py (deleted on disk)", "forge/new.py (untracked)")
+    assert chinese == ("forge/a.py（已修改）", "forge/gone.py（已从磁盘删除）", "forge/new.py（未跟踪）")

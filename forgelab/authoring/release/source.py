@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from forgelab.core.i18n import N_, _
 from forgelab.core.registry import Course, RegistryError, load_course
 
 
@@ -170,8 +171,14 @@ def read_committed(root: Path) -> Committed:
                      int(stamp) if stamp.isdigit() else 0)
 
 
+# how a working-tree change is named beside its path, by git's two-letter status (any other code: modified)
+CHANGE_WORDS = {"??": N_("untracked"), " D": N_("deleted on disk"), "D ": N_("deleted on disk")}
+MODIFIED = N_("modified")
+
+
 def _left_out(root: Path, prefix: str) -> tuple[str, ...]:
-    """Working-tree changes under the shipped folders: they are not in the bundle, and the instructor is told."""
+    """Working-tree changes under the shipped folders: they are not in the bundle, and the instructor is told (each
+    as ``path (what)``, in the active language)."""
     done = run_git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *INCLUDE, check=False)
     if done.returncode != 0:
         return ()
@@ -189,8 +196,8 @@ def _left_out(root: Path, prefix: str) -> tuple[str, ...]:
         relative = path[len(prefix):] if prefix and path.startswith(prefix) else path
         if _excluded(PurePosixPath(relative)):
             continue
-        what = {"??": "untracked", " D": "deleted on disk", "D ": "deleted on disk"}.get(code, "modified")
-        found.append(f"{relative} ({what})")
+        what = _(CHANGE_WORDS.get(code, MODIFIED))
+        found.append(_("{path} ({what})").format(path=relative, what=what))
     return tuple(sorted(found))
 
 

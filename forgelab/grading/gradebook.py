@@ -382,7 +382,7 @@ def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[Sub
                     "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
                     [(new_id, *timing[1:]) for timing in shard.timings if timing[0] == run[0]])
     for submission in sorted(seen):
-        record, mine, _, shard = seen[submission]
+        record, mine, _where, shard = seen[submission]
         tests, facts = shard.class_records(submission)
         record_rows(connection, record, mine, tests, facts)
     return connection, [seen[name][0] for name in sorted(seen)]

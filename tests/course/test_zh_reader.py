@@ -191,3 +191,62 @@ def test_release_names_working_tree_changes_in_the_active_language(tmp_path: Pat
         english = source._left_out(tmp_path, "")
     assert english == ("forge/a.py (modified)", "forge/gone.py (deleted on disk)", "forge/new.py (untracked)")
     assert chinese == ("forge/a.py（已修改）", "forge/gone.py（已从磁盘删除）", "forge/new.py（未跟踪）")
+
+
+# ---------------------------------------------------------------- gradebook merge across the class's languages
+
+def _shard_book(path: Path, submission: str, shard: str, language: str) -> None:
+    from forgelab.grading import gradebook
+    from forgelab.grading.rubric import GradeItem
+
+    path.mkdir(parents=True)
+    connection = gradebook.open_gradebook(path / gradebook.FILENAME)
+    settings = json.dumps({"sandbox": "required", "test_cpu_s": 10, "language": language}, sort_keys=True)
+    run = gradebook.start_run(connection, started_at="t", tool_version="v", course_version="c", stages="01", jobs=1,
+                              network="none", submissions=1, sandbox="sandbox: bubblewrap", shard=shard,
+                              settings=settings)
+    gradebook.record(connection, run, gradebook.SubmissionRecord(submission, "0" * 64, f"/x/{submission}", "folder"),
+                     [GradeItem(submission, "01", "stage_tests", 10, 40, "partial", "why")], [])
+    gradebook.finish_run(connection, run, "u")
+    connection.close()
+
+
+def test_shards_graded_in_two_languages_merge_but_other_limits_are_still_refused(tmp_path: Path) -> None:
+    from forgelab.grading import gradebook
+
+    _shard_book(tmp_path / "a", "alice", "1/2", "zh")
+    _shard_book(tmp_path / "b", "bob", "2/2", "en")  # the language words the reasons; codes and points are the same
+    connection, records = gradebook.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+    connection.close()
+    assert [record.submission for record in records] == ["alice", "bob"]
+    with speaking("zh"):
+        with pytest.raises(gradebook.GradebookError) as refused:
+            gradebook._same_grading([gradebook.read_shard(tmp_path / "a"), _other_limits(tmp_path / "c")])
+    assert "的评分设置不同（test_cpu_s：10 与 3）" in str(refused.value), refused.value
+
+
+def _other_limits(path: Path) -> Any:
+    from forgelab.grading import gradebook
+
+    _shard_book(path, "carl", "2/2", "zh")
+    connection = __import__("sqlite3").connect(path / gradebook.FILENAME)
+    with connection:
+        connection.execute("UPDATE runs SET settings = ?", (json.dumps({"sandbox": "required", "test_cpu_s": 3,
+                                                                         "language": "zh"}),))
+    connection.close()
+    return gradebook.read_shard(path)
+
+
+def test_no_function_hides_gettext_behind_a_local_underscore() -> None:
+    """``a, _, b = …`` in a function that also calls ``_("…")`` makes ``_`` local: the call raises
+    UnboundLocalError on the path that is meant to explain a problem (a merge refusal did)."""
+    hidden = []
+    for path in sorted((ROOT / "forgelab").rglob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                nodes = list(ast.walk(function))
+                binds = any(isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store) for n in nodes)
+                calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_" for n in nodes)
+                if binds and calls:
+                    hidden.append(f"{path.relative_to(ROOT)}:{function.lineno} {function.name}()")
+    assert not hidden, hidden

@@ -58,6 +58,25 @@ def test_changing_stage_text_makes_the_notebook_stale(workbook) -> None:
     assert "out of date: notebooks/01-instruction-hierarchy.ipynb" in result.stdout
 
 
+def test_printed_output_in_pieces_makes_the_notebook_stale(workbook) -> None:
+    """The build keeps one output per run of printing, whatever the kernel's flushes were under load, so a rebuild
+    is byte for byte the same; a notebook with its printed text split in two is reported."""
+    path = workbook.root / "notebooks/01-instruction-hierarchy.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells if c.cell_type == "code" and any(o.output_type == "stream" and len(o.text) > 2
+                                                                          for o in c.outputs))
+    at = next(i for i, o in enumerate(cell.outputs) if o.output_type == "stream" and len(o.text) > 2)
+    whole = cell.outputs[at]
+    half = len(whole.text) // 2
+    cell.outputs[at:at + 1] = [nbformat.v4.new_output("stream", name=whole.name, text=whole.text[:half]),
+                               nbformat.v4.new_output("stream", name=whole.name, text=whole.text[half:])]
+    nbformat.write(notebook, path)
+    result = workbook.run("build", "--check")
+    assert result.returncode == 2
+    assert "out of date: notebooks/01-instruction-hierarchy.ipynb" in result.stdout
+    assert "split in pieces" in result.stdout
+
+
 def test_changing_the_symptom_makes_the_contract_stale(workbook) -> None:
     source = workbook.root / "course/stages/01-instruction-hierarchy/stage.toml"
     source.write_text(source.read_text().replace("symptom = ", "symptom = \"x|\" + ", 1).replace("\"x|\" + ", "", 1)

@@ -72,12 +72,14 @@ _CJK = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900
 # a CJK character (each is a place to break), else a run of other non-space characters (a word, a path)
 _TOKEN = re.compile(rf"(\s*)([{_CJK}]|[^\s{_CJK}]+)")
 _NO_LINE_START = set("，。、；：！？）」』》〕】’”…—%,.;:!?)]}")  # kept with what comes before them
+_NO_LINE_END = set("（「『《〔【‘“")  # an opening mark goes down with what follows it
 
 
 def fill(text: str, size: int) -> list[str]:
     """``text`` broken into lines of at most ``size`` columns: between words, and between any two Chinese (or
-    Japanese) characters as a Chinese reader expects — never before a closing mark such as ，or ）; a word
-    longer than a line is folded. Nothing is dropped; the spaces between words are kept."""
+    Japanese) characters as a Chinese reader expects — never before a closing mark such as ，or ）, never after an
+    opening mark such as （; a word longer than a line is folded. Nothing is dropped; the spaces between words are
+    kept."""
     lines: list[str] = []
     line, used = "", 0
     for match in _TOKEN.finditer(" ".join(text.split())):
@@ -96,8 +98,14 @@ def fill(text: str, size: int) -> list[str]:
                 lines.append(line[:-1].rstrip())
                 line, used = carry + token, columns(carry) + cost
                 continue
+        carry = ""
+        if len(line) > 1 and line[-1] in _NO_LINE_END and cost + columns(line[-1]) <= size:
+            carry, line = line[-1], line[:-1]  # "…见提示 4–6（" / "forgelab hint 01）" reads as a dangling mark
         if line:
             lines.append(line.rstrip())
+        if carry:
+            line, used = carry + token, columns(carry) + cost
+            continue
         line, used = "", 0
         while cost > size:  # a word longer than a line (a long path, a test name): fold it
             piece, width_so_far = "", 0

@@ -250,3 +250,42 @@ def test_no_function_hides_gettext_behind_a_local_underscore() -> None:
                 if binds and calls:
                     hidden.append(f"{path.relative_to(ROOT)}:{function.lineno} {function.name}()")
     assert not hidden, hidden
+
+
+# ---------------------------------------------------------------- what a native reader trips over in the catalog
+
+def test_an_opening_mark_never_ends_a_wrapped_line() -> None:
+    from forgelab.core.display import fill
+
+    lines = fill("explain() 尚未实现——见提示 4–6（forgelab hint 01）", 39)
+    assert lines == ["explain() 尚未实现——见提示 4–6", "（forgelab hint 01）"], lines
+    for size in range(8, 30):
+        for line in fill("一二三四五六七八九十（abc def）、甲乙丙丁“引号里”戊己", size):
+            assert not line.endswith(("（", "“")), (size, line)
+
+
+def _catalog() -> list[tuple[str, str]]:
+    from babel.messages.pofile import read_po
+
+    with (ROOT / "forgelab" / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po").open("rb") as handle:
+        catalog = read_po(handle)
+    pairs = []
+    for message in catalog:
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        pairs += [(ids[0], string) for string in strings if message.id and string]
+    return pairs
+
+
+def test_the_catalog_reads_as_one_chinese_author_wrote_it() -> None:
+    found = []
+    for msgid, msgstr in _catalog():
+        if "instructor" in msgid and "教师" in msgstr:  # one word for the instructor: 讲师, as README.zh-CN says
+            found.append(("教师", msgstr))
+        if re.search(r"[\u4e00-\u9fff] — [\u4e00-\u9fff]", msgstr):  # a Chinese dash is ——, with no spaces
+            found.append(("spaced dash", msgstr))
+        if re.search(r"\S [，。：；、（）！？]|[，。：；、（）！？] [^\s{`-]", msgstr):  # no space beside a full-width mark
+            found.append(("space", msgstr))
+        if "edition" in msgid and "版本" in msgstr:  # 版本 is a version; the edition is the workbook's language
+            found.append(("版本", msgstr))
+    assert not found, found

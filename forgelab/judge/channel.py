@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.core.i18n import _
-from forgelab.judge import wire
+from forgelab.judge import bytecode, wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
@@ -143,7 +143,10 @@ def install_host_files(code_dir: Path) -> None:
     """Copy the host script and its helpers next to a target's ``forge/``."""
     here = Path(__file__).resolve().parent
     for source, name in HOST_FILES.items():
-        (code_dir / name).write_bytes((here / source).read_bytes())
+        if name == "_judge_host.py":  # run as a script: Python compiles a script itself, every time
+            (code_dir / name).write_bytes((here / source).read_bytes())
+        else:  # imported: with its bytecode (see forgelab.judge.bytecode)
+            bytecode.copy(here / source, code_dir / name)
 
 
 # ---------------------------------------------------------------- time a busy machine adds

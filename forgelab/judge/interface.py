@@ -18,6 +18,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.judge import bytecode
+
 FOOTER = """
 
 # ---- added by forgelab's judge: the functions above run in the learner's sandbox, not here ----
@@ -92,6 +94,8 @@ def build_interface(starters: Path, stage_modules: list[str], into: Path) -> Pat
             continue
         source = path.read_text(encoding="utf-8")
         path.write_text(source.rstrip("\n") + FOOTER.format(classes=class_members(source)), encoding="utf-8")
+    for file in sorted(destination.rglob("*.py")):  # the course's code: with its bytecode (forgelab.judge.bytecode)
+        bytecode.beside(file)
     return into
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import channel, wire
+from forgelab.judge import bytecode, channel, wire
 from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded, TimeBudget
 from forgelab.judge.interface import Offered
 from forgelab.judge.outcomes import Limit
@@ -67,9 +67,9 @@ console_output_style = classic
 addopts = -p no:cacheprovider --import-mode=importlib
 """
 # what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
-TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/channel.py",
-                  "judge/host.py", "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py", "judge/sandbox.py",
-                  "judge/settings.py", "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
+TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/bytecode.py",
+                  "judge/channel.py", "judge/host.py", "judge/learner_plugin.py", "judge/outcomes.py", "judge/remote.py",
+                  "judge/sandbox.py", "judge/settings.py", "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
 MAX_EVENTS = 5000
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
@@ -84,15 +84,15 @@ def write_template(into: Path, interface: Path) -> Path:
     (into / "_judge_tester.py").write_text(LAUNCHER, encoding="utf-8")
     (into / "_judge_pytest.ini").write_text(TESTER_INI, encoding="utf-8")
     package = Path(__file__).resolve().parent.parent
-    for relative in TESTER_MODULES:
+    for relative in TESTER_MODULES:  # with their bytecode (see forgelab.judge.bytecode)
         destination = into / "forgelab" / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(package / relative, destination)
+        bytecode.copy(package / relative, destination)
     for catalog in sorted((package / "locale").glob("*/LC_MESSAGES/*.mo")):
         destination = into / "forgelab" / catalog.relative_to(package)
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(catalog, destination)
-    shutil.copytree(interface / "forge", into / "forge", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(interface / "forge", into / "forge")  # the course's interface, with its bytecode
     return into
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import channel, learner_plugin, remote, wire
+from forgelab.judge import channel, remote, wire
 from forgelab.judge.channel import FrameReader, Host, LimitExceeded
 from forgelab.judge.host import apply_limits
 from forgelab.judge.outcomes import ImportProblem, Limit
@@ -152,6 +152,8 @@ def main(argv: list[str], code_dir: str) -> None:
     remote.install_pool(_LinkPool(link))
     for module in (remote, channel, sys.modules[__name__]):  # a failure shows the test's lines, not the judge's
         setattr(module, "__tracebackhide__", True)
+    from forgelab.judge import learner_plugin  # lazy: it imports pytest, which the judge's side never needs
+
     learner_plugin.use_sink(link.event)
     import pytest
 

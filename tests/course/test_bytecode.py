@@ -5,12 +5,14 @@ from source. It compiles whole packages (a lazily imported submodule too), in th
 from __future__ import annotations
 
 import importlib.util
+import py_compile
 import subprocess
 import sys
 from pathlib import Path
 
 import _pytest.python
 import hypothesis
+import pytest
 
 from conftest import ROOT
 
@@ -53,3 +55,26 @@ def test_registering_the_commands_loads_no_grading_tool() -> None:
              "print(sorted(name for name in sys.modules if name.startswith('forgelab.grading.')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_judge_copies_its_modules_with_bytecode_checked_by_the_source_hash(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's wire module, the tester's forgelab modules and the course's interface are copied into a new folder
+    every run, read-only in the sandbox: their bytecode goes with them (forgelab/judge/bytecode.py), compiled once."""
+    from forgelab.judge import channel
+
+    first, second = tmp_path / "one", tmp_path / "two"
+    for folder in (first, second):
+        folder.mkdir()
+    channel.install_host_files(first)
+    cached = Path(importlib.util.cache_from_source(str(first / "_judge_wire.py")))
+    assert cached.is_file() and int.from_bytes(cached.read_bytes()[4:8], "little") == 0b11  # by hash, checked
+    assert not Path(importlib.util.cache_from_source(str(first / "_judge_host.py"))).exists()  # a script: never
+    monkeypatch.setattr(py_compile, "compile", lambda *args, **kwargs: pytest.fail("compiled twice"))
+    channel.install_host_files(second)  # the same source elsewhere: the bytecode compiled for the first copy
+    assert Path(importlib.util.cache_from_source(str(second / "_judge_wire.py"))).read_bytes() == cached.read_bytes()
+    monkeypatch.undo()
+    (second / "_judge_wire.py").write_text("VALUE = 'changed after the copy'\n", encoding="utf-8")
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import _judge_wire; print(getattr(_judge_wire, 'VALUE', '-'))"
+    done = subprocess.run([sys.executable, "-B", "-c", probe, str(second)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "changed after the copy"  # a source that differs is not run from stale bytecode

@@ -48,8 +48,8 @@ def loaded_packages() -> list[Path]:
 
 def import_what_runs() -> None:
     """What a check imports: the command line with every command registered, and the judge's session."""
-    from forgelab.cli.main import build_parser
-    from forgelab.judge import learner_plugin, warm  # noqa: F401  # the learner's tests run with learner_plugin
+    from forgelab.cli.main import build_parser  # lazy: what it loads is what gets compiled, at this call
+    from forgelab.judge import learner_plugin, warm  # noqa: F401  # lazy: as above (the testers run learner_plugin)
 
     build_parser()
     warm.preload()

@@ -79,8 +79,8 @@ def _zip_prefix(names: list[str], shown: str) -> str:
         top = next(iter(tops))
         if any(PurePosixPath(name).parts[1:2] == ("forge",) for name in names):
             return top
-    raise SubmissionError(f"{shown} has no forge/ folder at its top or inside a single top folder: "
-                          "zip the learner's whole workbook folder (the one that holds forge/)")
+    raise SubmissionError(_("{zip} has no forge/ folder at its top or inside a single top folder: zip the learner's "
+                            "whole workbook folder (the one that holds forge/)").format(zip=shown))
 
 
 def _check_zip(path: Path) -> str:
@@ -98,16 +98,20 @@ def inspect(path_text: str) -> tuple[Path, str, str]:
     """Validate one submission path → (path, kind, zip prefix)."""
     path = Path(path_text).expanduser()
     if not path.exists():
-        raise SubmissionError(f"submission {path_text!r} does not exist: check the path (give a folder or a .zip)")
+        raise SubmissionError(_("submission {path} does not exist: check the path (give a folder or a .zip)").format(
+            path=repr(path_text)))
     if path.is_dir():
         if not (path / "forge").is_dir():
-            hint = " (it looks like a forge/ package itself: give the folder above it)" if path.name == "forge" else ""
-            raise SubmissionError(f"{path_text} is not a learner's workbook: it has no forge/ folder{hint}; "
-                                  "give the folder that holds forge/, transfer/, labs/ and evidence/")
+            if path.name == "forge":
+                raise SubmissionError(_("{path} is not a learner's workbook: it looks like a forge/ package itself; "
+                                        "give the folder above it").format(path=path_text))
+            raise SubmissionError(_("{path} is not a learner's workbook: it has no forge/ folder; give the folder that "
+                                    "holds forge/, transfer/, labs/ and evidence/").format(path=path_text))
         return path.resolve(), "folder", ""
     if zipfile.is_zipfile(path) or path.suffix.lower() == ".zip":
         return path.resolve(), "zip", _check_zip(path)
-    raise SubmissionError(f"{path_text} is neither a folder nor a zip: give a learner's workbook folder or its zip")
+    raise SubmissionError(_("{path} is neither a folder nor a zip: give a learner's workbook folder or its zip").format(
+        path=path_text))
 
 
 def _base_name(path: Path, kind: str) -> str:
@@ -124,19 +128,19 @@ def discover(paths: list[str]) -> list[Submission]:
     """Validate every path and give each a stable, unique id (in the order given)."""
     found = [inspect(text) for text in paths]
     seen: dict[Path, int] = {}
-    for index, (path, _, _) in enumerate(found):
+    for index, (path, _kind, _prefix) in enumerate(found):
         if path in seen:
-            raise SubmissionError(f"{paths[index]} is given twice: list each submission once")
+            raise SubmissionError(_("{path} is given twice: list each submission once").format(path=paths[index]))
         seen[path] = index
-    names = [_base_name(path, kind) for path, kind, _ in found]
+    names = [_base_name(path, kind) for path, kind, _prefix in found]
     ids = list(names)
     for index, name in enumerate(names):
         if names.count(name) > 1:  # e.g. alice/forge-workbook-lab.zip and bob/forge-workbook-lab.zip
             ids[index] = f"{found[index][0].parent.name}/{name}"
     for index, sid in enumerate(ids):
         if ids.count(sid) > 1:
-            raise SubmissionError(f"two submissions would both be called {sid!r}: rename one of them "
-                                  f"({paths[index]})")
+            raise SubmissionError(_("two submissions would both be called {name}: rename one of them ({path})").format(
+                name=repr(sid), path=paths[index]))
     return [Submission(sid, path, kind, prefix) for sid, (path, kind, prefix) in zip(ids, found)]
 
 

@@ -51,7 +51,7 @@ class Target:
         destination.mkdir(parents=True)
         for layer in self.layers:
             if not layer.is_dir():
-                raise TargetError(f"target {self.name}: {layer} does not exist")
+                raise TargetError(_("target {name}: {layer} does not exist").format(name=self.name, layer=layer))
             for source in sorted(layer.rglob("*")):
                 if "__pycache__" in source.parts or source.suffix == ".pyc":
                     continue

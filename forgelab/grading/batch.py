@@ -53,10 +53,11 @@ class ShardSpec:
     def parse(cls, text: str) -> ShardSpec:
         parts = text.split("/")
         if len(parts) != 2 or not all(part.strip().isdigit() for part in parts):
-            raise ValueError(f"--shard {text!r}: write it as K/N, e.g. 2/4 (the second of four slices)")
+            raise ValueError(_("--shard {text}: write it as K/N, e.g. 2/4 (the second of four slices)").format(
+                text=repr(text)))
         index, count = (int(part) for part in parts)
         if count < 1 or not 1 <= index <= count:
-            raise ValueError(f"--shard {text!r}: K must be between 1 and N (N at least 1)")
+            raise ValueError(_("--shard {text}: K must be between 1 and N (N at least 1)").format(text=repr(text)))
         return cls(index, count)
 
     def select(self, subs: list[Submission]) -> list[Submission]:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Self
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass as model_dataclass
 
-from forgelab.core.i18n import N_
+from forgelab.core.i18n import N_, _
 from forgelab.core.registry import Course, RegistryError, Stage
 
 
@@ -117,7 +117,7 @@ def parse_stages(course: Course, text: str | None) -> list[Stage]:
     """
     if text is None or text.strip().lower() in ("", "all"):
         return list(course.stages)
-    valid = ", ".join(stage.number for stage in course.stages)
+    valid = _(", ").join(stage.number for stage in course.stages)
     chosen: set[str] = set()
     for part in text.split(","):
         part = part.strip()
@@ -125,15 +125,19 @@ def parse_stages(course: Course, text: str | None) -> list[Stage]:
             continue
         ends = part.split("-")
         if len(ends) > 2 or not all(end.strip().isdigit() for end in ends):
-            raise RegistryError(f"unknown stage range {part!r}: write stages like 01-07, 01,03 or 02 (stages: {valid})")
+            raise RegistryError(_("unknown stage range {part}: write stages like 01-07, 01,03 or 02 (stages: {valid})").format(
+                part=repr(part), valid=valid))
         numbers = [end.strip().zfill(2) for end in ends]
         for number in numbers:
             if number not in course.by_number:
-                raise RegistryError(f"unknown stage {number} in {text!r}: the course has stages {valid}")
+                raise RegistryError(_("unknown stage {number} in {text}: the course has stages {valid}").format(
+                    number=number, text=repr(text), valid=valid))
         low, high = numbers[0], numbers[-1]
         if low > high:
-            raise RegistryError(f"stage range {part!r} runs backwards: write {high}-{low}")
+            raise RegistryError(_("stage range {part} runs backwards: write {high}-{low}").format(
+                part=repr(part), high=high, low=low))
         chosen.update(stage.number for stage in course.stages if low <= stage.number <= high)
     if not chosen:
-        raise RegistryError(f"no stages selected by {text!r}: the course has stages {valid}")
+        raise RegistryError(_("no stages selected by {text}: the course has stages {valid}").format(
+            text=repr(text), valid=valid))
     return [stage for stage in course.stages if stage.number in chosen]

@@ -176,7 +176,15 @@ def test_i18n_and_gradebook_merge_speak_chinese(tmp_path: Path, repo_root: Path)
     done = run_cli(repo_root, "grade", str(tmp_path / "empty"), "--jobs", "many", "--lang", "zh")
     outputs["grade --jobs many"] = done.stdout + done.stderr
     assert "'many' 不是整数" in done.stderr, done.stderr
-    leftovers = {name: _english(text, frozenset({"gradebook", "sqlite", "merge", "shard", "into", "out", "jobs", "i18n"}))
+    for args, words in ((("grade", str(tmp_path / "nobody")), "不存在：请检查路径"),
+                        (("grade", str(tmp_path / "empty")), "不是学员的练习册：里面没有 forge/ 文件夹"),
+                        (("grade", str(tmp_path / "empty"), "--stages", "03-01"), "阶段范围 '03-01' 写反了：应写成 01-03"),
+                        (("grade", str(tmp_path / "empty"), "--shard", "5/4"), "K 必须在 1 到 N 之间")):
+        done = run_cli(repo_root, *args, "--lang", "zh")
+        outputs[" ".join(args[:1] + args[2:])] = done.stdout + done.stderr
+        assert done.returncode != 0 and words in done.stderr, done.stderr
+    leftovers = {name: _english(text, frozenset({"gradebook", "sqlite", "merge", "shard", "into", "out", "jobs", "i18n", "nobody",
+                                                 "empty"}))
                  for name, text in outputs.items()}
     assert {name: words for name, words in leftovers.items() if words} == {}, outputs
 

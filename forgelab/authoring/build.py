@@ -96,7 +96,7 @@ def _digest_text(text: StageTexts) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- failure.json
 def fault_contract(stage: Stage) -> dict[str, Any]:
-    text = stage.text()
+    text = stage.text("en")  # one committed contract, whatever language the author's tools speak (LANG=zh_CN too)
     return {
         "stage_id": stage.experiment_id,
         "stage": stage.number,

@@ -32,50 +32,55 @@ def cmd_build(args: argparse.Namespace) -> int:
                      for reason in (stale_opening(course, language) if with_opening else [])]
         problems += [(SCHEMA_FILE, reason) for reason in [stale_schema(course)] if reason]
         for artefact, reason in problems:
-            print(f"out of date: {artefact} — {reason}")
+            print(_("out of date: {artefact} — {reason}").format(artefact=artefact, reason=reason))
         editions = _edition_problems(course, stages, whole_course=with_opening)
         for artefact, reason in editions:
-            print(f"out of date: {artefact} — {reason}")
+            print(_("out of date: {artefact} — {reason}").format(artefact=artefact, reason=reason))
         # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
         from forgelab.authoring import terminology
 
         terms = terminology.problems(course)
         for line in terms:
-            print(f"terminology: {line}")
+            print(_("terminology: {problem}").format(problem=line))
         if problems or editions or terms:
-            causes = [f"{len(problems)} generated artefact(s) are out of date with their source"] if problems else []
-            causes += [f"{len(editions)} item(s) exist in one edition and not in the other"] if editions else []
-            causes += [f"{len(terms)} place(s) in the Chinese edition depart from course/glossary.toml"] if terms else []
-            steps = ["run `forgelab build` and commit the result"] if problems else []
-            steps += ["complete the other edition (`forgelab i18n extract`, translate, `forgelab i18n compile` for the "
-                      "tools' words)"] if editions else []
-            steps += ["write each term as the glossary gives it (or put code in backticks), then `forgelab build` "
-                      "for the notebooks"] if terms else []
-            return fail("; ".join(causes), "; ".join(steps))
-        print(f"all generated artefacts are current ({len(stages)} stage(s)); both editions are complete and "
-              "speak the glossary's terms")
+            causes = [_("{count} generated artefact(s) are out of date with their source").format(
+                count=len(problems))] if problems else []
+            causes += [_("{count} item(s) exist in one edition and not in the other").format(
+                count=len(editions))] if editions else []
+            causes += [_("{count} place(s) in the Chinese edition depart from course/glossary.toml").format(
+                count=len(terms))] if terms else []
+            steps = [_("run `forgelab build` and commit the result")] if problems else []
+            steps += [_("complete the other edition (`forgelab i18n extract`, translate, `forgelab i18n compile` for "
+                        "the tools' words)")] if editions else []
+            steps += [_("write each term as the glossary gives it (or put code in backticks), then `forgelab build` "
+                        "for the notebooks")] if terms else []
+            return fail(_("; ").join(causes), _("; ").join(steps))
+        print(_("all generated artefacts are current ({count} stage(s)); both editions are complete and speak the "
+                "glossary's terms").format(count=len(stages)))
         return 0
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.authoring.build import BuildError
 
     if build_schema(course):
-        print(f"wrote {SCHEMA_FILE} from its model (forgelab/core/verification.py)", flush=True)
+        print(_("wrote {file} from its model (forgelab/core/verification.py)").format(file=SCHEMA_FILE), flush=True)
     for stage in stages:
         started = time.monotonic()
-        print(f"building stage {stage.number} ({stage.slug})…", flush=True)
+        print(_("building stage {number} ({slug})…").format(number=stage.number, slug=stage.slug), flush=True)
         try:
             written = build_stage(course, workbook, stage, run=not args.no_execute)
         except BuildError as error:
-            return fail(f"stage {stage.number}: {error}")
-        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+            return fail(_("stage {number}: {error}").format(number=stage.number, error=error))
+        print(_("  wrote {files} in {seconds} s").format(files=_(", ").join(written),
+                                                        seconds=f"{time.monotonic() - started:.1f}"), flush=True)
     for language in built_editions(course) if with_opening else ():
         started = time.monotonic()
-        print(f"building the opening ({language})…", flush=True)
+        print(_("building the opening ({language})…").format(language=language), flush=True)
         try:
             written = build_opening(course, workbook, run=not args.no_execute, language=language)
         except BuildError as error:
-            return fail(f"the opening ({language}): {error}")
-        print(f"  wrote {', '.join(written)} in {time.monotonic() - started:.1f} s", flush=True)
+            return fail(_("the opening ({language}): {error}").format(language=language, error=error))
+        print(_("  wrote {files} in {seconds} s").format(files=_(", ").join(written),
+                                                        seconds=f"{time.monotonic() - started:.1f}"), flush=True)
     return 0
 
 
@@ -121,19 +126,21 @@ def cmd_new_stage(args: argparse.Namespace) -> int:
 
     workbook, course = open_workbook()
     if not workbook.has_solutions:
-        return fail("new stages are added in the course repository, not in a learner bundle",
-                    "run this in the repository that has solutions/")
+        return fail(_("new stages are added in the course repository, not in a learner bundle"),
+                    _("run this in the repository that has solutions/"))
     try:
         plan = scaffold.plan(course, args.number, args.slug, args.module, args.title or "")
     except RegistryError as error:
         return fail(str(error))
     written = scaffold.write(course, plan)
-    print(f"stage {plan.number} ({plan.slug}) scaffolded: {len(written)} new files, no existing file changed")
+    print(_("stage {number} ({slug}) scaffolded: {count} new files, no existing file changed").format(
+        number=plan.number, slug=plan.slug, count=len(written)))
     for path in written:
         print(f"  {path}")
-    print(f"every file says {scaffold.TODO}; `forgelab verify-course` lists the stage as incomplete until none does")
-    print(f"next: write the texts, the reference and the tests, then `forgelab build {plan.number}` "
-          f"(to undo: delete the files listed above)")
+    print(_("every file says {todo}; `forgelab verify-course` lists the stage as incomplete until none does").format(
+        todo=scaffold.TODO))
+    print(_("next: write the texts, the reference and the tests, then `forgelab build {number}` (to undo: delete the "
+            "files listed above)").format(number=plan.number))
     return 0
 
 

@@ -189,6 +189,12 @@ def test_i18n_and_gradebook_merge_speak_chinese(tmp_path: Path, repo_root: Path)
     assert {name: words for name, words in leftovers.items() if words} == {}, outputs
 
 
+def test_the_course_authors_build_check_speaks_chinese(repo_root: Path) -> None:
+    done = run_cli(repo_root, "build", "--check", "--lang", "zh", timeout=300)
+    assert done.returncode == 0, done.output
+    assert done.stdout.strip() == "所有生成文件都是最新的（11 个阶段）；两个语言版都完整，用词都符合术语表", done.stdout
+
+
 @pytest.mark.slow
 def test_a_chinese_class_meets_no_english(zh_bundle: Path, tmp_path: Path, repo_root: Path) -> None:
     outputs: dict[str, str] = {}

@@ -28,6 +28,12 @@ from forgelab.core.i18n import N_, _
 from forgelab.core import i18n
 
 # who rejects an answer in recovery mode: not stage 05, which recovery mode never calls
+# which stage stopped a rejected answer, by its step: forge/extractor.py's CAUGHT_BY, in the active language
+CAUGHT_BY_WORDS = {
+    "repair": N_("stage 05 (bounded output repair)"),
+    "spec": N_("stage 04 (strict task specification)"),
+    "permission": N_("the permission check (stage 08)"),
+}
 RECOVERY_CAUGHT_BY = N_("the strict JSON parser of recovery mode (forge/project/strict.py: nothing is repaired)")
 
 
@@ -117,7 +123,8 @@ def extract(request: dict[str, Any]) -> dict[str, Any]:
     try:
         result = run_extraction(pack, str(request["request"]), model, template, settings)
     except ExtractionError as error:
-        caught_by = CAUGHT_BY.get(error.step, error.step)
+        words = CAUGHT_BY_WORDS.get(error.step)
+        caught_by = _(words) if words else CAUGHT_BY.get(error.step, error.step)
         if error.step == "repair" and not settings.repair:
             caught_by = _(RECOVERY_CAUGHT_BY)
         raise Failure({"kind": "rejected", "step": error.step, "caught_by": caught_by,

@@ -85,6 +85,12 @@ def test_the_human_view_speaks_chinese_with_lang_zh(shared) -> None:
                      "（Schema v1，标准模式）", "（估算值）"):
         assert fragment in result.stdout, result.stdout
     assert "audit trail" not in result.stdout and "won by" not in result.stdout
+    rejected = shared.run("extract", "--lang", "zh", "--scenario", "office", "--fault", "prose", "比较两份报价",
+                          "--target", "solution")
+    assert rejected.returncode == 1, rejected.output
+    assert "forgelab: 模型的回答被阶段 05（有界修复）拒绝（原文：text before the JSON object" in rejected.stderr, \
+        rejected.stderr  # the stage in Chinese, the module's own words after it
+    assert "stage 05 (bounded output repair)" not in rejected.stderr
 
 
 @pytest.mark.parametrize("scenario", ["software", "office", "music"])

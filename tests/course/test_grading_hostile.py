@@ -32,6 +32,7 @@ more than its twin and reads the reason: the learner's problem and its limit, ne
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -276,7 +277,13 @@ def _lines(text: str, shortest: int = 30) -> set[str]:
 
 
 def hidden_text(submissions: list[Path]) -> set[str]:
-    """Lines of the reference solutions, instructor checks and mutants that a learner cannot know."""
+    """Lines of the reference solutions, instructor checks and mutants that a learner cannot know (worked out once
+    per test process for the same submissions: three tests ask)."""
+    return set(_hidden_text(tuple(submissions)))
+
+
+@functools.cache
+def _hidden_text(submissions: tuple[Path, ...]) -> frozenset[str]:
     import tomllib
 
     from forgelab.authoring.release.source import select_files
@@ -301,9 +308,12 @@ def hidden_text(submissions: list[Path]) -> set[str]:
                     public |= _lines(file.read_text(encoding="utf-8"), 1)
                 except (UnicodeDecodeError, OSError):
                     continue
-    hidden = {line for line in hidden if line.strip() not in public and not any(line in text for text in public)}
+    # ``line in every public line joined by NUL`` is ``any(line in text for text in public)``: a hidden line holds
+    # neither NUL nor a line break, so it cannot match across two public lines (one search, not one per line)
+    joined = "\0".join(public)
+    hidden = {line for line in hidden if line.strip() not in public and line not in joined}
     assert len(hidden) > 100, "the hidden material is nearly empty: the leak check would prove nothing"
-    return hidden
+    return frozenset(hidden)
 
 
 def outputs(graded: dict[str, Any]) -> dict[str, str]:

@@ -30,7 +30,9 @@ from conftest import ROOT, cli_env
 
 # The class is graded on one machine and on the cluster inside the module fixture: on a busy 2-CPU machine that takes
 # several minutes, more than the suite's default 300 s per test (the fixture's own deadlines still bound every wait).
-pytestmark = pytest.mark.timeout(2400)
+# ... and the cluster run is a module fixture: the module keeps to one xdist worker, or each worker that gets one of
+# its tests would start a cluster and grade the class on it again (make test runs --dist loadgroup)
+pytestmark = [pytest.mark.timeout(2400), pytest.mark.xdist_group("slurm")]
 
 SCRIPTS = ("instructor/slurm/grade-array.sbatch", "instructor/slurm/submit.sh")
 ARTIFACTS = ROOT / "test-artifacts" / "slurm"

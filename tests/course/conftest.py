@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import pytest
+from xdist_groups import keep_xdist_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "labs", "evidence", ".forgelab", "__pycache__",
@@ -301,3 +302,9 @@ def verification_validator() -> Callable[[dict], None]:
         assert not errors, "; ".join(f"{list(e.path)}: {e.message}" for e in errors)
 
     return validate
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's xdist group reaches the scheduler (see xdist_groups.py: pytest 9.2 lost pytest-xdist's suffix)."""
+    keep_xdist_groups(config, items)

@@ -26,6 +26,11 @@ EARLY = ["forge/instructions.py", "forge/context_selection.py", "forge/fewshot.p
          "forge/output_repair.py"]
 
 
+# The repository, the checkpoint packs and the bundle are module fixtures: made once per run only if the module keeps
+# to one xdist worker (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("checkpoint")
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> WorkbookCopy:
     return git_workbook(tmp_path_factory.mktemp("checkpoint-repo") / "course")

@@ -26,6 +26,11 @@ def _zip(path: Path) -> dict[str, bytes]:
         return {name.removeprefix(f"{BUNDLE_NAME}/"): archive.read(name) for name in archive.namelist()}
 
 
+# The repository and its bundle are module fixtures: made once per run only if the module keeps to one xdist worker
+# (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("reference-outputs")
+
+
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
     repo = git_workbook(tmp_path_factory.mktemp("outputs-repo") / "course").root

@@ -42,6 +42,11 @@ def _committed(root: Path) -> dict[str, bytes]:
     return files
 
 
+# The repository, the bundle and its zh twin are module fixtures: made once per run only if the module keeps to one
+# xdist worker (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("release")
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return git_workbook(tmp_path_factory.mktemp("release-repo") / "course").root

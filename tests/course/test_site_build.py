@@ -20,6 +20,11 @@ from forgelab.authoring.publish import publish_site
 from forgelab.core.text import inline, md
 
 
+# The published site is a module fixture: made once per run only if the module keeps to one xdist worker (make test
+# runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("site-build")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site-build") / "site"

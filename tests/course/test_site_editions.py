@@ -31,6 +31,11 @@ PO = ROOT / "forgelab" / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po"
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
 
+# The two published sites are module fixtures: made once per run only if the module keeps to one xdist worker (make
+# test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("site-editions")
+
+
 @pytest.fixture(scope="module")
 def course():  # type: ignore[no-untyped-def]
     return load_course(ROOT)

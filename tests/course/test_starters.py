@@ -24,6 +24,11 @@ TRANSFER = "transfer/test_01_instruction_hierarchy.py"
 WRECK = "def rank_of(:\n    this is not python\n"
 
 
+# The repository and its bundle are module fixtures: made once per run only if the module keeps to one xdist worker
+# (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("starters")
+
+
 @pytest.fixture(scope="module")
 def bundle_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = git_workbook(tmp_path_factory.mktemp("starter-repo") / "course").root

@@ -5,7 +5,9 @@ pytest-xdist (3.8) tells its scheduler a test's group by appending ``@group`` to
 was silently ignored: a module whose fixtures are meant to be made once per run (a published site, the graded
 class, a Slurm run, ``make lab``) made them again in each worker that got one of its tests, and two JupyterLabs of
 the ``make-lab`` group could run at once. :func:`keep_xdist_groups` puts the suffix back where pytest reads it; with
-an older pytest, where pytest-xdist's own suffix holds, it changes nothing.
+an older pytest, where pytest-xdist's own suffix holds, it changes nothing. Upstream: pytest-dev/pytest-xdist
+issue #1386 (open, with the fix proposed in pull request #1388); drop this module once a pytest-xdist release
+carries that fix.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def test_the_english_page_says_en_and_renders_the_reasons_markdown(course) -> No
 def test_a_chinese_class_gets_a_chinese_page(course) -> None:  # type: ignore[no-untyped-def]
     page = feedback.page(course, "alice", "ab" * 32, _rows(), "zh")
     assert page.startswith('<!doctype html>\n<html lang="zh-CN">')
-    assert "<h1>alice 的评分反馈</h1>" in page and "阶段 01 · 指令层级 — 0/100" in page
+    assert "<h1>alice 的评分反馈</h1>" in page and "阶段 01 · 指令层级（0/100 分）" in page
     assert "<th>得分</th>" in page and "<strong>尚未达到。</strong>" in page
     assert "下一步：运行 <code>forgelab check 01</code>" in page and "检查内容：本阶段的必需测试" in page
     assert "所评文件的摘要：<code>abababababababab</code>。" in page

@@ -141,7 +141,7 @@ def test_status_speaks_chinese_and_its_table_lines_up(workbook: WorkbookCopy) ->
     done = workbook.run("status", "--lang", "zh", env=NEUTRAL, timeout=900)
     assert done.returncode == 0, done.output
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("Forge Workbook — ") and "（练习册：" in lines[0], lines[0]
+    assert lines[0].startswith("Forge Workbook——") and "（练习册：" in lines[0], lines[0]
     header = next(index for index, line in enumerate(lines) if line.startswith("阶段"))
     assert lines[header].split() == ["阶段", "标题", "测试", "故障实验", "迁移挑战", "设计题", "证据"]
     rule, rows = lines[header + 1], [line for line in lines[header + 2:] if re.match(r"\d\d  ", line)]

@@ -282,8 +282,8 @@ def test_the_catalog_reads_as_one_chinese_author_wrote_it() -> None:
     for msgid, msgstr in _catalog():
         if "instructor" in msgid and "教师" in msgstr:  # one word for the instructor: 讲师, as README.zh-CN says
             found.append(("教师", msgstr))
-        if re.search(r"[\u4e00-\u9fff] — [\u4e00-\u9fff]", msgstr):  # a Chinese dash is ——, with no spaces
-            found.append(("spaced dash", msgstr))
+        if re.search(r"[\u4e00-\u9fff]", msgstr) and re.search(r"[\u4e00-\u9fff}] — |[\u4e00-\u9fff] —|— [{\u4e00-\u9fff]", msgstr):
+            found.append(("spaced dash", msgstr))  # a Chinese dash is ——, with no spaces (beside a placeholder too)
         if re.search(r"\S [，。：；、（）！？]|[，。：；、（）！？] [^\s{`-]", msgstr):  # no space beside a full-width mark
             found.append(("space", msgstr))
         if "edition" in msgid and "版本" in msgstr:  # 版本 is a version; the edition is the workbook's language

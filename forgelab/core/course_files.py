@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from forgelab.core.errors import RegistryError as RegistryError
+from forgelab.core.i18n import _
 
 SCHEMA = 1
 SOURCE_FACT_KINDS = ("code", "constant", "name")
@@ -285,9 +286,9 @@ def read(path: Path, model: type[Model]) -> Model:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except FileNotFoundError:
-        raise RegistryError(f"missing course source {path}") from None
+        raise RegistryError(_("missing course source {path}").format(path=path)) from None
     except tomllib.TOMLDecodeError as error:
-        raise RegistryError(f"{path}: not valid TOML ({error})") from None
+        raise RegistryError(_("{path}: not valid TOML ({error})").format(path=path, error=error)) from None
     return validate(data, model, path)
 
 
@@ -305,18 +306,22 @@ def _explain(path: Path, model: type[BaseModel], within: tuple[str | int, ...], 
     inner = detail["loc"]
     kind = detail["type"]
     if kind == "missing":
-        return f"{path.as_posix()}{_table(loc[:-1])}: missing key {loc[-1]!r}"
+        return _("{where}: missing key {key!r}").format(where=path.as_posix() + _table(loc[:-1]), key=loc[-1])
     if kind == "extra_forbidden":
         valid = _keys(model, inner[:-1])
         close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)
-        advice = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(sorted(valid))}"
-        return f"{path.as_posix()}{_table(loc[:-1])}: unknown key {loc[-1]!r} — {advice}"
+        advice = _("did you mean {key!r}?").format(key=close[0]) if close else \
+            _("expected one of {keys}").format(keys=_(", ").join(sorted(valid)))
+        return _("{where}: unknown key {key!r} — {advice}").format(where=path.as_posix() + _table(loc[:-1]),
+                                                                   key=loc[-1], advice=advice)
     if kind == "value_error":
         return f"{path.as_posix()}{_table(loc)}: {detail['ctx']['error']}"
     if kind == "literal_error" and loc[-1] == "schema":
-        return f"{path.as_posix()}: schema {detail['input']!r} is not supported (expected {SCHEMA})"
+        return _("{where}: schema {schema!r} is not supported (expected {expected})").format(
+            where=path.as_posix(), schema=detail["input"], expected=SCHEMA)
     shown = type(detail["input"]).__name__
-    return f"{path.as_posix()}{_table(loc[:-1])}: {loc[-1]!r} has the wrong type ({shown}): {detail['msg'].lower()}"
+    return _("{where}: {key!r} has the wrong type ({shown}): {problem}").format(
+        where=path.as_posix() + _table(loc[:-1]), key=loc[-1], shown=shown, problem=detail["msg"].lower())
 
 
 def _table(loc: tuple[str | int, ...]) -> str:

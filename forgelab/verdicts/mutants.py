@@ -11,6 +11,7 @@ from pathlib import Path
 
 from forgelab.core import course_files
 from forgelab.core.course_files import Mutant as Mutant
+from forgelab.core.i18n import _
 from forgelab.judge.core import TargetSpec
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import RegistryError, Stage
@@ -25,7 +26,8 @@ def load_mutants(stage: Stage) -> list[Mutant]:
 def apply(source: str, mutant: Mutant, where: str) -> str:
     count = source.count(mutant.find)
     if count != 1:
-        raise RegistryError(f"mutant {mutant.name!r}: {mutant.find!r} occurs {count} times in {where}, expected once")
+        raise RegistryError(_("mutant {name!r}: {find!r} occurs {count} times in {where}, expected once").format(
+            name=mutant.name, find=mutant.find, count=count, where=where))
     return source.replace(mutant.find, mutant.replace)
 
 
@@ -56,8 +58,10 @@ def transfer_variants(workbook: Workbook, stage: Stage, scratch: Path) -> list[t
     made = []
     for index, name in enumerate(stage.transfer_known_wrong):
         if name not in declared:
-            raise RegistryError(f"stage {stage.number}: [transfer] known_wrong names {name!r}, which is not a mutant in "
-                                f"{stage.mutants_file.name} (mutants: {', '.join(sorted(declared)) or 'none'})")
+            raise RegistryError(_("stage {number}: [transfer] known_wrong names {name!r}, which is not a mutant in "
+                                  "{file} (mutants: {mutants})").format(number=stage.number, name=name,
+                                                                       file=stage.mutants_file.name,
+                                                                       mutants=_(", ").join(sorted(declared)) or _("none")))
         folder = scratch / f"transfer-{stage.number}-{index:02d}"
         module = folder / Path(stage.module).relative_to("forge")
         module.parent.mkdir(parents=True, exist_ok=True)

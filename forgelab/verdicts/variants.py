@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forgelab.core import course_files
 from forgelab.core.course_files import Edit as Edit
+from forgelab.core.i18n import _
 from forgelab.core.registry import RegistryError, Stage
 
 
@@ -25,15 +26,15 @@ def read_fault(stage: Stage) -> course_files.FaultFile:
     """The stage's fault.toml, checked key by key (its ``[[patch]]`` and its ``[diagnosis]``)."""
     path = patch_file(stage)
     if not path.is_file():
-        raise RegistryError(f"{path} is missing: declare stage {stage.number}'s fault as [[patch]] find/replace edits "
-                            "and its [diagnosis]")
+        raise RegistryError(_("{path} is missing: declare stage {number}'s fault as [[patch]] find/replace edits and "
+                              "its [diagnosis]").format(path=path, number=stage.number))
     return course_files.read(path, course_files.FaultFile)
 
 
 def load_patch(stage: Stage) -> list[Edit]:
     edits = read_fault(stage).patch
     if not edits:
-        raise RegistryError(f"{patch_file(stage)}: no [[patch]] edits: a fault lab needs a defect")
+        raise RegistryError(_("{path}: no [[patch]] edits: a fault lab needs a defect").format(path=patch_file(stage)))
     return edits
 
 
@@ -44,10 +45,12 @@ def variant_text(root: Path, stage: Stage) -> str:
     for index, edit in enumerate(load_patch(stage), 1):
         count = text.count(edit.find)
         if count != 1:
-            raise RegistryError(f"{patch_file(stage)}: patch {index}'s find text occurs {count} times in "
-                                f"{stage.solution_module} (after the edits before it), expected once: "
-                                "give it more lines of context, or update it to the current reference")
+            raise RegistryError(_("{path}: patch {index}'s find text occurs {count} times in {module} (after the edits "
+                                  "before it), expected once: give it more lines of context, or update it to the "
+                                  "current reference").format(path=patch_file(stage), index=index, count=count,
+                                                              module=stage.solution_module))
         text = text.replace(edit.find, edit.replace)
     if text == reference.read_text(encoding="utf-8"):
-        raise RegistryError(f"{patch_file(stage)}: the edits leave {stage.solution_module} unchanged: there is no defect")
+        raise RegistryError(_("{path}: the edits leave {module} unchanged: there is no defect").format(
+            path=patch_file(stage), module=stage.solution_module))
     return text

@@ -93,3 +93,27 @@ def test_a_wrong_type_names_the_key_and_the_type(tmp_path: Path, repo_root: Path
     _plant(copy, f"{STAGE}/stage.toml", 'number = "01"', "number = 1")
     with pytest.raises(RegistryError, match=re.escape("stage.toml: 'number' has the wrong type (int)")):
         load_course(copy.root)
+
+
+def test_an_author_who_speaks_chinese_reads_the_problem_in_chinese(course_copy: WorkbookCopy) -> None:
+    """`build --check --lang zh`: the course files' problems (a typo, a patch that no longer applies) in Chinese,
+    with the file, the key and the suggestion as they are."""
+    before = _plant(course_copy, f"{STAGE}/stage.toml", "\nhints =", "\nhnits =", after="\n[text.en]\n")
+    try:
+        result = course_copy.run("build", "--check", "--lang", "zh")
+    finally:
+        (course_copy.root / f"{STAGE}/stage.toml").write_text(before, encoding="utf-8")
+    assert result.returncode != 0
+    assert "stage.toml [text.en]：未知的键 'hnits'——是不是想写 'hints'？" in result.output, result.output
+    assert "unknown key" not in result.output and "did you mean" not in result.output, result.output
+
+    fault = f"{STAGE}/fault.toml"
+    before = _plant(course_copy, fault, '"""Stage 01 — instruction hierarchy.\n', '"""Stage 01 — no such line.\n')
+    try:
+        result = course_copy.run("build", "--check", "--lang", "zh")
+    finally:
+        (course_copy.root / fault).write_text(before, encoding="utf-8")
+    assert result.returncode != 0
+    assert "fault.toml：第 1 处补丁的 find 文本在 solutions/forge/instructions.py 中（应用之前的编辑后）出现了 0 次" \
+        in result.output, result.output
+    assert "occurs 0 times" not in result.output, result.output

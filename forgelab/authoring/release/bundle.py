@@ -21,6 +21,7 @@ from pathlib import Path
 from forgelab.authoring.release.contents import STARTERS_DIR, bundle_contents, bundle_page, learner_readmes, localized
 from forgelab.authoring.release.leaks import reference_leaks
 from forgelab.core.checkpoint import manifest_for, pack_bytes, pack_name
+from forgelab.core.i18n import _
 from forgelab.core.registry import RegistryError
 from forgelab.authoring.release.source import NEEDED, ReleaseError, committed_course, run_git, missing_needed, read_committed
 
@@ -79,38 +80,43 @@ def _zip_bytes(contents: Mapping[str, bytes], committed_at: int = 0) -> bytes:
 
 
 def _shown(items: list[str], limit: int = 3) -> str:
-    return "; ".join(items[:limit]) + (f" (and {len(items) - limit} more)" if len(items) > limit else "")
+    more = _(" (and {count} more)").format(count=len(items) - limit) if len(items) > limit else ""
+    return _("; ").join(items[:limit]) + more
 
 
 def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
     """Write ``out_dir/forge-workbook-lab.zip`` (or ``…-zh.zip`` for another edition, :func:`zip_name`) from the
     workbook committed at ``root``'s git HEAD."""
     if not (root / "course" / "course.toml").is_file():
-        raise ReleaseError(f"{root} is not a workbook (no course/course.toml): run this inside the course repository")
+        raise ReleaseError(_("{root} is not a workbook (no course/course.toml): run this inside the course "
+                             "repository").format(root=root))
     if shutil.which("git") is None:
-        raise ReleaseError("git is not installed: `forgelab release` builds the bundle from the committed course "
-                           "(git HEAD); install git and run it in the course repository")
+        raise ReleaseError(_("git is not installed: `forgelab release` builds the bundle from the committed course "
+                             "(git HEAD); install git and run it in the course repository"))
     committed = read_committed(root)
     short = committed.commit[:12]
     absent = [entry for entry in NEEDED if not any(p == entry or p.startswith(entry + "/") for p in committed.files)]
     if absent:
-        raise ReleaseError(f"not committed at HEAD ({short}): {', '.join(absent)} — a bundle without them cannot run "
-                           f"`forgelab check`; commit them (`git add {' '.join(absent)} && git commit`)")
+        raise ReleaseError(_("not committed at HEAD ({commit}): {files} — a bundle without them cannot run "
+                             "`forgelab check`; commit them (`git add {paths} && git commit`)").format(
+            commit=short, files=_(", ").join(absent), paths=" ".join(absent)))
     course = committed_course(committed)
     missing = missing_needed(committed, course)
     if missing:
-        raise ReleaseError(f"the committed course (HEAD {short}) lacks files its stages need: {_shown(missing, 6)}; "
-                           "commit them (`git add <file> && git commit`) or fix the stage registry, then release again")
+        raise ReleaseError(_("the committed course (HEAD {commit}) lacks files its stages need: {files}; commit them "
+                             "(`git add <file> && git commit`) or fix the stage registry, then release again").format(
+            commit=short, files=_shown(missing, 6)))
     if language != "en" and language not in course.languages:
-        raise ReleaseError(f"the course has no {language!r} edition (course.toml languages = "
-                           f"{list(course.languages)}): choose one of them")
+        raise ReleaseError(_("the course has no {language!r} edition (course.toml languages = {languages}): choose "
+                             "one of them").format(language=language, languages=list(course.languages)))
     contents, cleared = bundle_contents(committed)
     contents = localized(contents, course, language)
     contents.update(learner_readmes(committed, course))
     contents.update(bundle_page(contents))
     leaks = reference_leaks(committed, contents, course)
     if leaks:
-        raise ReleaseError(f"the bundle (HEAD {short}) would reveal a reference solution: {_shown(leaks)}")
+        raise ReleaseError(_("the bundle (HEAD {commit}) would reveal a reference solution: {leaks}").format(
+            commit=short, leaks=_shown(leaks)))
     data = _zip_bytes(contents, committed.committed_at)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / zip_name(language)
@@ -145,10 +151,11 @@ def build_checkpoint(root: Path, out_dir: Path, number: str) -> CheckpointBuild:
     """Write ``out_dir/forge-workbook-checkpoint-NN.zip``: the committed reference modules of stages 01..NN."""
 
     if not (root / "course" / "course.toml").is_file():
-        raise ReleaseError(f"{root} is not a workbook (no course/course.toml): run this inside the course repository")
+        raise ReleaseError(_("{root} is not a workbook (no course/course.toml): run this inside the course "
+                             "repository").format(root=root))
     if shutil.which("git") is None:
-        raise ReleaseError("git is not installed: `forgelab release --checkpoint` builds the pack from the committed "
-                           "course (git HEAD); install git and run it in the course repository")
+        raise ReleaseError(_("git is not installed: `forgelab release --checkpoint` builds the pack from the "
+                             "committed course (git HEAD); install git and run it in the course repository"))
     committed = read_committed(root)
     course = committed_course(committed)
     try:
@@ -162,9 +169,10 @@ def build_checkpoint(root: Path, out_dir: Path, number: str) -> CheckpointBuild:
         reference = committed.files.get(stage.solution_module)
         if reference is None:
             on_disk = (root / stage.solution_module).is_file()
-            raise ReleaseError(f"{stage.solution_module} is {'on disk but not committed' if on_disk else 'missing'} at "
-                               f"HEAD ({committed.commit[:12]}): a checkpoint pack holds the committed reference modules; "
-                               f"commit it (`git add {stage.solution_module} && git commit`) and run this again")
+            state = _("on disk but not committed") if on_disk else _("missing")
+            raise ReleaseError(_("{module} is {state} at HEAD ({commit}): a checkpoint pack holds the committed "
+                                 "reference modules; commit it (`git add {module} && git commit`) and run this "
+                                 "again").format(module=stage.solution_module, state=state, commit=committed.commit[:12]))
         modules[stage.number] = (stage.module, reference)
     manifest = manifest_for(course, last.number, modules, committed.commit)
     data = pack_bytes(last.number, manifest, modules)
@@ -173,5 +181,5 @@ def build_checkpoint(root: Path, out_dir: Path, number: str) -> CheckpointBuild:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_bytes(data)
     temporary.replace(path)
-    return CheckpointBuild(path, last.number, tuple(module for module, _ in modules.values()), len(data),
+    return CheckpointBuild(path, last.number, tuple(module for module, _data in modules.values()), len(data),
                            committed.commit, _solution_changes(root))

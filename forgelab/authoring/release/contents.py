@@ -83,8 +83,9 @@ def localized(contents: dict[str, bytes], course: Course, language: str) -> dict
     for stage in course.stages:
         docs = stage.texts[language].docstrings if language in stage.texts else None
         if docs is None:
-            raise ReleaseError(f"stage {stage.number} has no [text.{language}.docstrings]: the {language} bundle would "
-                               "ship English starters — translate them (forgelab build --check lists what is missing)")
+            raise ReleaseError(_("stage {number} has no [text.{language}.docstrings]: the {language} bundle would ship "
+                                 "English starters — translate them (forgelab build --check lists what is "
+                                 "missing)").format(number=stage.number, language=language))
         for shipped, module_doc, functions in ((stage.module, docs.starter, docs.functions),
                                                (stage.transfer_file, docs.transfer, {})):
             for path in (shipped, f"{STARTERS_DIR}/{shipped}"):
@@ -94,7 +95,8 @@ def localized(contents: dict[str, bytes], course: Course, language: str) -> dict
                     source = result[path].decode("utf-8")
                     text = with_stub_messages(with_docstrings(source, module_doc, functions, where=path), language)
                 except (LocalizeError, UnicodeDecodeError) as error:
-                    raise ReleaseError(f"cannot make the {language} edition of {path}: {error}") from None
+                    raise ReleaseError(_("cannot make the {language} edition of {path}: {error}").format(
+                        language=language, path=path, error=error)) from None
                 result[path] = text.encode("utf-8")
         variant = result.get(stage.fault_variant)
         if variant is not None:  # the fault lab's copy: the edition's docstrings, its first line saying what the copy is
@@ -105,7 +107,8 @@ def localized(contents: dict[str, bytes], course: Course, language: str) -> dict
                 text = with_docstrings(variant.decode("utf-8"), f"{first}{header}\n{rest}", docs.functions,
                                        where=stage.fault_variant)
             except (LocalizeError, UnicodeDecodeError) as error:
-                raise ReleaseError(f"cannot make the {language} edition of {stage.fault_variant}: {error}") from None
+                raise ReleaseError(_("cannot make the {language} edition of {path}: {error}").format(
+                    language=language, path=stage.fault_variant, error=error)) from None
             result[stage.fault_variant] = text.encode("utf-8")
     result[EDITION_FILE] = (f'# This bundle is the "{language}" edition: forgelab and `make lab` speak it\n'
                             f'# (--lang en or FORGE_LANG=en switches the tools back to English).\n'
@@ -119,15 +122,17 @@ def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
     cleared: list[str] = []
     generated = [path for path in committed.files if path.startswith(STARTERS_DIR + "/")]
     if generated:
-        raise ReleaseError(f"{STARTERS_DIR}/ is committed ({generated[0]}…), but release writes it itself from forge/ "
-                           f"and transfer/: remove it (`git rm -r {STARTERS_DIR}` and commit)")
+        raise ReleaseError(_("{folder}/ is committed ({first}…), but release writes it itself from forge/ and "
+                             "transfer/: remove it (`git rm -r {folder}` and commit)").format(folder=STARTERS_DIR,
+                                                                                          first=generated[0]))
     for relative in shipped_files(committed):
         data = committed.files[relative]
         if relative.endswith(".ipynb"):
             try:
                 data = clear_notebook(data)
             except (ValueError, UnicodeDecodeError) as error:
-                raise ReleaseError(f"{relative} is not a readable notebook ({error}): rebuild it with `forgelab build`") from None
+                raise ReleaseError(_("{path} is not a readable notebook ({error}): rebuild it with `forgelab "
+                                     "build`").format(path=relative, error=error)) from None
             cleared.append(relative)
         contents[relative] = data
     contents.update(starter_copies(committed))
@@ -157,11 +162,13 @@ def learner_readmes(committed: Committed, course: Course) -> dict[str, bytes]:
     for shipped, (source, language) in LEARNER_READMES.items():
         data = committed.files.get(source)
         if data is None:
-            raise ReleaseError(f"{source} is not committed at HEAD ({committed.commit[:12]}): the bundle's {shipped} is "
-                               f"the learner's README, written there; add it (`git add {source} && git commit`)")
+            raise ReleaseError(_("{source} is not committed at HEAD ({commit}): the bundle's {shipped} is the learner's "
+                                 "README, written there; add it (`git add {source} && git commit`)").format(
+                source=source, commit=committed.commit[:12], shipped=shipped))
         text = data.decode("utf-8")
         if STAGES_PLACEHOLDER not in text:
-            raise ReleaseError(f"{source} has no {STAGES_PLACEHOLDER} line: put it where the list of stages goes")
+            raise ReleaseError(_("{source} has no {placeholder} line: put it where the list of stages goes").format(
+                source=source, placeholder=STAGES_PLACEHOLDER))
         readmes[shipped] = text.replace(STAGES_PLACEHOLDER, stage_table(course, language)).encode("utf-8")
     return readmes
 
@@ -179,6 +186,7 @@ def bundle_page(contents: Mapping[str, bytes]) -> dict[str, bytes]:
             course = load_course(base)
             build_site(course, base / BUNDLE_PAGE, editions=course.languages, in_bundle=True)
         except (RegistryError, SiteError) as error:
-            raise ReleaseError(f"the course page for the bundle cannot be built ({error}): fix that and commit") from None
+            raise ReleaseError(_("the course page for the bundle cannot be built ({error}): fix that and "
+                                 "commit").format(error=error)) from None
         return {f"{BUNDLE_PAGE}/{path.relative_to(base / BUNDLE_PAGE).as_posix()}": path.read_bytes()
                 for path in sorted((base / BUNDLE_PAGE).rglob("*")) if path.is_file()}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from forgelab.authoring.release.source import Committed, ReleaseError, committed_course, run_git, read_blobs
+from forgelab.core.i18n import _
 from forgelab.core.registry import Course
 
 
@@ -164,7 +165,8 @@ def reference_secrets(committed: Committed, course: Course | None = None) -> lis
             reference = _function_bodies(data.decode("utf-8"))
             given = _function_bodies(starter_data.decode("utf-8")) if starter_data else {}
         except (SyntaxError, UnicodeDecodeError) as error:
-            raise ReleaseError(f"cannot read {path} or its starter {counterpart} ({error}): fix it and commit") from None
+            raise ReleaseError(_("cannot read {path} or its starter {starter} ({error}): fix it and commit").format(
+                path=path, starter=counterpart, error=error)) from None
         learner_writes = written_by_learner.get(counterpart, frozenset())
         given_normalized = _given_text(starter_data.decode("utf-8", "replace"),
                                        learner_writes | {n for n, b in given.items() if b.not_implemented})

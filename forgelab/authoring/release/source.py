@@ -91,14 +91,16 @@ def run_git(root: Path, *args: str, stdin: bytes | None = None, check: bool = Tr
         done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=root, input=stdin, capture_output=True,
                               env=_git_env(), timeout=GIT_TIMEOUT, check=False)
     except FileNotFoundError:
-        raise ReleaseError("git is not installed: `forgelab release` builds the bundle from the committed course "
-                           "(git HEAD); install git and run it in the course repository") from None
+        raise ReleaseError(_("git is not installed: `forgelab release` builds the bundle from the committed course "
+                             "(git HEAD); install git and run it in the course repository")) from None
     except subprocess.TimeoutExpired:
-        raise ReleaseError(f"`git {' '.join(args[:2])}` did not finish within {GIT_TIMEOUT} s in {root}: "
-                           "check the repository with `git status`") from None
+        raise ReleaseError(_("`git {command}` did not finish within {seconds} s in {root}: check the repository "
+                             "with `git status`").format(command=" ".join(args[:2]), seconds=GIT_TIMEOUT, root=root)) from None
     if check and done.returncode != 0:
-        message = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit status {done.returncode}"
-        raise ReleaseError(f"`git {' '.join(args)}` failed in {root}: {message}")
+        message = " ".join(done.stderr.decode("utf-8", "replace").split()) or \
+            _("exit status {code}").format(code=done.returncode)
+        raise ReleaseError(_("`git {command}` failed in {root}: {message}").format(command=" ".join(args), root=root,
+                                                                                  message=message))
     return done
 
 
@@ -114,7 +116,8 @@ def read_blobs(root: Path, object_ids: Iterable[str]) -> dict[str, bytes]:
         end = out.index(b"\n", position)
         header = out[position:end].decode("ascii").split()
         if len(header) != 3:
-            raise ReleaseError(f"git could not read object {object_id} ({' '.join(header)}): run `git fsck` in {root}")
+            raise ReleaseError(_("git could not read object {object} ({header}): run `git fsck` in {root}").format(
+                object=object_id, header=" ".join(header), root=root))
         size = int(header[2])
         blobs[header[0]] = out[end + 1:end + 1 + size]
         position = end + 1 + size + 1
@@ -131,10 +134,10 @@ def _included(relative: str) -> bool:
 
 
 def _not_a_repository(root: Path) -> ReleaseError:
-    return ReleaseError(
-        f"{root} is not a git repository: `forgelab release` builds the bundle from the committed course "
+    return ReleaseError(_(
+        "{root} is not a git repository: `forgelab release` builds the bundle from the committed course "
         "(git HEAD), never from the files on disk. Run it in a clone of the course repository, or commit this "
-        "folder first (`git init && git add -A && git commit -m 'course'`)")
+        "folder first (`git init && git add -A && git commit -m 'course'`)").format(root=root))
 
 
 def read_committed(root: Path) -> Committed:
@@ -145,21 +148,22 @@ def read_committed(root: Path) -> Committed:
     prefix = run_git(root, "rev-parse", "--show-prefix").stdout.decode("utf-8").strip()
     head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
     if head.returncode != 0:
-        raise ReleaseError(f"the git repository at {root} has no commit yet: commit the course "
-                           "(`git add -A && git commit -m 'course'`), then run `forgelab release` again")
+        raise ReleaseError(_("the git repository at {root} has no commit yet: commit the course "
+                             "(`git add -A && git commit -m 'course'`), then run `forgelab release` again").format(
+            root=root))
     commit = head.stdout.decode("ascii").strip()
     tree = run_git(root, "ls-tree", "-r", "-z", "--full-tree", f"{commit}:{prefix}", check=False)
     if tree.returncode != 0:
         top = run_git(root, "rev-parse", "--show-toplevel").stdout.decode("utf-8").strip()
-        raise ReleaseError(f"the workbook folder {prefix.rstrip('/')} is not committed in the git repository at {top} "
-                           f"(HEAD {commit[:12]}): commit it (`git add -A {prefix.rstrip('/')} && git commit`), "
-                           "then run `forgelab release` again")
+        raise ReleaseError(_("the workbook folder {folder} is not committed in the git repository at {top} "
+                             "(HEAD {commit}): commit it (`git add -A {folder} && git commit`), then run "
+                             "`forgelab release` again").format(folder=prefix.rstrip("/"), top=top, commit=commit[:12]))
     listing = tree.stdout
     ids: dict[str, str] = {}
     for entry in listing.split(b"\0"):
         if not entry:
             continue
-        meta, _, name = entry.partition(b"\t")
+        meta, _tab, name = entry.partition(b"\t")
         mode, kind, object_id = meta.decode("ascii").split()
         relative = name.decode("utf-8")
         if kind == "blob" and mode in ("100644", "100755") and _wanted(relative):  # no symlinks, no submodules
@@ -228,7 +232,8 @@ def committed_course(committed: Committed) -> Course:
         try:
             return load_course(base)
         except (RegistryError, OSError, ValueError) as error:
-            raise ReleaseError(f"the committed stage registry cannot be read ({error}): fix course/ and commit it") from None
+            raise ReleaseError(_("the committed stage registry cannot be read ({error}): fix course/ and commit "
+                                 "it").format(error=error)) from None
 
 
 def missing_needed(committed: Committed, course: Course) -> list[str]:

@@ -3,7 +3,8 @@
 A cold run of the course's tests starts a new Python, imports pytest, Hypothesis and the judge's session
 plugin, and only then collects the stage's tests; on a busy machine that start-up is most of a verdict.
 :class:`WarmWorker` starts one process that has imported all of that once (``python -P -m
-forgelab.judge.warm``) and, for every run, forks a child that runs exactly the command line of the cold
+forgelab.judge.warm``), begins pytest's configuration there once (:func:`prepare_config`: its built-in plugins
+registered) and, for every run, forks a child that runs exactly the command line of the cold
 session (:func:`forgelab.judge.core._course_session`): the same pytest arguments, the same environment, the
 same working folder, then exits. Nothing of one run survives into the next: each run is a new process
 forked from a worker that never ran a test, with its own session, its own random seed and its own folder.
@@ -38,9 +39,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Annotated, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -48,6 +50,9 @@ from forgelab.core.i18n import _
 from forgelab.judge.channel import dies_with_parent
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.watchdog import Watchdog, children
+
+if TYPE_CHECKING:
+    from _pytest.config import Config
 
 MAX_LINE = 4 * 1024 * 1024  # no message of the protocol is near this long: a longer line is refused unread
 START_S = 60.0  # the longest the worker may take to import pytest and Hypothesis on a crowded machine
@@ -393,6 +398,60 @@ def preload() -> None:
     import forgelab.judge.session_plugin  # noqa: F401  # lazy: imported in the worker only, to be warm
 
 
+# pytest's configuration as every run's `pytest.main` begins it, made once in the worker (see prepare_config);
+# and, in a forked run, pytest's own get_config while the prepared one stands in for it
+_PREPARED: list[Config] = []
+_GET_CONFIG: list[Callable[..., Config]] = []
+PROG = "pytest.main()"  # the program name pytest.main gives its configuration
+
+
+def prepare_config() -> None:
+    """Begin pytest's configuration once, in the worker, as ``pytest.main`` begins it in every run: a plugin
+    manager with pytest's ~40 built-in plugins registered and their options added (``_pytest.config.get_config``).
+
+    None of that depends on the run: no built-in plugin reads the environment, the working folder or the arguments
+    while it is registered (the arguments are only read for ``-p no:NAME``, which keeps a plugin out: a run that
+    says so gets a configuration of its own). Every forked run gets its own copy of this one, never used before,
+    with its own arguments and folder (:func:`prepared_get_config`); the rest of its start — the ini file, the
+    judge's plugin, its options, the rootdir, the assertion rewriting — is pytest's own, in the run."""
+    from _pytest.config import get_config
+
+    _PREPARED[:] = [get_config(None, None, prog=PROG)]
+
+
+def excludes_a_plugin(args: list[str]) -> bool:
+    """``-p no:NAME`` (or ``-pno:NAME``) in ``args``: the run keeps one of pytest's own plugins out."""
+    return any(arg.startswith("-pno:") or (arg == "-p" and following.startswith("no:"))
+               for arg, following in zip(args, [*args[1:], ""], strict=True))
+
+
+def prepared_get_config(args: object = None, plugins: object = None, *, prog: str | None = None) -> Config:
+    """``_pytest.config.get_config`` in a forked run: the worker's prepared configuration, once, given this run's
+    arguments and folder; pytest's own function whenever the call is not the one :func:`prepare_config` stood in
+    for (plugins given, another program name, a plugin kept out) and for every later call."""
+    import pathlib
+
+    import _pytest.config
+
+    original = _GET_CONFIG[0]
+    _pytest.config.get_config = original  # one use only
+    if not _PREPARED or plugins or prog != PROG or not isinstance(args, list) or excludes_a_plugin(args):
+        return original(args, plugins, prog=prog)
+    config = _PREPARED.pop()
+    config.invocation_params = _pytest.config.Config.InvocationParams(args=args, plugins=None,
+                                                                       dir=pathlib.Path.cwd())
+    return config
+
+
+def use_prepared_config() -> None:
+    """In a forked run: the one ``get_config`` call of its ``pytest.main`` gets :func:`prepared_get_config`."""
+    import _pytest.config
+
+    if _PREPARED:
+        _GET_CONFIG[:] = [_pytest.config.get_config]
+        _pytest.config.get_config = prepared_get_config
+
+
 def _child(request: RunRequest, parent: int) -> None:
     """The forked run: become what the cold session's process is at its start, run pytest, exit."""
     try:
@@ -419,6 +478,7 @@ def _child(request: RunRequest, parent: int) -> None:
         random.seed()  # a fresh process's own seed, not the worker's
         import pytest
 
+        use_prepared_config()
         code = pytest.main(list(request.args))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -460,6 +520,7 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
 def main() -> None:
     _die_with_parent()
     preload()
+    prepare_config()
     gc.collect()
     gc.freeze()  # what is imported now lives as long as the worker: no forked run's collections walk it again
     serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -31,7 +31,7 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
-                                 WarmWorker, encode, read_reply, read_request)
+                                 WarmWorker, encode, excludes_a_plugin, read_reply, read_request)
 from forgelab.learner.check import CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
@@ -235,3 +235,67 @@ def test_every_message_is_one_model_and_a_malformed_one_is_told_what_is_wrong(tm
         done = worker.run(["-p", "no:cacheprovider", "-q", str(tmp_path / "test_ok.py")], cwd=tmp_path,
                           env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, wall_s=120, output_kb=64)
         assert done is not None and done.returncode == 0, done
+
+
+CONFIG_PROBE = """import json, os, sys
+import _pytest.config
+
+warm = sys.modules["__main__"]  # the worker runs as `python -m forgelab.judge.warm`
+
+
+def test_config(pytestconfig):
+    plugins = sorted(name for name, _plugin in pytestconfig.pluginmanager.list_name_plugin() if not name.isdigit())
+    options = {key: repr(value) for key, value in sorted(vars(pytestconfig.option).items())}
+    print("CONFIG", json.dumps({"plugins": plugins, "options": options, "args": list(pytestconfig.invocation_params.args),
+                                "dir": str(pytestconfig.invocation_params.dir), "rootpath": str(pytestconfig.rootpath),
+                                "inipath": str(pytestconfig.inipath), "pid": os.getpid()}))
+    print("PREPARED", getattr(warm, "_PREPARED", None) == [] and getattr(warm, "_GET_CONFIG", []) != [],
+          _pytest.config.get_config is not getattr(warm, "prepared_get_config", None))
+"""
+
+
+def _config_seen(output: str) -> tuple[dict[str, object], list[str]]:
+    seen = json.loads(next(line for line in output.splitlines() if line.startswith("CONFIG "))[7:])
+    return seen, next(line for line in output.splitlines() if line.startswith("PREPARED ")).split()[1:]
+
+
+def test_a_forked_run_starts_from_the_prepared_configuration_and_ends_as_a_cold_one_does(tmp_path: Path) -> None:
+    """The worker makes pytest's configuration once (the built-in plugins registered); each run gets its own copy,
+    with its own arguments and folder, and ends configured exactly as a new pytest process with those arguments
+    (the same plugins, the same options, the same rootdir). A run that keeps a built-in plugin out starts afresh."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_config.py").write_text(CONFIG_PROBE, encoding="utf-8")
+    (tmp_path / "run.ini").write_text("[pytest]\naddopts = -s\n", encoding="utf-8")
+    args = ["-c", str(tmp_path / "run.ini"), f"--rootdir={tmp_path}", "--noconftest", "-q", "--tb=native", "--color=no",
+            "-p", "pytester", str(tmp_path / "test_config.py")]
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ.get("PATH", "")}
+    cold = subprocess.run([sys.executable, "-P", "-m", "pytest", *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, check=False)
+    cold_config, _cold_flags = _config_seen(cold.stdout)
+    cold_config.pop("pid")
+    with WarmWorker.start() as worker:
+        runs = [worker.run(args, cwd=tmp_path, env=env, wall_s=120, output_kb=256) for _run in range(2)]
+        excluded = worker.run(["-p", "no:cacheprovider", *args], cwd=tmp_path, env=env, wall_s=120, output_kb=256)
+    seen = []
+    for run in runs:
+        assert run is not None and run.returncode == 0, run
+        config, flags = _config_seen(run.output)
+        assert flags == ["True", "True"], run.output  # the prepared configuration was used, and pytest's own is back
+        seen.append(config.pop("pid"))
+        assert config == cold_config
+    assert seen[0] != seen[1]
+    assert excluded is not None and excluded.returncode == 0, excluded
+    config, flags = _config_seen(excluded.output)
+    assert flags == ["False", "True"]  # pytest made its own configuration, without the cache plugin
+    options, cold_options = config["options"], cold_config["options"]
+    assert isinstance(options, dict) and isinstance(cold_options, dict)
+    assert "cacheclear" not in options and "cacheclear" in cold_options  # the cache plugin's options were never added
+
+
+def test_only_a_run_that_keeps_a_builtin_plugin_out_gets_a_configuration_of_its_own() -> None:
+    assert excludes_a_plugin(["-q", "-p", "no:cacheprovider", "t.py"])
+    assert excludes_a_plugin(["-pno:cacheprovider"])
+    assert not excludes_a_plugin(["-p", "forgelab.judge.session_plugin", "--forgelab-job", "no:job.json"])
+    assert not excludes_a_plugin(["-q", "-p"])

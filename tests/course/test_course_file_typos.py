@@ -117,3 +117,19 @@ def test_an_author_who_speaks_chinese_reads_the_problem_in_chinese(course_copy: 
     assert "fault.toml：第 1 处补丁的 find 文本在 solutions/forge/instructions.py 中（应用之前的编辑后）出现了 0 次" \
         in result.output, result.output
     assert "occurs 0 times" not in result.output, result.output
+
+
+def test_the_registry_speaks_the_authors_language(tmp_path: Path) -> None:
+    """The registry's own checks (here a [hint_rungs] key that names no test) are worded in the active language."""
+    from forgelab.core.i18n import speaking
+
+    copy = copy_workbook(tmp_path / "workbook")
+    _plant(copy, f"{STAGE}/stage.toml", "\ntest_non_conflicting_user_goal_is_retained = [6]",
+           "\ntest_non_conflicting_user_goal_is_retaind = [6]")
+    with speaking("zh"), pytest.raises(RegistryError) as raised:
+        load_course(copy.root)
+    assert ("[hint_rungs]：键 'test_non_conflicting_user_goal_is_retaind' 不是阶段 01 的任何测试——"
+            "是不是想写 'test_non_conflicting_user_goal_is_retained'？每个键都必须是") in str(raised.value), raised.value
+    with pytest.raises(RegistryError, match=re.escape("names no test of stage 01 — did you mean "
+                                                      "'test_non_conflicting_user_goal_is_retained'? each key")):
+        load_course(copy.root)

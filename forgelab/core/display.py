@@ -69,8 +69,11 @@ def _render(renderable: Table | Text, total: int) -> str:
 
 
 _CJK = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
-# a CJK character (each is a place to break), else a run of other non-space characters (a word, a path)
-_TOKEN = re.compile(rf"(\s*)([{_CJK}]|[^\s{_CJK}]+)")
+# what a line never breaks inside while it fits: a `code span`, a forgelab command with up to three plain words
+# ("(forgelab hint 01)"); else a CJK character (each is a place to break), else a run of other non-space characters
+_WHOLE = r"`[^`\n]+`|[(（]?forgelab(?: [A-Za-z0-9-][A-Za-z0-9_.-]*){1,3}[)）]?"
+_TOKEN = re.compile(rf"(\s*)({_WHOLE}|[{_CJK}]|[^\s{_CJK}]+)")
+_PART = re.compile(rf"(\s*)([{_CJK}]|[^\s{_CJK}]+)")  # a whole span too long for any line breaks as plain text
 _NO_LINE_START = set("，。、；：！？）」』》〕】’”…—%,.;:!?)]}")  # kept with what comes before them
 _NO_LINE_END = set("（「『《〔【‘“")  # an opening mark goes down with what follows it
 
@@ -82,9 +85,15 @@ def fill(text: str, size: int) -> list[str]:
     kept."""
     lines: list[str] = []
     line, used = "", 0
-    for match in _TOKEN.finditer(" ".join(text.split())):
-        space, token = (" " if match.group(1) else ""), match.group(2)
+    tokens = [(" " if match.group(1) else "", match.group(2)) for match in _TOKEN.finditer(" ".join(text.split()))]
+    tokens.reverse()
+    while tokens:
+        space, token = tokens.pop()
         cost = columns(token)
+        if " " in token and cost > size:  # a whole span longer than a line: its words break as any words do
+            parts = [(" " if match.group(1) else "", match.group(2)) for match in _PART.finditer(token)]
+            tokens.extend(reversed([(space, parts[0][1]), *parts[1:]]))
+            continue
         if line and used + columns(space) + cost <= size:
             line, used = line + space + token, used + columns(space) + cost
             continue

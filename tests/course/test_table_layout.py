@@ -65,3 +65,25 @@ def test_check_on_the_starter_at_80_and_200_columns(workbook: WorkbookCopy, lang
     wide = workbook.run("check", "11", env={**env, "COLUMNS": "200"})
     first = next(line for line in wide.stdout.splitlines() if line.startswith("test_"))
     assert "close_dependencies()" in first and len(first.split()) > 2, wide.stdout  # the cause on the row itself
+
+
+@pytest.mark.parametrize("size", [52, 56, 60, 64, 68])
+def test_a_line_never_breaks_inside_a_command_or_a_code_span(size: int) -> None:
+    from forgelab.core.display import fill
+
+    for text, whole in (("explain() is not implemented yet — see hints 4–6 (forgelab hint 01)", "(forgelab hint 01)"),
+                        ("explain() 尚未实现——见提示 4–6，然后运行 `forgelab check 01` 看结果（forgelab hint 01）",
+                         "（forgelab hint 01）"),
+                        ("the reference passes: compare with `forgelab check 01 --target solution` and read why",
+                         "`forgelab check 01 --target solution`")):
+        lines = fill(text, size)
+        assert all(columns(line) <= size for line in lines), lines
+        assert any(whole in line for line in lines), lines  # the command, whole, on one line
+        assert "".join(lines).replace(" ", "") == text.replace(" ", ""), lines  # nothing dropped
+
+
+def test_a_code_span_longer_than_a_line_still_breaks_between_its_words() -> None:
+    from forgelab.core.display import fill
+
+    lines = fill("x `a very long code span that cannot fit on any line at all here` y", 20)
+    assert lines == ["x `a very long code", "span that cannot fit", "on any line at all", "here` y"], lines

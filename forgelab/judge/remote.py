@@ -77,9 +77,19 @@ class HostPool:
     def prespawn(self, label: str) -> None:
         """Start ``label``'s host process now, while pytest still collects: it starts its interpreter meanwhile, but
         imports none of the learner's code until its first test asks for it (:meth:`host`, the handshake). It is
-        the same fresh host, held to the same limits (its CPU and wall clock count from the handshake, as before)."""
+        the same fresh host, held to the same limits (its CPU and wall clock count from the handshake, as before).
+        A host started even earlier and handed over with :func:`hand_over` (the warm worker's) is used instead."""
         if label not in self.targets or label in self.hosts:
             return
+        waiting = _WAITING.pop(label, None)
+        if waiting is not None:
+            if waiting.alive:
+                waiting.test_roots = self.test_roots
+                waiting.time_budget = self.time_budget
+                self.hosts[label] = waiting
+                self._spawned.add(label)
+                return
+            waiting.close()
         host = self._host(label)
         try:
             host.spawn()
@@ -144,6 +154,14 @@ class Pool(Protocol):
 
 
 _POOL: Pool | None = None
+_WAITING: dict[str, Host] = {}  # hosts started ahead for this process's session, by target label (see hand_over)
+
+
+def hand_over(label: str, host: Host) -> None:
+    """Give this process's session ``host`` as ``label``'s host: started already (:meth:`Host.spawn`), with the
+    settings, isolation and stage of that target and a code folder holding that target's code, it has imported
+    nothing yet (the warm worker starts it before the learner saves: :mod:`forgelab.judge.warm`)."""
+    _WAITING[label] = host
 
 
 def install_pool(pool: Pool | None) -> None:

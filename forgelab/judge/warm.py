@@ -16,6 +16,15 @@ resource limits set in that process before the learner's module is imported, its
 folder and ``/tmp``), exactly as in a cold run. So a warm verdict is a cold verdict, only sooner; the
 tests in ``tests/course/test_warm_worker.py`` compare both on honest, wrong and hostile code.
 
+One thing is started before it is needed: as soon as a run has ended, the worker forks the next run's process,
+which starts the sandboxed host that run will start first — the same settings, limits and stage, a new code
+folder (the host's own files only: nothing of the learner's) and a new scratch folder — and waits (:func:`_standby`).
+When the learner saves and the next run asks for that same host, the saved code is copied into the host's code
+folder and the session takes the host (:func:`forgelab.judge.remote.hand_over`): its first test's handshake
+imports the module just saved, as ever; its limits count from there. A run that asks for another host (other
+settings, another stage) ends the waiting one unused and starts its own. So every verdict still has a fresh
+sandboxed process that had run none of the learner's code before its import; it was only started sooner.
+
 One run at a time: :meth:`WarmWorker.run` returns None when the worker is busy or has died, and the judge
 then runs the cold session as before. While a run goes on, the judge waits on it through its one watchdog
 (:class:`forgelab.judge.watchdog.Watchdog`, watching the forked session's process tree by its pid): the output,
@@ -32,11 +41,14 @@ process that started it ends.
 from __future__ import annotations
 
 import gc
+import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -181,8 +193,9 @@ def worker_env(base: dict[str, str]) -> dict[str, str]:
 class WarmWorker:
     """One warm worker process (see the module's docstring); a context manager that ends it."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], base: Path | None = None) -> None:
         self._process = process
+        self._base = base  # the worker's folder: the waiting hosts' code and scratch folders (see _standby)
         self._lock = threading.Lock()
         self._child: int | None = None
         self._pending = bytearray()  # what the worker said beyond the last whole line
@@ -191,12 +204,15 @@ class WarmWorker:
     def start(cls, timeout_s: float = START_S) -> WarmWorker:
         """Start the worker and wait until it has imported everything; :class:`WarmUnavailable` if it cannot."""
         try:
-            process = subprocess.Popen(dies_with_parent([sys.executable, "-P", "-m", "forgelab.judge.warm"]),
+            base = Path(tempfile.mkdtemp(prefix="forgelab-warm-"))
+            process = subprocess.Popen(dies_with_parent([sys.executable, "-P", "-m", "forgelab.judge.warm",
+                                                         "--standby", str(base)]),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        env=worker_env(dict(os.environ)), start_new_session=True)
         except OSError as error:
+            shutil.rmtree(base, ignore_errors=True)
             raise WarmUnavailable(_("the warm worker could not start ({cause})").format(cause=error)) from None
-        worker = cls(process)
+        worker = cls(process, base)
         line = worker._read_line(timeout_s)
         problem = "no answer" if line is None else ""
         if line is not None:
@@ -340,6 +356,11 @@ class WarmWorker:
         self.stop_child()
         process = self._process
         if process.poll() is None:
+            for pid in _tree(process.pid):  # the next run's process and its host, waiting in sessions of their own
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             try:
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -348,6 +369,8 @@ class WarmWorker:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if self._base is not None:
+            shutil.rmtree(self._base, ignore_errors=True)
         for stream in (process.stdin, process.stdout, None if keep_stderr else process.stderr):
             if stream is not None:
                 try:
@@ -452,10 +475,11 @@ def use_prepared_config() -> None:
         _pytest.config.get_config = prepared_get_config
 
 
-def _child(request: RunRequest, parent: int) -> None:
+def _child(request: RunRequest, parent: int, own_session: bool = False) -> None:
     """The forked run: become what the cold session's process is at its start, run pytest, exit."""
     try:
-        os.setsid()  # its own process group: the judge stops it and all it started at once
+        if not own_session:
+            os.setsid()  # its own process group: the judge stops it and all it started at once
         _die_with_parent()
         if os.getppid() != parent:
             os._exit(70)
@@ -471,6 +495,7 @@ def _child(request: RunRequest, parent: int) -> None:
         env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path.cwd() / ".hypothesis"))  # a cold run's default
         os.environ.clear()
         os.environ.update(env)
+        tempfile.tempdir = None  # the run's own TMPDIR, never a folder the worker looked up before
         sys.path[:0] = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
         sys.argv = [sys.executable, *request.args]
         import random
@@ -493,28 +518,206 @@ def _child(request: RunRequest, parent: int) -> None:
             os._exit(70)
 
 
-def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
-    """Answer every request line until ``requests`` closes (see the protocol in the module's docstring)."""
+# ---------------------------------------------------------------- the next run's host, started before the save
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """The host a judge session starts first (its first test file's target), as its job describes it."""
+
+    label: str
+    stage: str
+    settings: str  # the job's settings and isolation, as canonical JSON
+    isolation: str
+    code_dir: str  # this run's copy of the target's code (not part of the key: every run has its own)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.label, self.stage, self.settings, self.isolation
+
+
+def host_spec(args: list[str]) -> HostSpec | None:
+    """The first host the judge session ``args`` starts, read from its job file; None when ``args`` are not a
+    judge session, or its learner code does not run in the sandbox (only a sandboxed host is started early)."""
+    try:
+        job = json.loads(Path(args[args.index("--forgelab-job") + 1]).read_text(encoding="utf-8"))
+        isolation = job["isolation"]
+        first = next(iter(job["files"].values()), None)
+        if not isolation.get("sandboxed") or first is None:
+            return None
+        label = str(first["target"])
+        target = job["targets"][label]
+        return HostSpec(label, str(target.get("stage", "")), json.dumps(job["settings"], sort_keys=True),
+                        json.dumps(isolation, sort_keys=True), str(target["code_dir"]))
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class Standby:
+    """A forked process waiting for the next run of ``spec`` (see :func:`_standby`); ``go`` is its pipe."""
+
+    pid: int
+    go: int
+    spec: HostSpec
+
+
+def _read_go(fd: int) -> bytes:
+    line = bytearray()
+    while b"\n" not in line and len(line) <= MAX_LINE:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        line += chunk
+    return bytes(line)
+
+
+def _copy_code(run_code: Path, code: Path) -> None:
+    """The run's copy of the target's code into the waiting host's code folder (its host files are there already)."""
+    from forgelab.judge.channel import HOST_FILES
+
+    for entry in sorted(run_code.iterdir()):
+        if entry.name in HOST_FILES.values() or entry.name == "__pycache__":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, code / entry.name, symlinks=True, dirs_exist_ok=True)
+        elif entry.is_file():
+            shutil.copyfile(entry, code / entry.name)
+
+
+def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
+    """The next run's process, forked as soon as a run has ended: it starts the host that run will start first
+    (sandboxed, the same settings, limits and stage, its own new code and scratch folders, nothing of the
+    learner's imported), then waits for the run. When the run comes and starts that same host, the learner's
+    code is copied into the host's code folder and the session gets this host for its first (the handshake
+    imports the learner's module, as ever: :func:`forgelab.judge.remote.hand_over`); else the host ends unused.
+    Either way the process then becomes the run (:func:`_child`)."""
+    try:
+        os.setsid()
+        _die_with_parent()
+        if os.getppid() != parent:
+            os._exit(70)
+        quiet = os.open(os.devnull, os.O_RDWR)  # nothing may reach the worker's protocol streams
+        for fd in (0, 1, 2):
+            os.dup2(quiet, fd)
+        os.close(quiet)
+        from forgelab.judge.channel import Host, install_host_files
+        from forgelab.judge.remote import hand_over, resolve_course_class
+        from forgelab.judge.sandbox import Isolation
+        from forgelab.judge.settings import JudgeSettings
+
+        folder = base / f"standby-{os.getpid()}"
+        code, scratch = folder / "code", folder / "tmp"
+        (code / "forge").mkdir(parents=True)  # there before the host starts: its folder's listing never changes
+        scratch.mkdir()
+        install_host_files(code)
+        tempfile.tempdir = str(scratch)  # the host's own scratch folder
+        host = Host(spec.label, code, JudgeSettings.from_dict(json.loads(spec.settings)),
+                    Isolation(**json.loads(spec.isolation)), resolve_course_class, stage=spec.stage)
+        host.spawn()
+        line = _read_go(go)
+        os.close(go)
+        if not line.strip():  # not wanted: the worker ends or the next run is another one
+            host.close()
+            os._exit(0)
+        request = read_request(line)
+        now = host_spec(request.args)
+        if now is not None and now.key == spec.key:
+            _copy_code(Path(now.code_dir), code)
+            hand_over(spec.label, host)
+        else:
+            host.close()
+    except BaseException:  # noqa: BLE001 - never back into the worker's loop
+        os._exit(70)
+    _child(request, parent, own_session=True)
+
+
+def _fork_standby(spec: HostSpec, parent: int, base: Path) -> Standby | None:
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:
+        os.close(write)
+        _standby(spec, parent, base, read)
+    os.close(read)
+    return Standby(pid, write, spec)
+
+
+def _discard(standby: Standby, base: Path) -> None:
+    """End a waiting process that will not be used (closing its pipe tells it so), its host, and its folder."""
+    try:
+        os.close(standby.go)
+    except OSError:
+        pass
+    try:
+        os.killpg(standby.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        os.waitpid(standby.pid, 0)
+    except ChildProcessError:
+        pass
+    shutil.rmtree(base / f"standby-{standby.pid}", ignore_errors=True)
+
+
+def _go(standby: Standby, line: bytes) -> bool:
+    """Hand ``line`` (the run's request) to the waiting process; False when it is gone."""
+    data = line if line.endswith(b"\n") else line + b"\n"
+    try:
+        while data:
+            data = data[os.write(standby.go, data):]
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(standby.go)
+
+
+def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> None:
+    """Answer every request line until ``requests`` closes (see the protocol in the module's docstring).
+
+    With ``base`` (a folder of the worker's own), the host of the next run is started as soon as a run has ended,
+    in a process waiting for that run (:func:`_standby`), in a folder of its own under ``base``."""
     parent = os.getpid()
     replies.write(encode(Ready(pid=parent)))
     replies.flush()
-    for line in requests:
-        if not line.strip():
-            continue
-        try:
-            request = read_request(line)
-        except WarmProtocolError as error:
-            replies.write(encode(Refused(error=str(error))))
+    standby: Standby | None = None
+    try:
+        for line in requests:
+            if not line.strip():
+                continue
+            try:
+                request = read_request(line)
+            except WarmProtocolError as error:
+                replies.write(encode(Refused(error=str(error))))
+                replies.flush()
+                continue
+            spec = host_spec(request.args) if base is not None else None
+            waiting, standby = standby, None
+            if waiting is not None and spec is not None and waiting.spec.key == spec.key and _go(waiting, line):
+                pid = waiting.pid
+            else:
+                if waiting is not None and base is not None:
+                    _discard(waiting, base)
+                pid = os.fork()
+                if pid == 0:
+                    _child(request, parent)
+            replies.write(encode(Started(pid=pid)))
             replies.flush()
-            continue
-        pid = os.fork()
-        if pid == 0:
-            _child(request, parent)
-        replies.write(encode(Started(pid=pid)))
-        replies.flush()
-        _pid, status = os.waitpid(pid, 0)
-        replies.write(encode(Ended(pid=pid, code=os.waitstatus_to_exitcode(status))))
-        replies.flush()
+            _pid, status = os.waitpid(pid, 0)
+            replies.write(encode(Ended(pid=pid, code=os.waitstatus_to_exitcode(status))))
+            replies.flush()
+            if base is not None:
+                shutil.rmtree(base / f"standby-{pid}", ignore_errors=True)
+                if spec is not None:
+                    standby = _fork_standby(spec, parent, base)
+    finally:
+        if standby is not None and base is not None:
+            _discard(standby, base)
 
 
 def main() -> None:
@@ -523,7 +726,8 @@ def main() -> None:
     prepare_config()
     gc.collect()
     gc.freeze()  # what is imported now lives as long as the worker: no forked run's collections walk it again
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    base = Path(sys.argv[sys.argv.index("--standby") + 1]) if "--standby" in sys.argv[1:-1] else None
+    serve(sys.stdin.buffer, sys.stdout.buffer, base)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
-                                 WarmWorker, encode, excludes_a_plugin, read_reply, read_request)
+                                 WarmWorker, encode, excludes_a_plugin, host_spec, read_reply, read_request)
 from forgelab.learner.check import CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
@@ -299,3 +299,67 @@ def test_only_a_run_that_keeps_a_builtin_plugin_out_gets_a_configuration_of_its_
     assert excludes_a_plugin(["-pno:cacheprovider"])
     assert not excludes_a_plugin(["-p", "forgelab.judge.session_plugin", "--forgelab-job", "no:job.json"])
     assert not excludes_a_plugin(["-q", "-p"])
+
+
+# A module that says, when it is imported, how long its process had been running (from the sandbox's own /proc)
+AGE = """
+
+# ======== how long this process had been up when the module was imported ========
+import os as _os
+
+with open("/proc/uptime") as _uptime, open("/proc/self/stat") as _stat:
+    _age = float(_uptime.read().split()[0]) - int(_stat.read().rsplit(")", 1)[1].split()[19]) / _os.sysconf("SC_CLK_TCK")
+raise RuntimeError(f"imported {{_age:.2f}} s after its process started ({token})")
+"""
+
+
+def _age(outcome: CheckOutcome, token: str) -> float:
+    assert outcome.import_problem is not None, verdict(outcome)
+    cause = outcome.import_problem.cause
+    assert token in cause, cause  # the module saved last was imported, not an earlier one
+    return float(cause.split("imported ", 1)[1].split(" s after", 1)[0])
+
+
+def test_the_next_runs_host_is_started_before_the_save_and_imports_the_module_saved_then(
+        bench: Workbench, warm: WarmWorker, reference: str) -> None:
+    """After a run, the worker starts the next run's sandboxed host (same settings, limits and stage; its own code
+    and scratch folders, nothing of the learner's in it): the module saved a second later is the first the host
+    imports. A host started for other settings is not used: that run starts its own, as a cold session does."""
+    import dataclasses
+    import time as _time
+
+    stage = stage_01(bench)
+    module = bench.workbook.root / MODULE
+    module.write_text(reference, encoding="utf-8")
+    assert verdict(bench.check(stage, write=False, warm=warm))["passed"] is True  # the next run's host starts now
+    _time.sleep(1.5)
+    token = uuid.uuid4().hex[:12]
+    module.write_text(reference + AGE.format(token=token), encoding="utf-8")
+    early = _age(bench.check(stage, write=False, warm=warm), token)
+    assert early >= 1.0, early  # it had waited since the last run ended
+    cold = _age(bench.check(stage, write=False), token)
+    assert cold < 1.0, cold
+    other = Workbench(bench.workbook, bench.course, dataclasses.replace(bench.settings, test_cpu_s=11))
+    _time.sleep(1.5)
+    token = uuid.uuid4().hex[:12]
+    module.write_text(reference + AGE.format(token=token), encoding="utf-8")
+    assert _age(other.check(stage, write=False, warm=warm), token) < 1.0  # the waiting host had other limits
+    _time.sleep(1.5)
+    assert _age(other.check(stage, write=False, warm=warm), token) >= 1.0  # this one was started for them
+    module.write_text(reference, encoding="utf-8")
+    assert verdict(bench.check(stage, write=False, warm=warm))["passed"] is True
+
+
+def test_only_a_sandboxed_judge_session_gets_a_host_started_early(tmp_path: Path) -> None:
+    job = {"isolation": {"sandboxed": True, "bwrap": "/usr/bin/bwrap", "reason": ""}, "settings": {"test_cpu_s": 10},
+           "files": {"/run/tests/t.py": {"target": "learner", "canonical": "t.py"}},
+           "targets": {"learner": {"code_dir": "/run/targets/learner", "stage": "01", "probe": []}}}
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job), encoding="utf-8")
+    spec = host_spec(["-q", "--forgelab-job", str(path), "t.py"])
+    assert spec is not None and spec.label == "learner" and spec.stage == "01" and spec.code_dir == "/run/targets/learner"
+    assert host_spec(["-q", "t.py"]) is None  # not a judge session
+    assert host_spec(["-q", "--forgelab-job"]) is None
+    path.write_text(json.dumps({**job, "isolation": {"sandboxed": False, "bwrap": "", "reason": "no bwrap"}}),
+                    encoding="utf-8")
+    assert host_spec(["--forgelab-job", str(path)]) is None  # learner code not in a sandbox: started in the run

@@ -5,8 +5,8 @@ when it imports it without ``PYTHONDONTWRITEBYTECODE`` — which the judge's ses
 and the judge's own modules that only a session imports were compiled from source again by every check, every
 grading session and every sandboxed run of the learner's tests (and everything was, in a shell that sets it). This
 step imports what ``forgelab`` and the judge's session import (:func:`forgelab.judge.warm.preload`), then compiles
-each of those packages whole (their lazily imported submodules too): a second of work once, a second or more saved
-by every cold check. It writes ``__pycache__`` folders inside the venv and the forgelab sources only, never into
+each of those packages whole (their lazily imported submodules too), and forgelab whole (a check imports the
+learner's tools after start-up): a second of work once, a second or more saved by every cold check. It writes ``__pycache__`` folders inside the venv and the forgelab sources only, never into
 the workbook's ``forge/`` or a submission: the learner's code is never compiled here.
 
     python -m forgelab.cli.bytecode      (make install runs it; it prints one line)
@@ -32,14 +32,15 @@ def _roots() -> list[Path]:
 def loaded_packages() -> list[Path]:
     """The package folders (or single-module files) of every module imported now that lies under :func:`_roots`."""
     roots = _roots()
-    found: set[Path] = set()
+    own = Path(forgelab.__file__).resolve().parent
+    found: set[Path] = {own}  # forgelab whole: a check imports the learner's tools after start-up, lazily
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not file or not file.endswith(".py"):
             continue
         path = Path(file).resolve()
         for root in roots:
-            if root in path.parents:
+            if root in path.parents and root != own:
                 relative = path.relative_to(root)
                 found.add(root / relative.parts[0] if len(relative.parts) > 1 else path)
                 break

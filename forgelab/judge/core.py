@@ -36,7 +36,7 @@ from typing import Any
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import channel, relay
+from forgelab.judge import channel, early, relay
 from forgelab.judge import events as learner_events
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
@@ -139,32 +139,16 @@ class Watched:
 def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cpu_s: float, wall_s: float,
                 output_kb: int, pass_fds: tuple[int, ...] = ()) -> Watched:
     """Run a command in its own process group; stop it (and all it started) at the CPU, wall or output limit."""
-    started = time.monotonic()
-    process = subprocess.Popen(channel.dies_with_parent(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
-    channel.track(process)
-    kept, cap = bytearray(), output_kb * 1024
-    printed = [0]
-    lock = threading.Lock()
+    began = time.monotonic()
+    return watch(early.start(command, cwd=cwd, env=env, output_kb=output_kb, pass_fds=pass_fds), began,
+                 cpu_s=cpu_s, wall_s=wall_s)
 
-    assert process.stdout is not None
-    fd = os.dup(process.stdout.fileno())  # the reader's own copy: the process's stream may be closed first
 
-    def drain() -> None:
-        try:
-            while chunk := os.read(fd, 65536):
-                with lock:
-                    printed[0] += len(chunk)
-                    kept.extend(chunk[: max(0, cap - len(kept))])
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+def watch(running: early.Started, started: float, *, cpu_s: float, wall_s: float) -> Watched:
+    """Wait for a started process (see :func:`run_watched`); its wall clock counts from ``started``."""
+    process, cap = running.process, running.cap
     watchdog = Watchdog(process, cpu_s=cpu_s, wall_over=lambda now: now - started > wall_s,
-                        flooded=lambda: printed[0] > cap)
+                        flooded=lambda: running.printed > cap)
     limit: Limit | None = None
     while limit is None and not watchdog.ended:
         watchdog.wait()
@@ -176,8 +160,9 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
             pass
     code = process.wait()
     channel.untrack(process)
-    reader.join(timeout=5)
-    return Watched(None if limit else code, limit, kept.decode("utf-8", errors="replace"), time.monotonic() - started)
+    if running.reader is not None:
+        running.reader.join(timeout=5)
+    return Watched(None if limit else code, limit, running.output(), time.monotonic() - started)
 
 
 # ---------------------------------------------------------------- course tests (trusted side)
@@ -212,10 +197,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     }), encoding="utf-8")
     ini = run_dir / "session.ini"
     ini.write_text(SESSION_INI, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTEST_", "COV_", "PYTHON", "FORGELAB_", "HYPOTHESIS"))}
-    env.update({"PYTHONPATH": str(interface), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"})
+    env = {**early.session_env(), "PYTHONPATH": str(interface)}
     if job.cache_dir is not None:  # Hypothesis builds its Unicode tables once and keeps them here (no example database)
         job.cache_dir.mkdir(parents=True, exist_ok=True)
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(job.cache_dir / "hypothesis")
@@ -226,11 +208,17 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     # the session's own CPU is course code (Hypothesis, comparisons): it is bounded by wall time only
     forked = warm.run(pytest_args, cwd=run_dir, env=env, cpu_s=float("inf"), wall_s=settings.session_wall_s,
                       output_kb=4096) if warm else None
+    prestarted = early.take() if warm is None else None  # a cold check's session, started as the command began
     if forked is not None:  # held by the same watchdog to the same limits as the cold session below
         watched = Watched(forked.returncode, forked.limit, forked.output, forked.seconds)
+    elif prestarted is not None and prestarted.fits(env):
+        running, began = prestarted.hand_over(pytest_args, cwd=run_dir, env=env)
+        watched = watch(running, began, cpu_s=float("inf"), wall_s=settings.session_wall_s)
     else:
+        if prestarted is not None:
+            prestarted.close()
         watched = run_watched([sys.executable, "-P", "-m", "pytest", *pytest_args], cwd=run_dir, env=env,
-                              cpu_s=float("inf"), wall_s=settings.session_wall_s, output_kb=4096)
+                              cpu_s=float("inf"), wall_s=settings.session_wall_s, output_kb=early.SESSION_OUTPUT_KB)
     if not report_path.is_file():
         tail = [line for line in watched.output.strip().splitlines() if line.strip()][-3:] or ["no output"]
         why = (f"the test session was stopped after {settings.session_wall_s} s" if watched.limit is Limit.WALL

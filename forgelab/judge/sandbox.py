@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -218,9 +219,24 @@ def plain_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]
     return env
 
 
-@functools.lru_cache(maxsize=1)
+_PROBE_LOCK = threading.Lock()
+
+
 def _probe(bwrap: str) -> str | None:
-    """None when bubblewrap can run Python here, else the reason in one line."""
+    """None when bubblewrap can run Python here, else the reason in one line; asked once per process (a second
+    caller waits for the first one's answer: :func:`probe_once` may be asking on another thread)."""
+    with _PROBE_LOCK:
+        return _probe_now(bwrap)
+
+
+def probe_once() -> None:
+    """Ask :func:`_probe` now, where :func:`isolation` would (Linux, a bwrap binary): its answer is then ready."""
+    if sys.platform.startswith("linux") and (bwrap := bwrap_binary()) is not None:
+        _probe(bwrap)
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_now(bwrap: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="forgelab-probe-") as folder:
         code = Path(folder) / "code"
         code.mkdir()

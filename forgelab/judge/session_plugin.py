@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,17 +78,34 @@ def pytest_configure(config: pytest.Config) -> None:
     first = next(iter(job["files"].values()), None)  # the first test file's target: its host starts while pytest
     if first is not None:                           # collects (it imports the learner's code at its first test)
         pool.prespawn(str(first["target"]))
-    try:
-        from hypothesis import HealthCheck
-        from hypothesis import settings as hypothesis_settings
-
-        # slowness never becomes a failure: no deadline, no health check about speed, same examples every run
-        hypothesis_settings.register_profile("forgelab-judge", deadline=None, derandomize=True, database=None,
-                                             suppress_health_check=list(HealthCheck), print_blob=False)
-        hypothesis_settings.load_profile("forgelab-judge")
-    except ImportError:
-        pass
+    if uses_hypothesis(job["files"]) or "hypothesis" in sys.modules:
+        load_hypothesis_profile()
     config.pluginmanager.register(JudgeSession(job, pool, settings), "forgelab-judge-session")
+
+
+def uses_hypothesis(files: dict[str, Any]) -> bool:
+    """Does any of the session's test files (course code) mention Hypothesis? Only then is it imported (its import
+    is a good part of a session's start); a test that reaches it some other way still gets the judge's profile
+    before its first test runs (:meth:`JudgeSession.pytest_collection_finish`)."""
+    for path in files:
+        try:
+            if b"hypothesis" in Path(path).read_bytes():
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def load_hypothesis_profile() -> None:
+    """Slowness never becomes a failure: no deadline, no health check about speed, the same examples every run."""
+    try:
+        from hypothesis import HealthCheck  # lazy: only a session whose tests use Hypothesis imports it
+        from hypothesis import settings as hypothesis_settings  # lazy: as above
+    except ImportError:
+        return
+    hypothesis_settings.register_profile("forgelab-judge", deadline=None, derandomize=True, database=None,
+                                         suppress_health_check=list(HealthCheck), print_blob=False)
+    hypothesis_settings.load_profile("forgelab-judge")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -274,6 +292,10 @@ class JudgeSession:
                 rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
                 return entry["target"], entry["canonical"] + (f"::{rest}" if rest else "")
         return "", nodeid
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if "hypothesis" in sys.modules:  # imported by a test without naming it: the judge's profile all the same
+            load_hypothesis_profile()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.failed:

@@ -17,9 +17,12 @@ import pytest
 from conftest import ROOT
 
 import forgelab.judge.session_plugin
+import forgelab.learner.workbench
 
 LAZY = Path(hypothesis.__file__).parent / "extra" / "pandas" / "impl.py"  # imported by no check: its package is
-SOURCES = [Path(_pytest.python.__file__), Path(forgelab.judge.session_plugin.__file__), LAZY]
+# forgelab is compiled whole: the learner's tools, which `check` imports lazily after start-up, too
+SOURCES = [Path(_pytest.python.__file__), Path(forgelab.judge.session_plugin.__file__), LAZY,
+           Path(forgelab.learner.workbench.__file__)]
 
 
 def fresh(source: Path) -> bool:

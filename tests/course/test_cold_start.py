@@ -1,0 +1,122 @@
+"""A cold check starts faster without changing what decides (issue 23, the cold check).
+
+`forgelab check NN` starts its trusted session as the command begins (forgelab/judge/early.py), while it reads
+the course and lays out the code; the session imports Hypothesis only when its tests use it; the sandbox is
+probed on a thread. What a check decides must be exactly what a session started the old way decides, and a
+session nobody used must end with the command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, copy_workbook
+from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
+
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
+from forgelab.judge import core, early, sandbox
+from forgelab.judge.core import CourseTests, TargetSpec
+from forgelab.judge.outcomes import Outcome
+from forgelab.judge.settings import DEFAULT
+from forgelab.learner.check import CheckOutcome
+from forgelab.learner.workbench import Workbench
+from forgelab.verdicts import jobs
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Workbench:
+    root = copy_workbook(tmp_path_factory.mktemp("cold") / "workbook").root
+    return Workbench(Workbook(root=root, workspace=root), load_course(root))
+
+
+def verdict(outcome: CheckOutcome) -> dict[str, object]:
+    return {"accepted": outcome.accepted,
+            "import_problem": outcome.import_problem.cause if outcome.import_problem else None,
+            "tests": {row.name: (row.outcome.value, row.cause) for row in outcome.tests},
+            "problem": outcome.report.problem if outcome.report else None}
+
+
+@pytest.mark.parametrize("module", ["reference", "wrong"])
+def test_a_session_started_early_decides_what_a_new_session_decides(bench: Workbench, module: str) -> None:
+    reference = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
+    code = reference if module == "reference" else reference.replace(SAME_RANK_FIND, SAME_RANK_LAST_WINS)
+    (bench.workbook.root / MODULE).write_text(code, encoding="utf-8")
+    stage = bench.course.stage("01")
+    plain = verdict(bench.check(stage, write=False))
+    early.start_session()
+    started = early._PENDING[0].started.process
+    try:
+        sooner = verdict(bench.check(stage, write=False))
+    finally:
+        early.discard()
+    assert started.poll() is not None and early.take() is None  # it ran this check's session, and ended
+    assert sooner == plain
+    tests = plain["tests"]
+    assert isinstance(tests, dict) and len(tests) == len(stage.required_tests)
+    assert all(outcome == "passed" for outcome, _cause in tests.values()) is (module == "reference")
+
+
+def test_a_session_nobody_used_ends_with_the_command() -> None:
+    early.start_session()
+    process = early._PENDING[0].started.process
+    early.probe_sandbox()
+    early.discard()
+    assert process.poll() is not None, "the session started early still runs"
+    assert early._PROBES == [] and early.take() is None
+
+
+def test_a_session_whose_python_would_start_otherwise_is_not_used() -> None:
+    early.start_session()
+    try:
+        session = early._PENDING[0]
+        assert session.fits({**early.session_env(), "PYTHONPATH": "/elsewhere", "HYPOTHESIS_STORAGE_DIRECTORY": "/x"})
+        assert not session.fits({**early.session_env(), "PYTHONHASHSEED": "1"})
+        assert not session.fits({**early.session_env(), "PYTHONDONTWRITEBYTECODE": ""})
+    finally:
+        early.discard()
+
+
+def test_the_probe_on_a_thread_and_the_judge_get_one_answer() -> None:
+    early.probe_sandbox()
+    early.discard()  # waits for the thread
+    assert sandbox.isolation(DEFAULT.sandbox) == sandbox.isolation(DEFAULT.sandbox)
+
+
+PLAIN = '''import sys
+
+from forge.instructions import Instruction
+
+
+def test_without_it():
+    assert Instruction("system", "write", "deny").key == "write"
+    assert ("hypo" + "thesis") not in sys.modules  # the word itself would make the judge import it
+'''
+WITH_IT = '''from hypothesis import given, settings, strategies
+
+
+def test_the_judge_profile():
+    assert settings.default.deadline is None and settings.default.derandomize and settings.default.database is None
+
+
+@given(strategies.integers())
+def test_given(number):
+    assert number == number
+'''
+
+
+@pytest.mark.parametrize("files", [("test_plain.py",), ("test_with_it.py",)])
+def test_hypothesis_is_imported_only_for_tests_that_use_it_and_then_with_the_judge_profile(
+        tmp_path: Path, files: tuple[str, ...]) -> None:
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "test_plain.py").write_text(PLAIN, encoding="utf-8")
+    (course / "test_with_it.py").write_text(WITH_IT, encoding="utf-8")
+    workbook = Workbook(ROOT, ROOT)
+    starters = jobs.starters(workbook)
+    target = TargetSpec("ref", (starters / "forge", ROOT / "solutions" / "forge"), "01", (MODULE,))
+    job = core.Job(course, starters, jobs.stage_modules(load_course(ROOT)), (target,), (CourseTests("ref", files),))
+    report = core.run(job, DEFAULT)
+    assert report.problem is None and report.rows, report
+    assert {row.nodeid: (row.outcome, row.cause) for row in report.rows if row.outcome is not Outcome.PASSED} == {}

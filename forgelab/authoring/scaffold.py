@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from forgelab.core.i18n import _
 from forgelab.core.registry import Course, RegistryError
 
 TODO = "TODO(new-stage)"
@@ -39,15 +40,19 @@ def plan(course: Course, number: str, slug: str, module: str, title: str = "") -
     """What ``new-stage`` would write; refuses names that clash or do not follow the layout."""
     number = number.zfill(2)
     if not number.isdigit() or len(number) != 2:
-        raise RegistryError(f"stage number {number!r}: give two digits, e.g. 11")
+        raise RegistryError(_("stage number {number!r}: give two digits, e.g. 11").format(number=number))
     if number in course.by_number:
-        raise RegistryError(f"stage {number} already exists ({course.by_number[number].slug}): choose a free number")
+        raise RegistryError(_("stage {number} already exists ({slug}): choose a free number").format(
+            number=number, slug=course.by_number[number].slug))
     if not SLUG.match(slug):
-        raise RegistryError(f"slug {slug!r}: use lower-case words joined by hyphens, e.g. tool-call-budget")
+        raise RegistryError(_("slug {slug!r}: use lower-case words joined by hyphens, e.g. tool-call-budget").format(
+            slug=slug))
     if not MODULE.match(module):
-        raise RegistryError(f"module {module!r}: give a new module of the learner's package, e.g. forge/tool_budget.py")
+        raise RegistryError(_("module {module!r}: give a new module of the learner's package, e.g. "
+                              "forge/tool_budget.py").format(module=module))
     if any(stage.module == module for stage in course.stages):
-        raise RegistryError(f"{module} already belongs to another stage: choose a new module name")
+        raise RegistryError(_("{module} already belongs to another stage: choose a new module name").format(
+            module=module))
     key, snake, name = f"{number}-{slug}", _snake(number, slug), Path(module).stem
     title = title or slug.replace("-", " ").capitalize()
     function = "todo_" + name
@@ -67,7 +72,7 @@ def plan(course: Course, number: str, slug: str, module: str, title: str = "") -
     }
     existing = [path for path in files if (course.root / path).exists()]
     if existing:
-        raise RegistryError(f"{existing[0]} already exists: the scaffold never overwrites a file")
+        raise RegistryError(_("{path} already exists: the scaffold never overwrites a file").format(path=existing[0]))
     return Scaffold(number, slug, module, files)
 
 

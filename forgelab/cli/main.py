@@ -16,7 +16,7 @@ from forgelab.core.display import GAP, columns, fail, table_header, table_row, w
 from forgelab.core.i18n import N_, _
 from forgelab.core import i18n
 from forgelab.core.paths import WorkbookNotFound, find_root, Workbook
-from forgelab.core.registry import RegistryError
+from forgelab.core.registry import CourseFileError, RegistryError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -302,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _reader_went_away()
+    except CourseFileError as error:  # the course's own files: not the learner's work, and not a stage to choose
+        return fail(str(error), _("this is a problem in the course's files, not in your work: if you did not edit "
+                                  "course/, tell your instructor; course authors fix what is named above "
+                                  "(`forgelab build --check` lists every such problem)"))
     except (RegistryError, TargetError, WorkbookNotFound) as error:
         return fail(str(error), _("run `forgelab status` to see the stages, or `forgelab --help`"))
     except KeyboardInterrupt:

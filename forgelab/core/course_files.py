@@ -22,6 +22,7 @@ from typing import Any, Literal, Self, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from forgelab.core.errors import CourseFileError as CourseFileError
 from forgelab.core.errors import RegistryError as RegistryError
 from forgelab.core.i18n import _
 
@@ -286,9 +287,9 @@ def read(path: Path, model: type[Model]) -> Model:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except FileNotFoundError:
-        raise RegistryError(_("missing course source {path}").format(path=path)) from None
+        raise CourseFileError(_("missing course source {path}").format(path=path)) from None
     except tomllib.TOMLDecodeError as error:
-        raise RegistryError(_("{path}: not valid TOML ({error})").format(path=path, error=error)) from None
+        raise CourseFileError(_("{path}: not valid TOML ({error})").format(path=path, error=error)) from None
     return validate(data, model, path)
 
 
@@ -298,7 +299,7 @@ def validate(data: Any, model: type[Model], path: Path, within: tuple[str | int,
         return model.model_validate(data)
     except ValidationError as error:
         lines = [_explain(path, model, within, detail) for detail in error.errors()]
-        raise RegistryError("\n".join(dict.fromkeys(lines))) from None
+        raise CourseFileError("\n".join(dict.fromkeys(lines))) from None
 
 
 def _explain(path: Path, model: type[BaseModel], within: tuple[str | int, ...], detail: ErrorDetails) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forgelab import __version__
+from forgelab.core.errors import CourseFileError as CourseFileError
 from forgelab.core.errors import RegistryError as RegistryError
 from forgelab.core.i18n import _, active
 
@@ -275,11 +276,11 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
     source = folder / "stage.toml"
     top = files.read(source, files.StageFile)
     if folder.name != f"{top.number}-{top.slug}":
-        raise RegistryError(_("{source}: folder name {folder!r} must be '{expected}'").format(
+        raise CourseFileError(_("{source}: folder name {folder!r} must be '{expected}'").format(
             source=source, folder=folder.name, expected=f"{top.number}-{top.slug}"))
     for name in (top.scenario, top.transfer.scenario):
         if name not in scenarios:
-            raise RegistryError(_("{source}: unknown scenario {name!r}: expected one of {scenarios}").format(
+            raise CourseFileError(_("{source}: unknown scenario {name!r}: expected one of {scenarios}").format(
                 source=source, name=name, scenarios=_(", ").join(sorted(scenarios))))
     english = top.text["en"]
     texts = {"en": files.validate(english, files.StageTexts, source, ("text", "en"))}
@@ -294,7 +295,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
     hint_rungs = check_hint_rungs(source, top.number, top.hint_rungs, tuple(top.required_tests), texts)
     for index, entry in enumerate(top.source_facts, 1):
         if curriculum and entry.source not in curriculum:
-            raise RegistryError(_("{source} [[source_facts]] #{index}: unknown curriculum file {file!r}: expected one of "
+            raise CourseFileError(_("{source} [[source_facts]] #{index}: unknown curriculum file {file!r}: expected one of "
                                   "{files} (course.toml 'curriculum')").format(source=source, index=index, file=entry.source,
                                                                               files=_(", ").join(sorted(curriculum))))
     return Stage(
@@ -330,7 +331,7 @@ def check_hint_rungs(source: Path, number: str, declared: dict[str, list[int]], 
     if declared:
         for lang, text in texts.items():
             if len(text.hints) != total:
-                raise RegistryError(_("{source} [text.{language}] hints: {count} rungs, but [text.en] has {total} — "
+                raise CourseFileError(_("{source} [text.{language}] hints: {count} rungs, but [text.en] has {total} — "
                                       "[hint_rungs] numbers the rungs of every edition alike: give each edition the same "
                                       "rungs in the same order").format(source=source.as_posix(), language=lang,
                                                                         count=len(text.hints), total=total))
@@ -339,14 +340,14 @@ def check_hint_rungs(source: Path, number: str, declared: dict[str, list[int]], 
         if name not in tests:
             close = difflib.get_close_matches(name, tests, n=1, cutoff=0.6)
             advice = _("did you mean {key!r}? ").format(key=close[0]) if close else ""  # the space: before "each key"
-            raise RegistryError(_("{where}: key {name!r} names no test of stage {number} — {advice}each key must be one "
+            raise CourseFileError(_("{where}: key {name!r} names no test of stage {number} — {advice}each key must be one "
                                   "of the stage's required_tests (the tests of its test file): rename the key or remove "
                                   "its line").format(where=where, name=name, number=number, advice=advice))
         wrong = [rung for rung in rungs if not 1 <= rung <= total]
         if not rungs or wrong or len(set(rungs)) != len(rungs):
             problem = (_("rung {rung} does not exist (the ladder has rungs 1–{total})").format(rung=wrong[0], total=total)
                        if wrong else _("no rung is given") if not rungs else _("a rung is listed twice"))
-            raise RegistryError(_("{where}: key {name!r}: {problem} — list the numbers of the hints in [text.en] hints "
+            raise CourseFileError(_("{where}: key {name!r}: {problem} — list the numbers of the hints in [text.en] hints "
                                   "(1 = the first) that help with this test, each once").format(where=where, name=name,
                                                                                                  problem=problem))
         checked[name] = tuple(sorted(rungs))
@@ -363,7 +364,7 @@ def load_course(root: Path) -> Course:
     stages = tuple(load_stage(folder, top.module_id, set(top.scenarios), frozenset(top.curriculum)) for folder in stage_dirs)
     numbers = [stage.number for stage in stages]
     if len(set(numbers)) != len(numbers):
-        raise RegistryError(_("{folder}: two stages share a number").format(folder=root / "course" / "stages"))
+        raise CourseFileError(_("{folder}: two stages share a number").format(folder=root / "course" / "stages"))
     return Course(
         root=root,
         name=top.name,

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from forgelab.core.i18n import LANGUAGES, _
-from forgelab.core.registry import RegistryError, Stage
+from forgelab.core.registry import CourseFileError, Stage
 from forgelab.core.text import word_count
 from forgelab.verdicts.variants import read_fault, variant_text
 
@@ -152,34 +152,34 @@ def declared(stage: Stage, languages: tuple[str, ...]) -> tuple[str, list[Defect
     where = f"{stage.source_dir / 'fault.toml'} [diagnosis]"
     table = read_fault(stage).diagnosis
     if table is None:
-        raise RegistryError(_("{where} is missing: declare the right defect (defect = \"id\"), the choices "
+        raise CourseFileError(_("{where} is missing: declare the right defect (defect = \"id\"), the choices "
                               "([[diagnosis.choice]] with id and one text per language) and the sealed last step "
                               "([diagnosis.confirm], one text per language)").format(where=where))
     answer, raw, confirm = table.defect, table.choice, table.confirm
     choices = []
     for index, entry in enumerate(raw, 1):
         if not entry.get("id"):
-            raise RegistryError(_("{where}: choice {index} needs an id and one text per language").format(
+            raise CourseFileError(_("{where}: choice {index} needs an id and one text per language").format(
                 where=where, index=index))
         texts = {language: " ".join(entry.get(language, "").split()) for language in languages}
         missing = [language for language, text in texts.items() if not text]
         extra = sorted(set(entry) - {"id", *languages, *LANGUAGES})
         if missing or extra:
-            raise RegistryError(_("{where}: choice {choice!r} lacks its {languages} text").format(
+            raise CourseFileError(_("{where}: choice {choice!r} lacks its {languages} text").format(
                 where=where, choice=entry["id"], languages=_(", ").join(missing)) if missing else
                 _("{where}: choice {choice!r} has unknown key {key!r}").format(where=where, choice=entry["id"],
                                                                              key=extra[0]))
         choices.append(Defect(id=entry["id"], text=texts))
     ids = [choice.id for choice in choices]
     if len(set(ids)) != len(ids) or len(ids) < 3:
-        raise RegistryError(_("{where}: give at least three choices with different ids (the true defect and real "
+        raise CourseFileError(_("{where}: give at least three choices with different ids (the true defect and real "
                               "misconceptions)").format(where=where))
     if answer not in ids:
-        raise RegistryError(_("{where}: defect {answer!r} is not the id of a choice ({ids})").format(
+        raise CourseFileError(_("{where}: defect {answer!r} is not the id of a choice ({ids})").format(
             where=where, answer=answer, ids=_(", ").join(ids)))
     steps = {language: " ".join(confirm.get(language, "").split()) for language in languages}
     if not all(steps.values()) or set(confirm) - {*languages, *LANGUAGES}:
-        raise RegistryError(_("{where}: [diagnosis.confirm] needs exactly one text per language ({languages})").format(
+        raise CourseFileError(_("{where}: [diagnosis.confirm] needs exactly one text per language ({languages})").format(
             where=where, languages=_(", ").join(languages)))
     return answer, choices, steps
 
@@ -227,10 +227,10 @@ def make_key(stage: Stage, languages: tuple[str, ...], reference: str, variant: 
     where = changed_functions(reference, variant)
     shown = [name for name in stage.required_tests if name in failing]
     if not where:
-        raise RegistryError(_("stage {number}: the fault changes no function's code: there is nothing to "
+        raise CourseFileError(_("stage {number}: the fault changes no function's code: there is nothing to "
                               "diagnose").format(number=stage.number))
     if stage.fault.target_test not in shown:
-        raise RegistryError(_("stage {number}: the target test {test} does not fail on the broken variant").format(
+        raise CourseFileError(_("stage {number}: the target test {test} does not fail on the broken variant").format(
             number=stage.number, test=stage.fault.target_test))
     ordered = sorted(choices, key=lambda choice: answer_digest(salt, "order", choice.id))
     return AnswerKey(

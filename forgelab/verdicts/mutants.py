@@ -14,7 +14,7 @@ from forgelab.core.course_files import Mutant as Mutant
 from forgelab.core.i18n import _
 from forgelab.judge.core import TargetSpec
 from forgelab.core.paths import Workbook
-from forgelab.core.registry import RegistryError, Stage
+from forgelab.core.registry import CourseFileError, Stage
 
 
 def load_mutants(stage: Stage) -> list[Mutant]:
@@ -26,7 +26,7 @@ def load_mutants(stage: Stage) -> list[Mutant]:
 def apply(source: str, mutant: Mutant, where: str) -> str:
     count = source.count(mutant.find)
     if count != 1:
-        raise RegistryError(_("mutant {name!r}: {find!r} occurs {count} times in {where}, expected once").format(
+        raise CourseFileError(_("mutant {name!r}: {find!r} occurs {count} times in {where}, expected once").format(
             name=mutant.name, find=mutant.find, count=count, where=where))
     return source.replace(mutant.find, mutant.replace)
 
@@ -58,7 +58,7 @@ def transfer_variants(workbook: Workbook, stage: Stage, scratch: Path) -> list[t
     made = []
     for index, name in enumerate(stage.transfer_known_wrong):
         if name not in declared:
-            raise RegistryError(_("stage {number}: [transfer] known_wrong names {name!r}, which is not a mutant in "
+            raise CourseFileError(_("stage {number}: [transfer] known_wrong names {name!r}, which is not a mutant in "
                                   "{file} (mutants: {mutants})").format(number=stage.number, name=name,
                                                                        file=stage.mutants_file.name,
                                                                        mutants=_(", ").join(sorted(declared)) or _("none")))

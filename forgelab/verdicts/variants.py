@@ -15,7 +15,7 @@ from pathlib import Path
 from forgelab.core import course_files
 from forgelab.core.course_files import Edit as Edit
 from forgelab.core.i18n import _
-from forgelab.core.registry import RegistryError, Stage
+from forgelab.core.registry import CourseFileError, Stage
 
 
 def patch_file(stage: Stage) -> Path:
@@ -26,7 +26,7 @@ def read_fault(stage: Stage) -> course_files.FaultFile:
     """The stage's fault.toml, checked key by key (its ``[[patch]]`` and its ``[diagnosis]``)."""
     path = patch_file(stage)
     if not path.is_file():
-        raise RegistryError(_("{path} is missing: declare stage {number}'s fault as [[patch]] find/replace edits and "
+        raise CourseFileError(_("{path} is missing: declare stage {number}'s fault as [[patch]] find/replace edits and "
                               "its [diagnosis]").format(path=path, number=stage.number))
     return course_files.read(path, course_files.FaultFile)
 
@@ -34,7 +34,7 @@ def read_fault(stage: Stage) -> course_files.FaultFile:
 def load_patch(stage: Stage) -> list[Edit]:
     edits = read_fault(stage).patch
     if not edits:
-        raise RegistryError(_("{path}: no [[patch]] edits: a fault lab needs a defect").format(path=patch_file(stage)))
+        raise CourseFileError(_("{path}: no [[patch]] edits: a fault lab needs a defect").format(path=patch_file(stage)))
     return edits
 
 
@@ -45,12 +45,12 @@ def variant_text(root: Path, stage: Stage) -> str:
     for index, edit in enumerate(load_patch(stage), 1):
         count = text.count(edit.find)
         if count != 1:
-            raise RegistryError(_("{path}: patch {index}'s find text occurs {count} times in {module} (after the edits "
+            raise CourseFileError(_("{path}: patch {index}'s find text occurs {count} times in {module} (after the edits "
                                   "before it), expected once: give it more lines of context, or update it to the "
                                   "current reference").format(path=patch_file(stage), index=index, count=count,
                                                               module=stage.solution_module))
         text = text.replace(edit.find, edit.replace)
     if text == reference.read_text(encoding="utf-8"):
-        raise RegistryError(_("{path}: the edits leave {module} unchanged: there is no defect").format(
+        raise CourseFileError(_("{path}: the edits leave {module} unchanged: there is no defect").format(
             path=patch_file(stage), module=stage.solution_module))
     return text

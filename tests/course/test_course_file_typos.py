@@ -78,6 +78,9 @@ def test_the_registry_refuses_a_typo_when_it_loads(tmp_path: Path, repo_root: Pa
         load_course(copy.root)
     result = copy.run("status")
     assert result.returncode != 0 and "unknown key 'hnits' — did you mean 'hints'?" in result.output
+    # whose fault and what to do: the course's files, not a stage to choose
+    assert "a problem in the course's files, not in your work" in result.output, result.output
+    assert "forgelab status` to see the stages" not in result.output, result.output
 
 
 def test_a_key_with_no_near_neighbour_lists_the_keys_of_its_table(tmp_path: Path, repo_root: Path) -> None:
@@ -106,6 +109,7 @@ def test_an_author_who_speaks_chinese_reads_the_problem_in_chinese(course_copy: 
     assert result.returncode != 0
     assert "stage.toml [text.en]：未知的键 'hnits'——是不是想写 'hints'？" in result.output, result.output
     assert "unknown key" not in result.output and "did you mean" not in result.output, result.output
+    assert "这是课程文件本身的问题" in result.output, result.output
 
     fault = f"{STAGE}/fault.toml"
     before = _plant(course_copy, fault, '"""Stage 01 — instruction hierarchy.\n', '"""Stage 01 — no such line.\n')
@@ -133,3 +137,11 @@ def test_the_registry_speaks_the_authors_language(tmp_path: Path) -> None:
     with pytest.raises(RegistryError, match=re.escape("names no test of stage 01 — did you mean "
                                                       "'test_non_conflicting_user_goal_is_retained'? each key")):
         load_course(copy.root)
+
+
+def test_new_stage_refuses_in_the_authors_language(course_copy: WorkbookCopy) -> None:
+    result = course_copy.run("new-stage", "01", "tool-budget", "--module", "forge/tool_budget.py", "--lang", "zh")
+    assert result.returncode != 0
+    assert "阶段 01 已经存在（instruction-hierarchy）：请换一个没用过的编号" in result.output, result.output
+    result = course_copy.run("new-stage", "12", "Tool_Budget", "--module", "forge/tool_budget.py", "--lang", "zh")
+    assert result.returncode != 0 and "slug 'Tool_Budget'：请用连字符连接的小写英文单词" in result.output, result.output

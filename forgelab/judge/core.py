@@ -144,15 +144,28 @@ def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cp
                  cpu_s=cpu_s, wall_s=wall_s)
 
 
+def _exit_descriptor(pid: int) -> int | None:
+    """A descriptor that becomes readable when process ``pid`` ends (Linux's pidfd), or None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def watch(running: early.Started, started: float, *, cpu_s: float, wall_s: float) -> Watched:
     """Wait for a started process (see :func:`run_watched`); its wall clock counts from ``started``."""
     process, cap = running.process, running.cap
     watchdog = Watchdog(process, cpu_s=cpu_s, wall_over=lambda now: now - started > wall_s,
                         flooded=lambda: running.printed > cap)
     limit: Limit | None = None
-    while limit is None and not watchdog.ended:
-        watchdog.wait()
-        limit = watchdog.over()
+    ended = _exit_descriptor(process.pid)  # readable once the process has ended: no poll interval to sleep out
+    try:
+        while limit is None and not watchdog.ended:
+            watchdog.wait(read=ended)
+            limit = watchdog.over()
+    finally:
+        if ended is not None:
+            os.close(ended)
     if limit is not None or process.poll() is None:
         try:
             os.killpg(process.pid, 9)

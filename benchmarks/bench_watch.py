@@ -5,7 +5,8 @@ A copy of the workbook gets stage 01's reference module in ``forge/`` (nothing e
 the transfer test is the starter, so only the stage tests run). Then, side by side:
 
 * watch: ``forgelab watch 01`` runs in a pseudo-terminal; the module is saved ``--saves`` times (its content
-  changed by a comment each time) and each latency is measured from the save to the end of the redrawn
+  changed by a comment each time), ``--gap`` seconds after the previous verdict was on screen (a person reads
+  it and edits; 0 saves again at once), and each latency is measured from the save to the end of the redrawn
   verdict on screen;
 * cold check: ``forgelab check 01`` as a new process, ``--runs`` times;
 * default pytest: ``python -m pytest`` of the stage 01 tests against the same ``forge/`` (default plugins,
@@ -17,7 +18,7 @@ the transfer test is the starter, so only the stage tests run). Then, side by si
 The machine's load average is printed before and after. This is a measurement, not a test: nothing here
 asserts a wall-clock limit.
 
-    .venv/bin/python benchmarks/bench_watch.py [--saves 20] [--runs 5]
+    .venv/bin/python benchmarks/bench_watch.py [--saves 20] [--runs 5] [--gap 1.0]
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def watch_latencies(root: Path, saves: int) -> list[float]:
+def watch_latencies(root: Path, saves: int, gap: float) -> list[float]:
     child = pexpect.spawn(sys.executable, ["-m", "forgelab.cli", "watch", "01"], cwd=str(root), env=env_for(root),
                           encoding="utf-8", timeout=600, dimensions=(60, 200))
     child.expect("watching forge/instructions.py")  # the first, whole check is done
@@ -76,6 +77,7 @@ def watch_latencies(root: Path, saves: int) -> list[float]:
     latencies = []
     try:
         for index in range(saves):
+            time.sleep(gap)
             scratch = root / f"forge/.instructions.py.{index}"
             scratch.write_text(f"{original}\n# save {index}\n", encoding="utf-8")
             started = time.perf_counter()
@@ -121,6 +123,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--gap", type=float, default=1.0, help="seconds from a verdict on screen to the next save")
     args = parser.parse_args()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="forgelab-bench-watch-") as scratch:
@@ -130,7 +133,7 @@ def main() -> int:
         pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TESTS]
         pytest_env = {**env, "PYTHONPATH": str(root)}
         timed(check, root, env), timed(pytest, root, pytest_env)  # warm the file cache and the starters
-        latencies = watch_latencies(root, args.saves)
+        latencies = watch_latencies(root, args.saves, args.gap)
         checks, pytests = [], []
         for _ in range(args.runs):  # interleaved, so that a change of load hits both alike
             checks.append(timed(check, root, env))
@@ -144,7 +147,7 @@ def main() -> int:
             ("judge only, warm worker (as watch judges)", warm_judge),
             ("judge only, cold session (as check judges)", cold_judge)]
     print(f"stage 01, reference module; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average "
-          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after")
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; saves {args.gap:g} s after the previous verdict")
     print(f"{'what':<50} {'n':>3} {'median':>8} {'p95':>8} {'min':>8} {'max':>8}")
     for name, values in rows:
         print(f"{name:<50} {len(values):>3} {statistics.median(values):>7.3f}s {p95(values):>7.3f}s "

@@ -366,8 +366,9 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = []
         interface = run_dir / "interface"
-        if job.course_tests or learner_files:
-            build_interface(job.starters, list(job.stage_modules), interface)
+        if job.course_tests or learner_files:  # watch mode builds it once (forgelab.judge.warm.WarmWorker.interface)
+            interface = (warm.interface(job.starters, list(job.stage_modules)) if warm is not None
+                         else build_interface(job.starters, list(job.stage_modules), interface))
         for index, shard in enumerate(course_sessions):
             folder_of_shard = run_dir / f"session-{index}"
             folder_of_shard.mkdir()

@@ -196,6 +196,7 @@ class WarmWorker:
     def __init__(self, process: subprocess.Popen[bytes], base: Path | None = None) -> None:
         self._process = process
         self._base = base  # the worker's folder: the waiting hosts' code and scratch folders (see _standby)
+        self._interface: tuple[tuple[object, ...], Path] | None = None  # the built interface and what it was built from
         self._lock = threading.Lock()
         self._child: int | None = None
         self._pending = bytearray()  # what the worker said beyond the last whole line
@@ -268,6 +269,27 @@ class WarmWorker:
             if watchdog.over() is not None or not self._listen(watchdog):
                 return None
         return line
+
+    def interface(self, starters: Path, stage_modules: list[str]) -> Path:
+        """The course's interface package for a run (:func:`forgelab.judge.interface.build_interface`), built once
+        for as long as the starters stay as they are (their names, sizes and modification times) and the stage
+        modules are the same. It is the course's code, which only the trusted session imports (without writing
+        bytecode) and the testers' folders copy: no run changes it, and no learner code can reach it."""
+        from forgelab.judge.interface import build_interface  # lazy: the worker process itself never builds one
+
+        key = (*stage_modules, *_files_of(starters / "forge"))
+        if self._interface is not None and self._interface[0] == key and (self._interface[1] / "forge").is_dir():
+            return self._interface[1]
+        folder = Path(tempfile.mkdtemp(prefix="interface-", dir=self._base))
+        try:
+            build_interface(starters, stage_modules, folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        if self._interface is not None:
+            shutil.rmtree(self._interface[1], ignore_errors=True)
+        self._interface = (key, folder)
+        return folder
 
     def run(self, args: list[str], *, cwd: Path, env: dict[str, str], wall_s: float,
             output_kb: int, cpu_s: float = math.inf) -> WarmRun | None:
@@ -371,12 +393,29 @@ class WarmWorker:
             pass
         if self._base is not None:
             shutil.rmtree(self._base, ignore_errors=True)
+        if self._interface is not None:
+            shutil.rmtree(self._interface[1], ignore_errors=True)
+            self._interface = None
         for stream in (process.stdin, process.stdout, None if keep_stderr else process.stderr):
             if stream is not None:
                 try:
                     stream.close()
                 except OSError:
                     pass
+
+
+def _files_of(folder: Path) -> list[tuple[str, int, int]]:
+    """Every file below ``folder`` but bytecode: its path, modification time (ns) and size."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((str(path), stat.st_mtime_ns, stat.st_size))
+    return found
 
 
 def _tree(pid: int) -> list[int]:

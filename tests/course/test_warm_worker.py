@@ -363,3 +363,19 @@ def test_only_a_sandboxed_judge_session_gets_a_host_started_early(tmp_path: Path
     path.write_text(json.dumps({**job, "isolation": {"sandboxed": False, "bwrap": "", "reason": "no bwrap"}}),
                     encoding="utf-8")
     assert host_spec(["--forgelab-job", str(path)]) is None  # learner code not in a sandbox: started in the run
+
+
+def test_the_interface_is_built_once_while_the_starters_stay_the_same(warm: WarmWorker, tmp_path: Path) -> None:
+    """Watch mode builds the course's interface package once; a starter that changes gets it built again."""
+    forge = tmp_path / "starters" / "forge"
+    forge.mkdir(parents=True)
+    (forge / "__init__.py").write_text("", encoding="utf-8")
+    (forge / "x.py").write_text("def f() -> int:\n    raise NotImplementedError\n", encoding="utf-8")
+    first = warm.interface(tmp_path / "starters", ["forge/x.py"])
+    assert "remotify" in (first / "forge" / "x.py").read_text(encoding="utf-8")
+    assert warm.interface(tmp_path / "starters", ["forge/x.py"]) == first
+    (forge / "x.py").write_text("def f() -> int:\n    raise NotImplementedError  # changed\n", encoding="utf-8")
+    second = warm.interface(tmp_path / "starters", ["forge/x.py"])
+    assert second != first and not first.exists()
+    assert "# changed" in (second / "forge" / "x.py").read_text(encoding="utf-8")
+    assert warm.interface(tmp_path / "starters", []) != second  # other stage modules: built for them

@@ -30,19 +30,36 @@ def cmd_check(args: argparse.Namespace) -> int:
         early.start_session()
         early.probe_sandbox()
     try:
-        return _check(args)
+        return _check(args, one_stage)
     finally:
         early.discard()
 
 
-def _check(args: argparse.Namespace) -> int:
+def _judge_now(args: argparse.Namespace, workbook: Workbook, course: Course) -> PendingRun | None:
+    """``forgelab check NN`` for a target of this workbook: start judging now, with only the course's registry and
+    the judge loaded; the rest of the command's tools load while the tests run (returns once they run)."""
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.core.targets import resolve_target
+    from forgelab.learner.checkjob import start_check
+
+    target = resolve_target(args.target, workbook, course)
+    if target.kind == "path":  # someone else's code: the sandbox decision comes first (see _check)
+        return None
+    pending = start_check(course, workbook, course.select(args.stage)[0], target, judge_settings(args))
+    pending.wait_until_started()
+    return pending
+
+
+def _check(args: argparse.Namespace, one_stage: bool) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from pathlib import Path
 
+    workbook, course = open_workbook()
+    pending = _judge_now(args, workbook, course) if one_stage else None
+    # lazy: as above (loaded while the stage's tests run, when they run already)
     from forgelab.learner.workbench import Workbench
 
-    bench = Workbench.locate(judge_settings(args))
-    workbook, course = bench.workbook, bench.course
+    bench = Workbench(workbook, course, judge_settings(args))
     target = bench.target(args.target)
     if target.kind == "path":  # someone else's code: the sandbox `grade` uses, or a refusal
 
@@ -65,7 +82,7 @@ def _check(args: argparse.Namespace) -> int:
         message = bench.why(stage, args.why, args.target)
         print(message.text())
         return 0 if message.ok else 1
-    outcome = bench.check(stage, args.target, out=Path(args.out) if args.out else None)
+    outcome = bench.check(stage, args.target, out=Path(args.out) if args.out else None, pending=pending)
     shown = workbook.relative(outcome.path) if outcome.path else None
     print(bench.check_message(outcome, shown).text())
     return 0 if outcome.accepted else 1
@@ -94,6 +111,7 @@ if TYPE_CHECKING:
     from forgelab.core.registry import Course, Stage
     from forgelab.core.targets import Target
     from forgelab.learner.workbench import Workbench
+    from forgelab.learner.checkjob import PendingRun
 
 # `check all`: one row per stage, in at most ALL_WIDTH display columns; the last column (the first open item)
 # wraps onto more lines when it does not fit. One short word per part of the stage (in the active language).

@@ -94,6 +94,7 @@ class EarlySession:
 
     def __init__(self) -> None:
         self.env = session_env()
+        self.handed = threading.Event()  # set once it has its job, or is closed unused
         self.started = start([sys.executable, "-P", "-m", "forgelab.judge.early"], cwd=Path.cwd(), env=self.env,
                              output_kb=SESSION_OUTPUT_KB, stdin=subprocess.PIPE)
 
@@ -116,10 +117,12 @@ class EarlySession:
             stdin.close()
         except OSError:  # it ended meanwhile: the judge sees it end, with its output, as any session that failed
             pass
+        self.handed.set()
         return self.started, began
 
     def close(self) -> None:
         """Not used: its input closes, and it ends without running anything (killed if it does not)."""
+        self.handed.set()
         process = self.started.process
         try:
             if process.stdin is not None:
@@ -154,6 +157,16 @@ def take() -> EarlySession | None:
     """The session started early, once (the first cold session of this process gets it), or None."""
     with _LOCK:
         return _PENDING.pop() if _PENDING else None
+
+
+def handed_over_event() -> threading.Event:
+    """An event set when the session started early is given its job or closed (already set when there is none)."""
+    with _LOCK:
+        if _PENDING:
+            return _PENDING[0].handed
+    done = threading.Event()
+    done.set()
+    return done
 
 
 def discard() -> None:

@@ -28,22 +28,20 @@ from forgelab import __version__
 from forgelab.core import evidence
 from forgelab.core.i18n import N_, _, active
 from forgelab.judge import core
-from forgelab.verdicts import jobs
-from forgelab.judge.core import CourseTests, LearnerTests
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.judge.warm import WarmWorker
+# what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
+from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
+from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
+from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, TARGET, PendingRun, check_job, untouched_lab,
+                                       untouched_transfer)
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
 from forgelab.verdicts.parts import NOT_WRITTEN_TEXT, PART_WORDS, Part, judge_design, judge_lab, judge_transfer
-from forgelab.core.starters import StarterError, starter_bytes
 from forgelab.verdicts.diagnosis import judged_record, load_key, defect_text, DiagnosisError
 
-TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
-# the parts of a check that run learner code; a partial check (watch mode) runs some and keeps the others
-TESTS, FAULT_LAB, TRANSFER = "tests", "fault_lab", "transfer"
-ALL_PARTS = frozenset({TESTS, FAULT_LAB, TRANSFER})
 
 
 @dataclass(frozen=True)
@@ -64,18 +62,6 @@ class CheckOutcome:
     @property
     def accepted(self) -> bool:
         return bool(self.document["accepted"])
-
-
-def lab_dir(workbook: Workbook, stage: Stage, target: Target) -> Path:
-    base = workbook.workspace if target.kind == "learner" else target.home
-    return base / stage.lab_dir
-
-
-def transfer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
-    if target.is_reference:
-        return workbook.root / stage.reference_transfer
-    base = workbook.root if target.kind == "learner" else target.home
-    return base / stage.transfer_file
 
 
 def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
@@ -106,20 +92,6 @@ ON_OWN_FORGE = N_("on your own forge/: {detail} (grading runs your test on the c
                   "instead, where it must pass, and on its known-wrong ones, where it must fail)")
 
 
-def untouched_lab(workbook_root: Path, stage: Stage, lab: Path) -> bool:
-    """The lab's module is still the broken variant, byte for byte: it is broken, nothing need run to know it."""
-    module, variant = lab / stage.fault.fault_file, workbook_root / stage.fault_variant
-    return module.is_file() and variant.is_file() and module.read_bytes() == variant.read_bytes()
-
-
-def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
-    """The transfer test is still the shipped starter, byte for byte: it only skips, nothing need run to know it."""
-    try:
-        return path.is_file() and path.read_bytes() == starter_bytes(workbook.root, stage.transfer_file)
-    except StarterError:
-        return False
-
-
 def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
                reference_results: tuple[TestRow, ...], workbook_root: Path) -> Part:
     if target.kind == "solution":
@@ -147,48 +119,26 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
-def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
-              parts: frozenset[str] = ALL_PARTS) -> core.Job:
-    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
-    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`)."""
-    transfer_path = transfer_file(workbook, stage, target)
-    lab = lab_dir(workbook, stage, target)
-    targets = [jobs.spec(target, TARGET, stage)]
-    course_tests = [CourseTests(TARGET, (stage.test_file,))] if TESTS in parts else []
-    learner_tests: list[LearnerTests] = []
-    if (FAULT_LAB in parts and target.kind in ("learner", "path") and (lab / "forge").is_dir()
-            and not untouched_lab(workbook.root, stage, lab)):
-        targets.append(jobs.lab_spec(lab, stage, LAB))
-        course_tests.append(CourseTests(LAB, (stage.test_file,)))
-    if TRANSFER not in parts:
-        pass
-    elif transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
-        if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
-            course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
-        else:
-            learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
-            variant = jobs.fault_variant(workbook, stage)
-            if (workbook.root / stage.fault_variant).is_file():
-                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
-                learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
-    return jobs.job(course, workbook, targets, course_tests, learner_tests)
-
-
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
               write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT,
               parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
-              warm: WarmWorker | None = None) -> CheckOutcome:
+              warm: WarmWorker | None = None, pending: PendingRun | None = None) -> CheckOutcome:
     """Judge the stage and (``write``) write its evidence. With ``previous`` (a check of the same stage and
     target), only ``parts`` run again and the other parts are taken from it — what watch mode does after a
     save that can affect only those parts; the evidence is written exactly as a whole check writes it. With
-    ``warm`` (watch mode), the course's tests run in a session forked from that worker: the same verdict, sooner."""
+    ``warm`` (watch mode), the course's tests run in a session forked from that worker: the same verdict, sooner.
+    With ``pending``, the judge's run of this whole check was started already (:func:`forgelab.learner.checkjob.start_check`)."""
     if previous is None or previous.stage.number != stage.number or previous.target.name != target.name:
         parts = ALL_PARTS
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
-    job = check_job(course, workbook, stage, target, parts)
-    report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
+    if pending is not None:  # the whole check's run, started already (forgelab check: see start_check)
+        parts = ALL_PARTS
+        job, report = pending.job, pending.result()
+    else:
+        job = check_job(course, workbook, stage, target, parts)
+        report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
     if TESTS in parts or previous is None:
         problem = report.import_problems.get(TARGET)
         tests = _required_rows(stage, report, TARGET)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forgelab.learner import backups, faultlab, stagehints, state
 from forgelab.learner.check import ALL_PARTS, CheckOutcome, DIAGNOSIS_WORDS, run_check
+from forgelab.learner.checkjob import PendingRun
 from forgelab.core.display import columns, symbol, table, width as terminal_width, wrap
 from forgelab.core.i18n import _, active
 from forgelab.judge.outcomes import ImportProblem, Outcome, TestRow
@@ -95,11 +96,12 @@ class Workbench:
 
     def check(self, stage: Stage, target: str = "learner", *, write: bool = True, out: Path | None = None,
               parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
-              warm: WarmWorker | None = None) -> CheckOutcome:
+              warm: WarmWorker | None = None, pending: PendingRun | None = None) -> CheckOutcome:
         """``forgelab check``; with ``previous``, only ``parts`` run again, and with ``warm`` the tests run in a
-        session forked from that worker (watch mode, see :func:`run_check`)."""
+        session forked from that worker (watch mode, see :func:`run_check`); with ``pending``, the judge's run of
+        this check was started already (:func:`forgelab.learner.checkjob.start_check`)."""
         outcome = run_check(self.course, self.workbook, stage, self.target(target), write=write, out=out,
-                            settings=self.settings, parts=parts, previous=previous, warm=warm)
+                            settings=self.settings, parts=parts, previous=previous, warm=warm, pending=pending)
         if target == "learner":
             self._remember(outcome)
             if write and out is None and outcome.path is not None:  # the learning record: first check, acceptance

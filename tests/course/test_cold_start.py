@@ -21,6 +21,7 @@ from forgelab.judge.core import CourseTests, TargetSpec
 from forgelab.judge.outcomes import Outcome
 from forgelab.judge.settings import DEFAULT
 from forgelab.learner.check import CheckOutcome
+from forgelab.learner.checkjob import start_check
 from forgelab.learner.workbench import Workbench
 from forgelab.verdicts import jobs
 
@@ -53,6 +54,15 @@ def test_a_session_started_early_decides_what_a_new_session_decides(bench: Workb
         early.discard()
     assert started.poll() is not None and early.take() is None  # it ran this check's session, and ended
     assert sooner == plain
+    # as `forgelab check NN` does it: the session started early, the run started before the rest of the tools load
+    early.start_session()
+    try:
+        pending = start_check(bench.course, bench.workbook, stage, bench.target("learner"), bench.settings)
+        pending.wait_until_started()
+        assert early.take() is None  # the run has the session already
+        assert verdict(bench.check(stage, write=False, pending=pending)) == plain
+    finally:
+        early.discard()
     tests = plain["tests"]
     assert isinstance(tests, dict) and len(tests) == len(stage.required_tests)
     assert all(outcome == "passed" for outcome, _cause in tests.values()) is (module == "reference")

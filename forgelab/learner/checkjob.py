@@ -1,0 +1,122 @@
+"""What a ``check`` judges, as the judge's :class:`~forgelab.judge.core.Job` — and that job started at once.
+
+Kept apart from :mod:`forgelab.learner.check` (which words the verdict on each part and writes the evidence) so
+that ``forgelab check NN`` can hand the judge its job as early as it can: this module loads only the course's
+registry and the judge, and :func:`start_check` runs the job on a thread while the command loads the rest of its
+tools (the verdicts, the evidence, the table it prints) beside the running tests — on the other CPU.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
+from forgelab.core.starters import StarterError, starter_bytes
+from forgelab.core.targets import Target
+from forgelab.judge import channel, core, early
+from forgelab.judge.core import CourseTests, LearnerTests
+from forgelab.judge.outcomes import RunReport
+from forgelab.judge.settings import JudgeSettings
+from forgelab.verdicts import jobs
+
+TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
+# the parts of a check that run learner code; a partial check (watch mode) runs some and keeps the others
+TESTS, FAULT_LAB, TRANSFER = "tests", "fault_lab", "transfer"
+ALL_PARTS = frozenset({TESTS, FAULT_LAB, TRANSFER})
+
+
+def lab_dir(workbook: Workbook, stage: Stage, target: Target) -> Path:
+    base = workbook.workspace if target.kind == "learner" else target.home
+    return base / stage.lab_dir
+
+
+def transfer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
+    if target.is_reference:
+        return workbook.root / stage.reference_transfer
+    base = workbook.root if target.kind == "learner" else target.home
+    return base / stage.transfer_file
+
+
+def untouched_lab(workbook_root: Path, stage: Stage, lab: Path) -> bool:
+    """The lab's module is still the broken variant, byte for byte: it is broken, nothing need run to know it."""
+    module, variant = lab / stage.fault.fault_file, workbook_root / stage.fault_variant
+    return module.is_file() and variant.is_file() and module.read_bytes() == variant.read_bytes()
+
+
+def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
+    """The transfer test is still the shipped starter, byte for byte: it only skips, nothing need run to know it."""
+    try:
+        return path.is_file() and path.read_bytes() == starter_bytes(workbook.root, stage.transfer_file)
+    except StarterError:
+        return False
+
+
+def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
+              parts: frozenset[str] = ALL_PARTS) -> core.Job:
+    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
+    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`)."""
+    transfer_path = transfer_file(workbook, stage, target)
+    lab = lab_dir(workbook, stage, target)
+    targets = [jobs.spec(target, TARGET, stage)]
+    course_tests = [CourseTests(TARGET, (stage.test_file,))] if TESTS in parts else []
+    learner_tests: list[LearnerTests] = []
+    if (FAULT_LAB in parts and target.kind in ("learner", "path") and (lab / "forge").is_dir()
+            and not untouched_lab(workbook.root, stage, lab)):
+        targets.append(jobs.lab_spec(lab, stage, LAB))
+        course_tests.append(CourseTests(LAB, (stage.test_file,)))
+    if TRANSFER not in parts:
+        pass
+    elif transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
+        if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
+            course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
+        else:
+            learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
+            variant = jobs.fault_variant(workbook, stage)
+            if (workbook.root / stage.fault_variant).is_file():
+                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
+                learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
+    return jobs.job(course, workbook, targets, course_tests, learner_tests)
+
+
+class PendingRun:
+    """A check's judge run going on on a thread (:func:`start_check`); :meth:`result` waits for its report."""
+
+    def __init__(self, job: core.Job, settings: JudgeSettings) -> None:
+        self.job = job
+        self._report: RunReport | None = None
+        self._error: BaseException | None = None
+        self._started = early.handed_over_event()  # set when the session started early has its job (or never will)
+        self._thread = threading.Thread(target=self._run, args=(settings,), name="forgelab-check-judge", daemon=True)
+        self._thread.start()
+
+    def _run(self, settings: JudgeSettings) -> None:
+        try:
+            self._report = core.run(self.job, settings) if self.job.course_tests or self.job.learner_tests \
+                else RunReport(())
+        except BaseException as error:  # noqa: BLE001 - handed to the thread that waits for the report
+            self._error = error
+        finally:
+            self._started.set()
+
+    def wait_until_started(self) -> None:
+        """Until the tests are running (the session has its job) or the run is over: what the command does
+        next then takes the CPU the session does not use, not the time before the session starts."""
+        self._started.wait()
+
+    def result(self) -> RunReport:
+        try:
+            self._thread.join()
+        except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running
+            channel.stop_tracked()
+            raise
+        if self._error is not None:
+            raise self._error
+        assert self._report is not None
+        return self._report
+
+
+def start_check(course: Course, workbook: Workbook, stage: Stage, target: Target, settings: JudgeSettings) -> PendingRun:
+    """Start judging the whole of ``stage`` for ``target`` now (see :class:`PendingRun`)."""
+    return PendingRun(check_job(course, workbook, stage, target), settings)

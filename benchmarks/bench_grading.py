@@ -29,6 +29,7 @@ average is printed so that a reader can judge the numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sqlite3
@@ -259,6 +260,8 @@ def main() -> int:
     parser.add_argument("--submissions", type=int, default=4, help="full submissions per batch (default 4)")
     parser.add_argument("--runs", type=int, default=1, help="batches per --jobs value, interleaved (default 1)")
     parser.add_argument("--profile", action="store_true", help="also profile one submission (in this process)")
+    parser.add_argument("--rows-out", type=Path, help="write the first batch's grade rows here (JSON), to compare "
+                        "two versions of the judge on the same batch")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
@@ -318,6 +321,8 @@ def main() -> int:
             print(f"  {label:<44} {one:>10.1f} {two:>10.1f}   ({100 * one / total1:.0f}%)")
         print("(at --jobs 2 each phase takes longer on 2 shared CPUs, but two submissions are graded at once)")
         first_name, first_state, first_rows = graded[0]
+        if args.rows_out:
+            args.rows_out.write_text(json.dumps(first_rows, indent=0), encoding="utf-8")
         differing = [(name, state, sorted(set(found) ^ set(first_rows))) for name, state, found in graded[1:]
                      if found != first_rows]
         if not differing:

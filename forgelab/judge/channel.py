@@ -167,6 +167,7 @@ def tree_queued_seconds(pid: int | None) -> float:
 
     A busy machine adds this delay to every answer; it is the machine's, not the learner's, so the wall-clock
     limits subtract it: what is left is the time the code computed (bounded by the CPU limit) or waited.
+    (A host reads the same sum through a :class:`RunQueueClock`, which keeps the files open.)
     """
     total = _schedstat_wait_ns("/proc/thread-self/schedstat")
     stack, seen = ([pid] if pid is not None else []), set()
@@ -178,6 +179,123 @@ def tree_queued_seconds(pid: int | None) -> float:
         total += _schedstat_wait_ns(f"/proc/{current}/schedstat")
         stack.extend(children(current))
     return total / 1e9
+
+
+def _wait_ns(fd: int) -> int:
+    """The run-queue delay (ns) in an open schedstat file, read anew (a /proc file is made again at each read)."""
+    fields = os.pread(fd, 256, 0).split()
+    return int(fields[1]) if len(fields) > 1 else 0
+
+
+class _OwnSchedstat:
+    """This thread's /proc/thread-self/schedstat, kept open for as long as the thread lives."""
+
+    def __init__(self) -> None:
+        try:
+            self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = -1
+
+    def wait_ns(self) -> int:
+        if self.fd < 0:
+            return 0
+        try:
+            return _wait_ns(self.fd)
+        except (OSError, ValueError):
+            return 0
+
+    def __del__(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_THREAD = threading.local()
+
+
+def _own_wait_ns() -> int:
+    own = getattr(_THREAD, "schedstat", None)
+    if own is None:
+        own = _THREAD.schedstat = _OwnSchedstat()
+    return own.wait_ns()
+
+
+class _Process:
+    """The /proc files of one process that :class:`RunQueueClock` reads: its schedstat, the number of its threads
+    (the link count of its task folder) and its main thread's children, each kept open."""
+
+    def __init__(self, pid: int) -> None:
+        self.fds: list[int] = []
+        try:
+            for path, flags in ((f"/proc/{pid}/schedstat", 0), (f"/proc/{pid}/task", os.O_DIRECTORY),
+                                (f"/proc/{pid}/task/{pid}/children", 0)):
+                self.fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC | flags))
+        except OSError:
+            self.close()
+            raise
+        self.pid = pid
+
+    def wait_ns(self) -> int:
+        return _wait_ns(self.fds[0])
+
+    def children(self) -> list[int]:
+        if os.fstat(self.fds[1]).st_nlink > 3:  # "." and ".." and more than one thread: each has its children
+            return children(self.pid)
+        return [int(item) for item in os.pread(self.fds[2], 65536, 0).split()]
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+
+class RunQueueClock:
+    """:func:`tree_queued_seconds` of one process tree, for a caller that reads it at every call into the tree.
+
+    The same sum (the calling thread, the tree's root and every process below it, found anew at each reading),
+    read through /proc files kept open between readings: a handful of ``pread`` calls instead of opening,
+    listing and closing a dozen files (the judge reads it twice per call into the learner's code, tens of
+    thousands of times per graded submission). An open file of /proc stays bound to its process: once that
+    process ended, reading fails (its files are closed and the pid looked up again), never another's numbers.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[int, _Process] = {}
+
+    def seconds(self, pid: int | None) -> float:
+        total = _own_wait_ns()
+        stack, seen = ([pid] if pid is not None else []), set()
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            found = self._read(current)
+            if found is not None:
+                total += found[0]
+                stack.extend(found[1])
+        for gone in self._open.keys() - seen:
+            self._open.pop(gone).close()
+        return total / 1e9
+
+    def _read(self, pid: int) -> tuple[int, list[int]] | None:
+        for attempt in range(2):  # a file kept open may belong to a process that ended: open the pid's afresh
+            process = self._open.get(pid)
+            if process is None:
+                try:
+                    process = self._open[pid] = _Process(pid)
+                except OSError:
+                    return None
+            try:
+                return process.wait_ns(), process.children()
+            except (OSError, ValueError):
+                self._open.pop(pid).close()
+        return None
+
+    def close(self) -> None:
+        for process in self._open.values():
+            process.close()
+        self._open.clear()
 
 
 # ---------------------------------------------------------------- rebuilding what comes back
@@ -406,6 +524,7 @@ class Host:
         self.time_budget: TimeBudget | None = None  # shared with the other hosts of this run, if it has one
         self._exchange_started = 0.0
         self._exchange_queued = 0.0
+        self._queue_clock = RunQueueClock()  # the run-queue delay of this host's process tree (see _queued)
 
     # ------------------------------------------------------------ life cycle
 
@@ -494,6 +613,7 @@ class Host:
                     pass
         self._to_host = self._from_host = -1
         self._reader = None
+        self._queue_clock.close()
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
@@ -689,7 +809,11 @@ class Host:
                 self.time_budget.spend(spent)
 
     def _queued(self) -> float:
-        return tree_queued_seconds(self._process.pid if self._process is not None else None)
+        return self._queue_clock.seconds(self._process.pid if self._process is not None else None)
+
+    def release_files(self) -> None:
+        """Close the /proc files kept open between calls (the host is idle for now: they are opened again at need)."""
+        self._queue_clock.close()
 
     def _waited_now(self, now: float) -> float:
         """Seconds of the current answer so far, without the run-queue delay (read only when it matters)."""

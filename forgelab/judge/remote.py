@@ -119,6 +119,9 @@ class HostPool:
         arguments (marked ``watch_arguments``, e.g. ``test_input_is_not_mutated``) does what it changed in
         them show, as in one process; every other test keeps its objects exactly as it built them.
         """
+        previous = self.hosts.get(self.current) if self.current is not None and self.current != label else None
+        if previous is not None:  # it waits, perhaps till the end of the session: no files kept open for it
+            previous.release_files()
         self.current = label
         host = self.host(label)
         host.argument_changes = ArgumentChanges.SHOWN if watch_arguments else ArgumentChanges.HIDDEN

@@ -62,6 +62,41 @@ def test_the_run_queue_delay_of_a_process_tree_is_counted() -> None:
         tree.wait()
 
 
+def test_the_kept_open_clock_reads_the_same_tree_and_follows_it_as_it_changes() -> None:
+    """A host reads the delay through a RunQueueClock (its /proc files kept open between calls): the same sum as
+    tree_queued_seconds, including a child started after the first reading, and nothing breaks when one ends."""
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("this kernel keeps no run-queue statistics (/proc/self/schedstat)")
+    cpu = min(os.sched_getaffinity(0))
+    # the parent only sleeps or waits (it never waits for a CPU); two children it starts later share one CPU
+    parent = ("import subprocess, sys, time\ntime.sleep(float(sys.argv[2]))\n"
+              f"loops = [subprocess.Popen([sys.executable, '-c', {BUSY!r}, sys.argv[1]]) for _ in range(2)]\n"
+              "loops[0].wait()\ntime.sleep(60)\n")
+    tree = subprocess.Popen([sys.executable, "-c", parent, str(cpu), "1.0"])
+    clock = channel.RunQueueClock()
+    try:
+        first = clock.seconds(tree.pid)  # before the children exist
+        end = time.monotonic() + 60
+        while len(watchdog.children(tree.pid)) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        while clock.seconds(tree.pid) - first < 0.5 and time.monotonic() < end:
+            time.sleep(0.1)
+        assert clock.seconds(tree.pid) - first >= 0.5  # only the new children waited for a CPU
+        before, plain, after = clock.seconds(tree.pid), channel.tree_queued_seconds(tree.pid), clock.seconds(tree.pid)
+        assert before <= plain <= after  # one sum, read two ways (it only grows)
+        loops = watchdog.children(tree.pid)
+        subprocess.run(["kill", "-KILL", str(loops[0])], check=False)
+        while len(watchdog.children(tree.pid)) > 1 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert clock.seconds(tree.pid) >= 0.0  # a process that ended is dropped, the rest still read
+        assert clock.seconds(tree.pid) == pytest.approx(channel.tree_queued_seconds(tree.pid), abs=0.5)
+    finally:
+        clock.close()
+        subprocess.run(["pkill", "-KILL", "-P", str(tree.pid)], check=False)
+        tree.kill()
+        tree.wait()
+
+
 LEARNER = '''
 import time
 

@@ -2,7 +2,8 @@
 `python -m pytest` of the same tests, in one run.
 
 A copy of the workbook gets stage 01's reference module in ``forge/`` (nothing else of the stage is done:
-the transfer test is the starter, so only the stage tests run). Then, side by side:
+the transfer test is the starter, so only the stage tests run) and the bytecode of its ``forgelab/``, as ``make
+install`` leaves a workbook. Then, side by side:
 
 * watch: ``forgelab watch 01`` runs in a pseudo-terminal; the module is saved ``--saves`` times (its content
   changed by a comment each time), ``--gap`` seconds after the previous verdict was on screen (a person reads
@@ -54,6 +55,11 @@ def workbook(folder: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
         bundle.extractall(root / "course" / "starters", filter="data")
     shutil.copyfile(root / "solutions" / MODULE, root / MODULE)
+    # the copy's own forgelab/ (what `python -m forgelab.cli` there imports) with its bytecode, as `make install`
+    # compiles a workbook's (forgelab.cli.bytecode); without it every command compiled its tools from source
+    # in a shell that sets PYTHONDONTWRITEBYTECODE
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "forgelab")], check=True,
+                   stdout=subprocess.DEVNULL)
     return root
 
 

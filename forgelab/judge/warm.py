@@ -16,7 +16,7 @@ resource limits set in that process before the learner's module is imported, its
 folder and ``/tmp``), exactly as in a cold run. So a warm verdict is a cold verdict, only sooner; the
 tests in ``tests/course/test_warm_worker.py`` compare both on honest, wrong and hostile code.
 
-One thing is started before it is needed: as soon as a run has ended, the worker forks the next run's process,
+One thing is started before it is needed: once a run has ended (0.1 s later), the worker forks the next run's process,
 which starts the sandboxed host that run will start first — the same settings, limits and stage, a new code
 folder (the host's own files only: nothing of the learner's) and a new scratch folder — and waits (:func:`_standby`).
 When the learner saves and the next run asks for that same host, the saved code is copied into the host's code
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 MAX_LINE = 4 * 1024 * 1024  # no message of the protocol is near this long: a longer line is refused unread
 START_S = 60.0  # the longest the worker may take to import pytest and Hypothesis on a crowded machine
 PR_SET_PDEATHSIG = 1
+STANDBY_AFTER_S = 0.1  # how long after a run the next run's host starts (see serve)
 
 
 class WarmUnavailable(RuntimeError):
@@ -716,17 +717,37 @@ def _go(standby: Standby, line: bytes) -> bool:
         os.close(standby.go)
 
 
+def _readable(stream: IO[bytes], timeout_s: float) -> bool:
+    """Something to read on ``stream`` within ``timeout_s`` (or it has closed)."""
+    import select
+
+    try:
+        return bool(select.select([stream.fileno()], [], [], timeout_s)[0])
+    except (OSError, ValueError):
+        return True
+
+
 def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> None:
     """Answer every request line until ``requests`` closes (see the protocol in the module's docstring).
 
-    With ``base`` (a folder of the worker's own), the host of the next run is started as soon as a run has ended,
-    in a process waiting for that run (:func:`_standby`), in a folder of its own under ``base``."""
+    With ``base`` (a folder of the worker's own), the host of the next run is started :data:`STANDBY_AFTER_S` after a
+    run has ended (the judge shows its verdict meanwhile, on a machine whose CPUs that start would take), unless the
+    next request came first, in a process waiting for that run (:func:`_standby`), in a folder of its own under
+    ``base``."""
     parent = os.getpid()
     replies.write(encode(Ready(pid=parent)))
     replies.flush()
     standby: Standby | None = None
+    due: HostSpec | None = None  # the host to start for the next run, once the verdict has been shown
     try:
-        for line in requests:
+        while True:
+            if due is not None and base is not None:
+                if not _readable(requests, STANDBY_AFTER_S):
+                    standby = _fork_standby(due, parent, base)
+                due = None
+            line = requests.readline()
+            if not line:
+                break
             if not line.strip():
                 continue
             try:
@@ -752,8 +773,7 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
             replies.flush()
             if base is not None:
                 shutil.rmtree(base / f"standby-{pid}", ignore_errors=True)
-                if spec is not None:
-                    standby = _fork_standby(spec, parent, base)
+                due = spec
     finally:
         if standby is not None and base is not None:
             _discard(standby, base)

@@ -103,13 +103,23 @@ class PendingRun:
     def wait_until_started(self) -> None:
         """Until the tests are running (the session has its job) or the run is over: what the command does
         next then takes the CPU the session does not use, not the time before the session starts."""
-        self._started.wait()
+        try:
+            self._started.wait()
+        except BaseException:  # Ctrl-C while waiting
+            self.abandon()
+            raise
+
+    def abandon(self) -> None:
+        """Stop every process the run started and wait for it to end, its run folder removed (Ctrl-C)."""
+        channel.stop_tracked()
+        early.discard()
+        self._thread.join(timeout=60)
 
     def result(self) -> RunReport:
         try:
             self._thread.join()
-        except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running
-            channel.stop_tracked()
+        except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running or stay behind
+            self.abandon()
             raise
         if self._error is not None:
             raise self._error

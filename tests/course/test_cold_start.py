@@ -8,10 +8,12 @@ session nobody used must end with the command.
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, copy_workbook
+from conftest import ROOT, WorkbookCopy, copy_workbook, start_cli, wait_until
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 
 from forgelab.core.paths import Workbook
@@ -130,3 +132,39 @@ def test_hypothesis_is_imported_only_for_tests_that_use_it_and_then_with_the_jud
     report = core.run(job, DEFAULT)
     assert report.problem is None and report.rows, report
     assert {row.nodeid: (row.outcome, row.cause) for row in report.rows if row.outcome is not Outcome.PASSED} == {}
+
+
+def _ours(marker: str) -> list[int]:
+    """The processes whose environment holds ``marker`` (the command's own TMPDIR: it and all it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path) -> None:
+    module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
+    workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
+    try:
+        wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")), timeout=120,
+                   what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
+                   else f"the check ended first: {command.communicate()}")
+        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 3, timeout=60,
+                   what="the command, its session and the sandboxed host")
+        command.send_signal(signal.SIGINT)
+        _out, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    assert "interrupted" in err, err
+    wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
+    assert sorted(path.name for path in scratch.iterdir()) == []

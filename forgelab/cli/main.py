@@ -12,7 +12,7 @@ from forgelab.cli import language
 from forgelab.cli.language import Parser, language_parent
 from forgelab.cli.context import (add_judge_flags, add_unsandboxed_flag, judge_settings, open_workbook,
                                   sandbox_for_path_target)
-from forgelab.core.display import GAP, columns, fail, table_header, table_row, width, wrap
+from forgelab.core.display import GAP, columns, fail, load_tables, table_header, table_row, width, wrap
 from forgelab.core.i18n import N_, _
 from forgelab.core import i18n
 from forgelab.core.paths import WorkbookNotFound, find_root, Workbook
@@ -59,6 +59,7 @@ def _check(args: argparse.Namespace, one_stage: bool) -> int:
     # lazy: as above (loaded while the stage's tests run, when they run already)
     from forgelab.learner.workbench import Workbench
 
+    load_tables()
     bench = Workbench(workbook, course, judge_settings(args))
     target = bench.target(args.target)
     if target.kind == "path":  # someone else's code: the sandbox `grade` uses, or a refusal

@@ -19,12 +19,13 @@ import shutil
 import sys
 import unicodedata
 from collections.abc import Sequence
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from forgelab.core.i18n import N_, _
+
+if TYPE_CHECKING:  # rich loads when a table is drawn, not when the command line starts (a check hands the judge
+    from rich.table import Table  # its job first, and draws its table while the tests run)
+    from rich.text import Text
 
 SYMBOLS = {
     "passed": N_("passed"), "failed": N_("FAILED"), "error": N_("ERROR"), "skipped": N_("skipped"),
@@ -59,7 +60,17 @@ def width() -> int:
     return max(60, min(120, shutil.get_terminal_size((100, 20)).columns))
 
 
+def load_tables() -> None:
+    """Load what draws tables (rich) now: a command that waits meanwhile — a check while its tests run — then
+    draws its table without loading it first."""
+    import rich.console  # noqa: F401
+    import rich.table  # noqa: F401
+    import rich.text  # noqa: F401
+
+
 def _render(renderable: Table | Text, total: int) -> str:
+    from rich.console import Console
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=max(total, 20), color_system=None, force_terminal=False, no_color=True,
                       markup=False, emoji=False, highlight=False, legacy_windows=False, soft_wrap=False,
@@ -144,6 +155,9 @@ def column_widths(rows: Sequence[Sequence[str]], total: int) -> list[int]:
 
 
 def _rows(rows: Sequence[Sequence[str]], widths: Sequence[int], right: Sequence[int] = ()) -> str:
+    from rich.table import Table
+    from rich.text import Text
+
     grid = Table(box=None, show_header=False, show_edge=False, pad_edge=False, padding=(0, GAP, 0, 0), expand=False)
     for index, size in enumerate(widths):
         grid.add_column(width=size, overflow="fold", justify="right" if index in right else "left")

@@ -15,8 +15,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 LOCK_TIMEOUT_S = 900  # a builder that holds the lock longer than this is stuck (git has its own 120 s limit)
 
 
@@ -31,6 +29,9 @@ def build_once(final: Path, build: Callable[[Path], None], *, timeout_s: float =
     """
     if final.is_dir():
         return final
+    # the lock's library loads only when something is to be built (a cold check's path usually finds it built)
+    from filelock import FileLock, Timeout
+
     final.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(final.parent / f".{final.name}.lock"), timeout=timeout_s)
     try:

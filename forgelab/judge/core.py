@@ -32,18 +32,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
 from forgelab.judge import channel, early, relay
-from forgelab.judge import events as learner_events
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
-from forgelab.judge.warm import WarmWorker
 from forgelab.judge.watchdog import Watchdog
+
+if TYPE_CHECKING:  # only watch mode starts a warm worker, and hands it in: a cold check never loads its module
+    from forgelab.judge.warm import WarmWorker
 
 SESSION_INI = """# the judge's trusted pytest session: no plugin autoload, no cache, no conftest
 [pytest]
@@ -266,6 +267,10 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
                          isolation: Isolation) -> RunReport:
     """Events written by learner code: each read as one shape of :mod:`forgelab.judge.events` or dropped, nothing
     else trusted; then what the judge saw itself (a limit the learner's forge hit, what it printed, where it raised) on top."""
+    # a cold check hands the judge its job before the rest of its tools load (forgelab.learner.checkjob)
+    # lazy: start-up speed — the events' models are built only when a learner's own tests ran
+    from forgelab.judge import events as learner_events
+
     events = [event for raw in run.events[:MAX_LEARNER_EVENTS] if (event := learner_events.read(raw)) is not None]
     rows: dict[str, dict[str, Any]] = {}
     order: list[str] = []

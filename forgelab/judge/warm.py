@@ -59,7 +59,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from forgelab.core.i18n import _
-from forgelab.judge.channel import dies_with_parent
+from forgelab.judge.channel import HOST_FILES, Host, dies_with_parent, install_host_files
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.watchdog import Watchdog, children
 
@@ -614,8 +614,6 @@ def _read_go(fd: int) -> bytes:
 
 def _copy_code(run_code: Path, code: Path) -> None:
     """The run's copy of the target's code into the waiting host's code folder (its host files are there already)."""
-    from forgelab.judge.channel import HOST_FILES
-
     for entry in sorted(run_code.iterdir()):
         if entry.name in HOST_FILES.values() or entry.name == "__pycache__":
             continue
@@ -641,10 +639,9 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
         for fd in (0, 1, 2):
             os.dup2(quiet, fd)
         os.close(quiet)
-        from forgelab.judge.channel import Host, install_host_files
-        from forgelab.judge.remote import hand_over, resolve_course_class
-        from forgelab.judge.sandbox import Isolation
-        from forgelab.judge.settings import JudgeSettings
+        from forgelab.judge.remote import hand_over, resolve_course_class  # lazy: only a waiting run needs them
+        from forgelab.judge.sandbox import Isolation  # lazy: as above
+        from forgelab.judge.settings import JudgeSettings  # lazy: as above
 
         folder = base / f"standby-{os.getpid()}"
         code, scratch = folder / "code", folder / "tmp"

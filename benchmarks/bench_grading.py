@@ -127,7 +127,9 @@ def run_sampled(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[sub
             key = (pid, fields[19])  # a pid and its start time: one process
             used = (int(fields[11]) + int(fields[12])) / _TICKS
             earlier = seen.get(key)
-            kind = earlier[0] if earlier and earlier[0] != "other" else _kind(text) if text.strip() else "other"
+            # the latest command line names the process: one sampled between its fork and its exec still showed
+            # its parent's (the session or a tester counted as `forgelab grade` itself)
+            kind = _kind(text) if text.strip() else earlier[0] if earlier else "other"
             seen[key] = (kind, max(used, earlier[1] if earlier else 0.0))
         time.sleep(0.05)
     wall = time.perf_counter() - started

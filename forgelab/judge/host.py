@@ -153,7 +153,8 @@ def import_problem(name: str, error: BaseException) -> dict[str, object]:
 def load_module(name: str) -> ModuleType:
     if not wire.is_forge_module(name):
         raise wire.WireError(f"only forge modules can be called, not {name!r}")
-    return importlib.import_module(name)
+    loaded = sys.modules.get(name)  # what import_module would return for a module already imported, found sooner
+    return loaded if isinstance(loaded, ModuleType) else importlib.import_module(name)
 
 
 def resolve(path: str) -> Any:

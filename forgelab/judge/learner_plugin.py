@@ -11,8 +11,10 @@ learner's ``forge`` hit during a test — overrides them.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -61,14 +63,37 @@ def pytest_configure(config: pytest.Config) -> None:
     root = str(config.rootpath)
     relative = os.path.relpath(root, str(config.invocation_params.dir))
     _PREFIXES[:] = [root + os.sep] + ([relative + os.sep] if relative != "." else [])
+    if "hypothesis" in sys.modules or any(_mentions_hypothesis(arg) for arg in config.args):
+        _hypothesis_profile()
+
+
+def _mentions_hypothesis(path: str) -> bool:
+    """Does the test file name Hypothesis? Only then is it imported here before the file is (its import is a third
+    of this process's start); a test that reaches it some other way gets the profile before its first test runs."""
+    try:
+        with open(path.split("::", 1)[0], "rb") as handle:
+            return b"hypothesis" in handle.read()
+    except OSError:
+        return True
+
+
+def _hypothesis_profile() -> None:
+    """Slowness never becomes a failure and every run draws the same examples (the judge's own profile)."""
     try:
         from hypothesis import HealthCheck, settings
-
-        settings.register_profile("forgelab-judge", derandomize=True, deadline=None, database=None,
-                                  suppress_health_check=list(HealthCheck))
-        settings.load_profile("forgelab-judge")
     except ImportError:
-        pass
+        return
+    settings.register_profile("forgelab-judge", derandomize=True, deadline=None, database=None,
+                              suppress_health_check=list(HealthCheck))
+    settings.load_profile("forgelab-judge")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if "hypothesis" in sys.modules:  # imported without being named (the profile is loaded again: the same one)
+        _hypothesis_profile()
+    # what was imported and built so far lives until the process ends: the collections that pytest and a long run
+    # make no longer walk it (pytest collects twice as it ends, in every run of a learner's test file)
+    gc.freeze()
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:

@@ -14,6 +14,7 @@ tests of a target hit a limit, its remaining tests are not run.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import sys
@@ -296,6 +297,9 @@ class JudgeSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if "hypothesis" in sys.modules:  # imported by a test without naming it: the judge's profile all the same
             load_hypothesis_profile()
+        # what was imported and collected lives until the session ends: the collections during the tests (and the two
+        # pytest makes as it ends) no longer walk it
+        gc.freeze()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.failed:

@@ -78,6 +78,42 @@ def _pydantic_model(value: object) -> bool:
     return hasattr(cls, "model_fields") and hasattr(value, "__pydantic_fields_set__") and hasattr(cls, "model_construct")
 
 
+_PLANS: dict[type, tuple[str, tuple[str, ...]] | None] = {}  # a class → how its instances are written (see _plan)
+_KNOWN: dict[type, dict[str, dataclasses.Field[Any]]] = {}  # a dataclass → its fields by name (see build_object)
+_MAX_CLASSES = 1024  # classes remembered per process (a process that makes classes on the fly makes no more)
+
+
+def _plan(kind: type) -> tuple[str, tuple[str, ...]] | None:
+    """For a plain dataclass of a ``forge`` module (not a Pydantic model): its path and field names, worked out
+    once per class; None for any other class. Every instance of the class is then written the same way."""
+    try:
+        return _PLANS[kind]
+    except KeyError:
+        pass
+    except TypeError:  # a class that cannot be a key: worked out each time
+        return _make_plan(kind)
+    plan = _make_plan(kind)
+    if len(_PLANS) < _MAX_CLASSES:
+        _PLANS[kind] = plan
+    return plan
+
+
+def _make_plan(kind: type) -> tuple[str, tuple[str, ...]] | None:
+    if not (is_forge_module(kind.__module__) and dataclasses.is_dataclass(kind)) or (
+            hasattr(kind, "model_fields") and hasattr(kind, "model_construct")):
+        return None
+    return class_path(kind), tuple(field.name for field in dataclasses.fields(kind))
+
+
+def _known_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    known = _KNOWN.get(cls)
+    if known is None:
+        known = {field.name: field for field in dataclasses.fields(cls)}
+        if len(_KNOWN) < _MAX_CLASSES:
+            _KNOWN[cls] = known
+    return known
+
+
 def _field_values(value: object) -> list[tuple[str, object]]:
     if dataclasses.is_dataclass(value):
         return [(field.name, getattr(value, field.name)) for field in dataclasses.fields(value)]
@@ -137,6 +173,9 @@ class Encoder:
             return {"$ba": base64.b64encode(bytes(value)).decode("ascii")}
         if isinstance(value, enum.Enum) and is_forge_module(kind.__module__):
             return {"$e": class_path(kind), "n": value.name}
+        plan = None if isinstance(value, type) else _plan(kind)
+        if plan is not None:  # a plain dataclass of forge (the common case, without the checks below)
+            return {"$o": plan[0], "f": [[name, self._encode(getattr(value, name), step)] for name in plan[1]]}
         if is_forge_module(kind.__module__) and not isinstance(value, type) and (
                 dataclasses.is_dataclass(value) or _pydantic_model(value)):
             encoded: dict[str, object] = {
@@ -296,7 +335,7 @@ class Decoder:
 def build_object(cls: Any, path: str, values: dict[str, object], fields_set: object = None) -> object:
     """An instance of ``cls`` holding ``values`` — constructors and validators are not run."""
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
-        known = {field.name: field for field in dataclasses.fields(cls)}
+        known = _known_fields(cls)
         unknown = sorted(set(values) - set(known))
         if unknown:
             raise WireError(f"{path} has no field(s) {', '.join(unknown)} in this definition")

@@ -21,25 +21,30 @@ from functools import lru_cache
 from html import escape
 from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-
 from forgelab.core.i18n import translations
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+    from markdown_it import MarkdownIt
 
-# CommonMark's paragraphs, lists, code spans and emphasis; raw HTML, links, headings and the rest stay off
-_MARKDOWN = MarkdownIt("zero", {"html": False}).enable(["list", "emphasis", "backticks", "newline"])
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    """CommonMark's paragraphs, lists, code spans and emphasis; raw HTML, links, headings and the rest stay off.
+    Made at the first page rendered: a command that only counts words (``check``) never loads markdown-it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("zero", {"html": False}).enable(["list", "emphasis", "backticks", "newline"])
 
 
 def md(text: str) -> str:
     """A block of stage text (paragraphs, lists) as HTML."""
-    return str(_MARKDOWN.render(text)).rstrip("\n")
+    return str(_markdown().render(text)).rstrip("\n")
 
 
 def inline(text: str) -> str:
     """One line of stage text as HTML: escaped; code spans (any backtick run), **bold** and *emphasis*."""
-    return str(_MARKDOWN.renderInline(text))
+    return str(_markdown().renderInline(text))
 
 
 def esc(text: object, quote: bool = True) -> str:

@@ -22,7 +22,7 @@ import datetime as _dt
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forgelab import __version__
 from forgelab.core import evidence
@@ -30,7 +30,6 @@ from forgelab.core.i18n import N_, _, active
 from forgelab.judge import core
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
-from forgelab.judge.warm import WarmWorker
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
 from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
 from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
@@ -41,6 +40,9 @@ from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
 from forgelab.verdicts.parts import NOT_WRITTEN_TEXT, PART_WORDS, Part, judge_design, judge_lab, judge_transfer
 from forgelab.verdicts.diagnosis import judged_record, load_key, defect_text, DiagnosisError
+
+if TYPE_CHECKING:  # watch mode hands a worker in; a check never loads the warm worker's module
+    from forgelab.judge.warm import WarmWorker
 
 
 

@@ -11,6 +11,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forgelab.learner import backups, faultlab, stagehints, state
 from forgelab.learner.check import ALL_PARTS, CheckOutcome, DIAGNOSIS_WORDS, run_check
@@ -19,7 +20,6 @@ from forgelab.core.display import columns, symbol, table, width as terminal_widt
 from forgelab.core.i18n import _, active
 from forgelab.judge.outcomes import ImportProblem, Outcome, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
-from forgelab.judge.warm import WarmWorker
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
 from forgelab.core.targets import Target, resolve_target
@@ -34,6 +34,8 @@ from forgelab.learner.faulthints import ladder, shown_line
 from forgelab.core.evidence import write_atomic
 from forgelab.core import learning
 
+if TYPE_CHECKING:  # watch mode hands a worker in; a check never loads the warm worker's module
+    from forgelab.judge.warm import WarmWorker
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ class DiagnosisError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    # built at their first use: a check that finds no diagnosis stated validates none of them
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 class Sealed(_Strict):

@@ -160,6 +160,7 @@ class JudgeSession:
     def __init__(self, job: dict[str, Any], pool: HostPool, settings: JudgeSettings) -> None:
         self.job, self.pool, self.settings = job, pool, settings
         self.files: dict[str, dict[str, str]] = {str(Path(k).resolve()): v for k, v in job["files"].items()}
+        self.real_paths: dict[str, str] = {}  # a test file's path as pytest gives it -> resolved (see where)
         self.rows: dict[str, dict[str, Any]] = {}
         self.order: list[str] = []
         self.collect_errors: list[dict[str, str]] = []
@@ -172,7 +173,11 @@ class JudgeSession:
     # ------------------------------------------------------------ where a test belongs
 
     def where(self, path: Path, nodeid: str) -> tuple[str, str]:
-        entry = self.files.get(str(Path(path).resolve()))
+        key = str(path)
+        real = self.real_paths.get(key)
+        if real is None:  # resolved once per path: asked four times per test (a dozen file-system calls each)
+            real = self.real_paths[key] = str(Path(path).resolve())
+        entry = self.files.get(real)
         if entry is None:
             return "", nodeid
         rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""

@@ -466,6 +466,7 @@ def preload() -> None:
 _PREPARED: list[Config] = []
 _GET_CONFIG: list[Callable[..., Config]] = []
 PROG = "pytest.main()"  # the program name pytest.main gives its configuration
+PYTEST11 = "pytest11"  # the entry-point group of installed pytest plugins
 
 
 def prepare_config() -> None:
@@ -479,7 +480,34 @@ def prepare_config() -> None:
     judge's plugin, its options, the rootdir, the assertion rewriting — is pytest's own, in the run."""
     from _pytest.config import get_config
 
-    _PREPARED[:] = [get_config(None, None, prog=PROG)]
+    config = get_config(None, None, prog=PROG)
+    skip_absent_entry_points(config)
+    _PREPARED[:] = [config]
+
+
+def pytest11_names() -> frozenset[str]:
+    """The names of the installed distributions' pytest plugins (the ``pytest11`` entry points)."""
+    import importlib.metadata
+
+    return frozenset(point.name for dist in importlib.metadata.distributions() for point in dist.entry_points
+                     if point.group == PYTEST11)
+
+
+def skip_absent_entry_points(config: Config) -> None:
+    """Every run's ``-p forgelab.judge.session_plugin`` first looks for an installed plugin of that name, reading
+    the entry points of every installed distribution (a few ms each run, the same answer every time): the worker
+    reads them once, and a run's look-up for a name that no distribution's ``pytest11`` entry point has ends there
+    with nothing loaded, as the full look-up would. Any other look-up is pytest's own."""
+    manager = config.pluginmanager
+    original = manager.load_setuptools_entrypoints
+    names = pytest11_names()
+
+    def load_setuptools_entrypoints(group: str, name: str | None = None) -> int:
+        if group == PYTEST11 and name is not None and name not in names:
+            return 0
+        return original(group, name)
+
+    setattr(manager, "load_setuptools_entrypoints", load_setuptools_entrypoints)  # noqa: B010 - one instance only
 
 
 def excludes_a_plugin(args: list[str]) -> bool:

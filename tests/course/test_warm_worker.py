@@ -31,7 +31,8 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
-                                 WarmWorker, encode, excludes_a_plugin, host_spec, read_reply, read_request)
+                                 PROG, WarmWorker, encode, excludes_a_plugin, host_spec, pytest11_names, read_reply,
+                                 read_request, skip_absent_entry_points)
 from forgelab.learner.check import CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
@@ -299,6 +300,33 @@ def test_only_a_run_that_keeps_a_builtin_plugin_out_gets_a_configuration_of_its_
     assert excludes_a_plugin(["-pno:cacheprovider"])
     assert not excludes_a_plugin(["-p", "forgelab.judge.session_plugin", "--forgelab-job", "no:job.json"])
     assert not excludes_a_plugin(["-q", "-p"])
+
+
+def test_a_plugin_name_no_distribution_has_is_not_looked_up_again_in_every_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prepared configuration knows the installed pytest plugins' names (read once, in the worker): `-p NAME`
+    for a name none of them has skips reading every distribution; a name one has is loaded as pytest loads it."""
+    import importlib.metadata
+
+    from _pytest.config import get_config
+
+    config = get_config(None, None, prog=PROG)
+    skip_absent_entry_points(config)
+    assert "timeout" in pytest11_names()  # pytest-timeout's plugin, installed in this venv
+    reads: list[int] = []
+    real = importlib.metadata.distributions
+
+    def distributions() -> object:  # pluggy asks for every distribution
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(importlib.metadata, "distributions", distributions)
+    manager = config.pluginmanager
+    assert manager.load_setuptools_entrypoints("pytest11", name="forgelab.judge.session_plugin") == 0
+    assert manager.load_setuptools_entrypoints("pytest11", name="pytester") == 0
+    assert reads == []
+    assert not manager.has_plugin("timeout")
+    assert manager.load_setuptools_entrypoints("pytest11", name="timeout") == 1
+    assert reads and manager.has_plugin("timeout")
 
 
 # A module that says, when it is imported, how long its process had been running (from the sandbox's own /proc)

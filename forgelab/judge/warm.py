@@ -61,7 +61,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from forgelab.core.i18n import _
 from forgelab.judge.channel import HOST_FILES, Host, dies_with_parent, install_host_files
 from forgelab.judge.outcomes import Limit
-from forgelab.judge.watchdog import Watchdog, children
+from forgelab.judge.watchdog import Watchdog, children, readable_within
 
 if TYPE_CHECKING:
     from _pytest.config import Config
@@ -742,16 +742,6 @@ def _go(standby: Standby, line: bytes) -> bool:
         os.close(standby.go)
 
 
-def _readable(stream: IO[bytes], timeout_s: float) -> bool:
-    """Something to read on ``stream`` within ``timeout_s`` (or it has closed)."""
-    import select
-
-    try:
-        return bool(select.select([stream.fileno()], [], [], timeout_s)[0])
-    except (OSError, ValueError):
-        return True
-
-
 def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> None:
     """Answer every request line until ``requests`` closes (see the protocol in the module's docstring).
 
@@ -767,7 +757,7 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
     try:
         while True:
             if due is not None and base is not None:
-                if not _readable(requests, STANDBY_AFTER_S):
+                if not readable_within(requests.fileno(), STANDBY_AFTER_S):
                     standby = _fork_standby(due, parent, base)
                 due = None
             line = requests.readline()

@@ -214,8 +214,10 @@ class Watch:
 
     def check(self, parts: frozenset[str], saved: list[Path]) -> None:
         self.say(_("checking stage {number}…").format(number=self.stage.number))
-        self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome, warm=self.warm)
+        self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome, warm=self.warm,
+                                        record=False)
         self.show(self.outcome, saved)
+        self.bench.record(self.outcome, self.target)  # the same records as check's, once the verdict is on screen
 
     def switch(self, stage: Stage) -> None:
         self.stage, self.outcome = stage, None

@@ -98,18 +98,27 @@ class Workbench:
 
     def check(self, stage: Stage, target: str = "learner", *, write: bool = True, out: Path | None = None,
               parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
-              warm: WarmWorker | None = None, pending: PendingRun | None = None) -> CheckOutcome:
+              warm: WarmWorker | None = None, pending: PendingRun | None = None, record: bool = True) -> CheckOutcome:
         """``forgelab check``; with ``previous``, only ``parts`` run again, and with ``warm`` the tests run in a
         session forked from that worker (watch mode, see :func:`run_check`); with ``pending``, the judge's run of
-        this check was started already (:func:`forgelab.learner.checkjob.start_check`)."""
+        this check was started already (:func:`forgelab.learner.checkjob.start_check`). With ``record=False`` the
+        caller calls :meth:`record` itself (watch mode: once the verdict is on screen)."""
         outcome = run_check(self.course, self.workbook, stage, self.target(target), write=write, out=out,
                             settings=self.settings, parts=parts, previous=previous, warm=warm, pending=pending)
+        if record:
+            self.record(outcome, target, write=write, out=out)
+        return outcome
+
+    def record(self, outcome: CheckOutcome, target: str = "learner", *, write: bool = True,
+               out: Path | None = None) -> None:
+        """What a check of the learner's code leaves for later commands: what ``status`` need not run again, the
+        first failing test (for ``hint``), and the learning record (first check, acceptance). The verdict and its
+        evidence (verification.json) do not depend on it."""
         if target == "learner":
             self._remember(outcome)
             if write and out is None and outcome.path is not None:  # the learning record: first check, acceptance
 
-                learning.note_check(self.workbook, stage.number, outcome.accepted)
-        return outcome
+                learning.note_check(self.workbook, outcome.stage.number, outcome.accepted)
 
     def _remember(self, outcome: CheckOutcome) -> None:
         """``status`` need not run a stage again whose code has not changed since this check."""

@@ -33,7 +33,7 @@ from forgelab.judge.outcomes import Limit
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
                                  PROG, WarmWorker, encode, excludes_a_plugin, host_spec, pytest11_names, read_reply,
                                  read_request, skip_absent_entry_points)
-from forgelab.learner.check import CheckOutcome
+from forgelab.learner.check import TESTS, CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
 
@@ -407,3 +407,30 @@ def test_the_interface_is_built_once_while_the_starters_stay_the_same(warm: Warm
     assert second != first and not first.exists()
     assert "# changed" in (second / "forge" / "x.py").read_text(encoding="utf-8")
     assert warm.interface(tmp_path / "starters", []) != second  # other stage modules: built for them
+
+
+def test_watch_draws_the_verdict_before_it_keeps_what_check_keeps(warm: WarmWorker, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-check's verdict is on screen before the records check keeps for later commands are written (what
+    ``status`` need not run again, the first failing test for ``hint``, the learning record); they are written
+    all the same, as check writes them."""
+    from forgelab.learner import state
+
+    root = copy_workbook(tmp_path / "workbook").root
+    own = Workbench(Workbook(root=root, workspace=root), load_course(root))
+    screen = io.StringIO()
+    watch = Watch(own, stage_01(own), out=screen, keys=Keys(io.StringIO()))
+    watch.warm = warm
+    on_screen_then: list[str] = []
+    record = own.record
+
+    def recording(outcome: CheckOutcome, target: str = "learner", **how: object) -> None:
+        on_screen_then.append(screen.getvalue())
+        record(outcome, target, **how)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(own, "record", recording)
+    assert state.first_failing(own.workbook, "01") == (False, None)
+    watch.check(frozenset({TESTS}), [])
+    assert len(on_screen_then) == 1 and "verdict: " in on_screen_then[0]
+    assert watch.outcome is not None and watch.outcome.path is not None and watch.outcome.path.is_file()
+    assert state.first_failing(own.workbook, "01")[0]  # remembered after the verdict was shown

@@ -362,8 +362,10 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
             warm: WarmWorker | None) -> RunReport:
     """The body of :func:`run`, in the run's folder ``run_dir``."""
     code_dirs: dict[str, Path] = {}
-    for target in job.targets:
-        code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
+    tested = {suite.target for suite in job.course_tests}
+    for target in job.targets:  # a target only the learner's tests use gets a folder per test file (_learner_file)
+        if target.label in tested:
+            code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
     reports: list[RunReport] = []
     learner_files = [(suite, test_file, shown) for suite in job.learner_tests for test_file, shown in suite.files]
     course_sessions = _shards(job) if job.course_tests else []

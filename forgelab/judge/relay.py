@@ -97,12 +97,23 @@ def write_template(into: Path, interface: Path) -> Path:
 
 
 def tester_folder(template: Path, into: Path, test_file: Path, shown: str) -> Path:
-    """A tester's folder for one test file: the template and the file at its workbook path (``shown``)."""
-    shutil.copytree(template, into)
+    """A tester's folder for one test file: the template and the file at its workbook path (``shown``).
+
+    The template's files are hard links where the file system allows (they are never written again, and the sandbox
+    mounts the folder read-only), so a run does not copy the same hundred files once per test file."""
+    shutil.copytree(template, into, copy_function=_link)
     destination = into / shown
     destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.unlink(missing_ok=True)  # never written through a link into the template
     shutil.copyfile(test_file, destination)
     return into
+
+
+def _link(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system, or links not allowed: a copy
+        shutil.copy2(source, destination)
 
 
 # ---------------------------------------------------------------- what one run saw

@@ -62,3 +62,18 @@ def test_a_learner_test_gets_hypothesis_only_when_it_uses_it_and_then_the_judge_
     assert report.problem is None and not report.target_problems and report.rows, report
     assert {row.nodeid: (row.outcome, row.cause) for row in report.rows} == {
         row.nodeid: (Outcome.PASSED, "") for row in report.rows}
+
+
+def test_a_testers_folder_shares_the_templates_files_but_never_writes_into_them(tmp_path: Path) -> None:
+    from forgelab.judge import relay
+
+    template = tmp_path / "template"
+    (template / "transfer").mkdir(parents=True)
+    (template / "forge.py").write_text("shared = 1\n", encoding="utf-8")
+    (template / "transfer" / "test_01_mine.py").write_text("# the template's own\n", encoding="utf-8")
+    learner = tmp_path / "test_01_mine.py"
+    learner.write_text("def test_mine():\n    pass\n", encoding="utf-8")
+    folder = relay.tester_folder(template, tmp_path / "tester", learner, "transfer/test_01_mine.py")
+    assert (folder / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == learner.read_text(encoding="utf-8")
+    assert (folder / "forge.py").read_text(encoding="utf-8") == "shared = 1\n"
+    assert (template / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == "# the template's own\n"

@@ -242,18 +242,24 @@ class StageTools:
                     why=error)
                 warm = None
             try:
-                outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm)
+                outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm, record=False)
             except Exception as error:  # the watcher keeps watching, and says what went wrong
                 live.value = _pre(_("the check could not run: {cause}").format(cause=error))
                 return
-            if self._rechecker is None or self._rechecker.stopped:
-                return  # turned off while this check ran: the toggle says it is off
-            self._last_tests = outcome
-            done = (_("{time} · re-checked after saving {module}; the next save checks again") if saved
-                    else _("{time} · checked; every save of {module} checks again")).format(
-                time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module)
-            table[0] = _pre(self._tests_text(outcome))
-            live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + table[0]
+            try:
+                if self._rechecker is None or self._rechecker.stopped:
+                    return  # turned off while this check ran: the toggle says it is off
+                self._last_tests = outcome
+                done = (_("{time} · re-checked after saving {module}; the next save checks again") if saved
+                        else _("{time} · checked; every save of {module} checks again")).format(
+                    time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module)
+                table[0] = _pre(self._tests_text(outcome))
+                live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + table[0]
+            finally:  # what check keeps for later commands (status, hint), once the table is shown
+                try:
+                    self.bench.record(outcome, self.target_name, write=False)
+                except Exception:  # noqa: BLE001 - bookkeeping only: the table stands, and the next check keeps them
+                    pass
 
         def switch(change: dict[str, Any]) -> None:
             self._stop_rechecking()

@@ -66,6 +66,8 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    shown_when_kept: list[str] = []  # what the toggle showed when the check's records were kept (after the table)
+    monkeypatch.setattr(tools.bench, "record", lambda outcome, *_args, **_kwargs: shown_when_kept.append(live.value))
     assert tools.recheck_on_save() is None
     (box,) = shown
     toggle, live = box.children
@@ -79,6 +81,8 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
     save(workbook.root / "forge" / "instructions.py", (workbook.root / "forge" / "instructions.py").read_text() + "\n")
     wait_until(lambda: "TABLE OF RUN 2" in live.value or None, timeout=WAIT_S, what="the table after a save")
     assert "re-checked after saving forge/instructions.py" in live.value and "RUN 1" not in live.value
+    wait_until(lambda: len(shown_when_kept) >= 2 or None, timeout=WAIT_S, what="the records of the second check")
+    assert "TABLE OF RUN 1" in shown_when_kept[0] and "TABLE OF RUN 2" in shown_when_kept[1]
 
     watcher = tools._rechecker
     toggle.value = False
@@ -97,6 +101,7 @@ def test_the_toggle_checks_in_a_warm_worker_shared_with_run_tests_and_ends_it(to
         return SimpleNamespace(run=len(given))
 
     monkeypatch.setattr(tools.bench, "check", check)
+    monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
     monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
     tools.run_tests()  # before the toggle is on: no worker, the cold path
     assert given == [None]
@@ -133,6 +138,7 @@ def test_the_toggle_says_once_why_it_checks_cold_when_the_worker_cannot_start(to
         return SimpleNamespace(run=len(given))
 
     monkeypatch.setattr(tools.bench, "check", check)
+    monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
     monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
     tools.recheck_on_save()
     (box,) = shown

@@ -218,7 +218,8 @@ def _english_sentences() -> set[str]:
         for text in (message.id if isinstance(message.id, tuple) else (message.id,)):
             for part in re.split(r"\{[^{}]*\}|`[^`]*`|\*\*", text or ""):
                 part = part.strip(" .,:;()—-")
-                if len(re.findall(r"[A-Za-z]+", part)) >= 2 and part not in NAMES:
+                words = re.findall(r"[A-Za-z]+", part)  # two words or more, one of them a real word ("s in" is not)
+                if len(words) >= 2 and max(map(len, words)) >= 3 and part not in NAMES:
                     found.add(part)
     return found
 

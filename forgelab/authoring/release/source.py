@@ -94,8 +94,9 @@ def run_git(root: Path, *args: str, stdin: bytes | None = None, check: bool = Tr
         raise ReleaseError(_("git is not installed: `forgelab release` builds the bundle from the committed course "
                              "(git HEAD); install git and run it in the course repository")) from None
     except subprocess.TimeoutExpired:
-        raise ReleaseError(_("`git {command}` did not finish within {seconds} s in {root}: check the repository "
-                             "with `git status`").format(command=" ".join(args[:2]), seconds=GIT_TIMEOUT, root=root)) from None
+        raise ReleaseError(_("`git {command}` did not finish within {seconds} seconds (in {root}): check the "
+                             "repository with `git status`").format(command=" ".join(args[:2]), seconds=GIT_TIMEOUT,
+                                                                    root=root)) from None
     if check and done.returncode != 0:
         message = " ".join(done.stderr.decode("utf-8", "replace").split()) or \
             _("exit status {code}").format(code=done.returncode)

@@ -51,12 +51,21 @@ def _judge_now(args: argparse.Namespace, workbook: Workbook, course: Course) -> 
 
 
 def _check(args: argparse.Namespace, one_stage: bool) -> int:
-    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from pathlib import Path
-
     workbook, course = open_workbook()
     pending = _judge_now(args, workbook, course) if one_stage else None
-    # lazy: as above (loaded while the stage's tests run, when they run already)
+    try:
+        return _check_started(args, workbook, course, pending)
+    except BaseException:  # Ctrl-C while the command loads its tools or waits: nothing the run started stays behind
+        if pending is not None:
+            pending.abandon()
+        raise
+
+
+def _check_started(args: argparse.Namespace, workbook: Workbook, course: Course, pending: PendingRun | None) -> int:
+    """The rest of ``check`` once the judge's run (if any) is going on."""
+    # lazy: start-up speed — loaded while the stage's tests run, when they run already
+    from pathlib import Path
+
     from forgelab.learner.workbench import Workbench
 
     load_tables()

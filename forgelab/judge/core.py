@@ -212,6 +212,9 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     ini = run_dir / "session.ini"
     ini.write_text(SESSION_INI, encoding="utf-8")
     env = {**early.session_env(), "PYTHONPATH": str(interface)}
+    session_tmp = run_dir / "session-tmp"  # the session's hosts' folders: they go with the run's folder, even when
+    session_tmp.mkdir(exist_ok=True)       # the session is killed before it could remove them itself (Ctrl-C)
+    env["TMPDIR"] = str(session_tmp)
     if job.cache_dir is not None:  # Hypothesis builds its Unicode tables once and keeps them here (no example database)
         job.cache_dir.mkdir(parents=True, exist_ok=True)
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(job.cache_dir / "hypothesis")

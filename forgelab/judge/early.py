@@ -23,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -221,6 +222,7 @@ def _serve() -> int:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # the job's TMPDIR, not one worked out before it came
     sys.path[:0] = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
     sys.argv = [sys.executable, *request["args"]]
     code = pytest.main(list(request["args"]))

@@ -288,7 +288,7 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
     def row_of(nodeid: str) -> dict[str, Any]:
         if nodeid not in rows:
             order.append(nodeid)
-            rows[nodeid] = {"outcome": Outcome.PASSED, "cause": "", "detail": "", "duration": 0}
+            rows[nodeid] = {"outcome": Outcome.PASSED, "cause": "", "detail": "", "duration": 0, "reported": False}
         return rows[nodeid]
 
     for event in events:
@@ -298,6 +298,7 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
         elif isinstance(event, learner_events.Reported) and (nodeid := valid(event.nodeid)) and nodeid in rows:
             row = rows[nodeid]
             row["duration"] += event.duration_ms
+            row["reported"] = True
             if event.outcome == "passed" or row["outcome"] in (Outcome.FAILED, Outcome.ERROR):
                 if event.when == "teardown" and running == nodeid:
                     running = None
@@ -309,6 +310,13 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
             file = event.nodeid
             errors.append(CollectError(file if file in files else (files[0] if files else file), label, event.cause,
                                        event.detail))
+    # a test passes on its process's word that it passed, never for want of a word: one that started and was never
+    # reported on (its process ended during it, or its last report was lost) has no result
+    for nodeid in order:
+        if not rows[nodeid]["reported"]:
+            rows[nodeid].update(outcome=Outcome.ERROR, cause=_(
+                "this test started, but the process that ran it ended without reporting its result (does the test "
+                "call os._exit?)"))
     # what the judge saw itself overrides what the tests say about themselves
     for nodeid, (limit, message) in sorted(run.limits.items()):
         if valid(nodeid):

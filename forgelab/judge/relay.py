@@ -57,7 +57,7 @@ from forgelab.judge.outcomes import Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
-from forgelab.judge.watchdog import Watchdog, ended_by_cpu_rlimit
+from forgelab.judge.watchdog import POLL_S, Watchdog, ended_by_cpu_rlimit, readable_within
 
 TESTER_INI = """# the learner's own tests, in the tester's sandbox: no plugin autoload, no cache, no conftest
 [pytest]
@@ -156,6 +156,7 @@ class _Relay:
         self.hits = 0
         self.stopped: Limit | None = None
         self.deadline = 0.0
+        self.looked = 0.0  # when the tester's limits were last looked at
         self.process: subprocess.Popen[bytes] | None = None
         self.watchdog = Watchdog(cpu_s=settings.learner_tests_cpu_s, wall_over=lambda now: now > self.deadline,
                                  flooded=self._flooded)
@@ -305,8 +306,12 @@ class _Relay:
             try:
                 frame = reader.next()
                 if frame is not None:
+                    if time.monotonic() - self.looked > POLL_S and self._tester_limit() is not None:
+                        return None  # a tester that never stops writing is still held to its limits
                     return frame
-                if self.watchdog.wait(read=reader.fd):
+                # once it has ended, what it wrote before it ended is read before the run is over: the select may
+                # have timed out just before its last frames (a test's result, the finish) arrived
+                if self.watchdog.wait(read=reader.fd) or (self.watchdog.ended and readable_within(reader.fd, 0)):
                     reader.fill()
                     continue
             except wire.ChannelClosed:
@@ -328,6 +333,7 @@ class _Relay:
 
     def _tester_limit(self) -> Limit | None:
         """Stop the tester if it is over a limit of its own (output, its deadline, CPU); which one."""
+        self.looked = time.monotonic()
         limit = self.watchdog.over()
         if limit is not None:
             self._stop_tester(limit)

@@ -77,3 +77,95 @@ def test_a_testers_folder_shares_the_templates_files_but_never_writes_into_them(
     assert (folder / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == learner.read_text(encoding="utf-8")
     assert (folder / "forge.py").read_text(encoding="utf-8") == "shared = 1\n"
     assert (template / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == "# the template's own\n"
+
+
+# ---------------------------------------------------------------- the last word of a process that ends
+
+LATE_FAILURE = '''import time
+
+from forge.instructions import Instruction, resolve
+
+
+def test_wrong_on_purpose():
+    accepted, _rejected = resolve([Instruction("system", "write", "deny")])
+    time.sleep(0.2)  # the judge's select times out meanwhile
+    assert accepted["write"] == "allow"
+'''
+EXITING_HOST = '''
+
+import os as _os
+import threading as _threading
+import time as _time
+
+_resolve = resolve
+
+
+def resolve(instructions):  # answers, then its process ends while the judge is not looking
+    _time.sleep(0.2)
+    _threading.Timer(0.05, _os._exit, (0,)).start()
+    return _resolve(instructions)
+'''
+ANSWERED = '''from forge.instructions import Instruction, resolve
+
+
+def test_answered_before_it_ended():
+    accepted, _rejected = resolve([Instruction("system", "write", "deny")])
+    assert accepted == {"write": "deny"}
+'''
+
+
+def _descheduled_after_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every wait of the judge that times out is followed by 0.8 s in which the judge's thread does not run (as on a
+    busy machine): the process it waits on writes its last frames and ends meanwhile."""
+    import time
+
+    from forgelab.judge.watchdog import Watchdog
+
+    real = Watchdog.wait
+
+    def wait(self: Watchdog, *, read: int | None = None, write: int | None = None) -> bool:
+        ready = real(self, read=read, write=write)
+        if not ready and read is not None:
+            time.sleep(0.8)
+        return ready
+
+    monkeypatch.setattr(Watchdog, "wait", wait)
+
+
+def _run_one(tmp_path: Path, source: str, *layers: Path) -> dict[str, tuple[Outcome, str]]:
+    test_file = tmp_path / "test_01_mine.py"
+    test_file.write_text(source, encoding="utf-8")
+    starters = jobs.starters(Workbook(ROOT, ROOT))
+    target = TargetSpec("transfer-01", (starters / "forge", ROOT / "solutions" / "forge", *layers), "01", (MODULE,))
+    job = core.Job(ROOT, starters, jobs.stage_modules(load_course(ROOT)), (target,),
+                   learner_tests=(LearnerTests("transfer-01", ((test_file, "transfer/test_01_mine.py"),)),))
+    report = core.run(job, DEFAULT)
+    assert report.problem is None and not report.target_problems, report
+    return {row.nodeid: (row.outcome, row.cause) for row in report.rows}
+
+
+def test_a_test_that_fails_just_before_its_process_ends_is_failed_however_late_the_judge_looks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its report and the run's end arrive while the judge is not looking; before, the judge saw the process ended and
+    stopped reading, and the test that had started was kept as passed (a known-wrong implementation 'passed' a
+    learner's transfer test in a busy grading run)."""
+    _descheduled_after_a_timeout(monkeypatch)
+    rows = _run_one(tmp_path, LATE_FAILURE)
+    assert rows == {"transfer/test_01_mine.py::test_wrong_on_purpose": (Outcome.FAILED,
+                                                                       "AssertionError: assert 'deny' == 'allow'")}
+
+
+def test_an_answer_written_just_before_the_learners_process_ends_is_read(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    layer = tmp_path / "layer" / "instructions.py"
+    layer.parent.mkdir()
+    layer.write_text((ROOT / "solutions" / MODULE).read_text(encoding="utf-8") + EXITING_HOST, encoding="utf-8")
+    _descheduled_after_a_timeout(monkeypatch)
+    rows = _run_one(tmp_path, ANSWERED, layer.parent)
+    assert rows == {"transfer/test_01_mine.py::test_answered_before_it_ended": (Outcome.PASSED, "")}
+
+
+def test_a_test_whose_process_ends_during_it_has_no_result_not_a_pass(tmp_path: Path) -> None:
+    rows = _run_one(tmp_path, "import os\n\n\ndef test_ends_the_process():\n    os._exit(0)\n")
+    [(outcome, cause)] = rows.values()
+    assert outcome is Outcome.ERROR and "without reporting its result" in cause

@@ -16,9 +16,13 @@ from forgelab.core.registry import Course, load_course
 from forgelab.core.display import fail
 
 
+COURSE_CACHE = "course-cache.json"  # in the workspace's state folder (forgelab.core.registry: keyed by every byte read)
+
+
 def open_workbook() -> tuple[Workbook, Course]:
+    """The workbook and its course, read through the course cache in the workspace's state folder."""
     workbook = Workbook.locate()
-    return workbook, load_course(workbook.root)
+    return workbook, load_course(workbook.root, cache=workbook.state_dir / COURSE_CACHE)
 
 
 def judge_settings(args: argparse.Namespace) -> JudgeSettings:

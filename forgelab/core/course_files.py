@@ -6,9 +6,9 @@ the file, the table, the key and the nearest valid key::
 
     course/stages/01-instruction-hierarchy/stage.toml [text.en]: unknown key 'hnits' — did you mean 'hints'?
 
-:func:`read` parses and validates one file; :func:`validate` checks an already parsed table (the stage texts
-of another edition are checked after the English keys they lack are filled in). Both raise
-:class:`RegistryError`, one line per problem. :mod:`forgelab.core.registry` turns the models into stages.
+:func:`read` parses and validates one file (:func:`parse` the bytes already read from one); :func:`validate` checks
+an already parsed table (the stage texts of another edition are checked after the English keys they lack are filled
+in). Both raise :class:`RegistryError`, one line per problem. :mod:`forgelab.core.registry` turns the models into stages.
 """
 
 from __future__ import annotations
@@ -284,10 +284,17 @@ Model = TypeVar("Model", bound=BaseModel)
 def read(path: Path, model: type[Model]) -> Model:
     """Parse and validate one TOML file; :class:`RegistryError` names the file, the table and the key."""
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        content = path.read_bytes()
     except FileNotFoundError:
         raise CourseFileError(_("missing course source {path}").format(path=path)) from None
+    return parse(path, content, model)
+
+
+def parse(path: Path, content: bytes, model: type[Model]) -> Model:
+    """:func:`read` of the bytes ``content`` already read from ``path`` (the registry reads each file once: the bytes it
+    validates are the bytes its cache is keyed by)."""
+    try:
+        data = tomllib.loads(content.decode())  # what tomllib.load does with a file's bytes
     except tomllib.TOMLDecodeError as error:
         raise CourseFileError(_("{path}: not valid TOML ({error})").format(path=path, error=error)) from None
     return validate(data, model, path)

@@ -3,15 +3,29 @@
 Each stage lives in ``course/stages/NN-slug/`` with ``stage.toml`` (facts and text keyed by language)
 and ``demo.py`` (the worked demonstration cells). ``course/course.toml`` holds course-wide facts.
 Nothing else restates these facts; notebooks, fault contracts and the page are generated from here.
+
+Reading the course validates every file with Pydantic (:mod:`forgelab.core.course_files`), a fifth of a second of a
+cold ``forgelab check``. The command line reads it through a cache (:func:`load_course` with ``cache``): the course
+as it was read, kept in the workspace's state folder under a key that is a hash of every byte the course is read
+from — ``course.toml``, each ``stage.toml`` and its folder's name, ``pyproject.toml`` — and of the code that reads
+them (this module, the models, the Pydantic and Python versions). A changed, added or removed file changes the key,
+and the course is read and validated again; a cache is written only after a full read, and only when the course
+rebuilt from it equals that read. A stage's texts (and the course's scenarios) from the cache are validated again
+by their models the first time a tool asks for them, so the command hands the judge its job before Pydantic loads.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sys
 import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from forgelab import __version__
 from forgelab.core.errors import CourseFileError as CourseFileError
@@ -19,7 +33,9 @@ from forgelab.core.errors import RegistryError as RegistryError
 from forgelab.core.i18n import _, active
 
 if TYPE_CHECKING:
-    from forgelab.core.course_files import EquivalentEntry, ScenarioText, StageTexts
+    from forgelab.core.course_files import ScenarioText, StageTexts
+
+CACHE_FORMAT = 1  # what a course cache file holds (see _snapshot): a new format is a new key
 
 
 def edition_notebook(name: str, language: str) -> str:
@@ -32,6 +48,14 @@ class FaultContract:
     fault_file: str  # the stage's module: the lab holds a broken copy of it
     target_test: str
     symptom: str
+
+
+@dataclass(frozen=True)
+class EquivalentMutant:
+    """A mutant no test can kill, and why (``[mutation] equivalent``)."""
+
+    where: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -71,9 +95,9 @@ class Stage:
     fault: FaultContract
     transfer_scenario: str
     source_dir: Path
-    texts: dict[str, StageTexts] = field(repr=False)  # language → its [text.<language>] (English filled in)
+    texts: Mapping[str, StageTexts] = field(repr=False)  # language → its [text.<language>] (English filled in)
     module_id: str = "prompt-context-output"
-    equivalent_mutants: tuple[EquivalentEntry, ...] = ()  # [mutation] equivalent: mutants no test can kill
+    equivalent_mutants: tuple[EquivalentMutant, ...] = ()  # [mutation] equivalent: mutants no test can kill
     # known-wrong variants (mutant names in mutants.toml) a transfer test must fail on, besides the fault variant
     transfer_known_wrong: tuple[str, ...] = ()
     source_facts: tuple[SourceFact, ...] = ()
@@ -195,7 +219,7 @@ class Course:
     version: str
     languages: tuple[str, ...]
     texts: dict[str, dict[str, str]]
-    scenarios: dict[str, dict[str, ScenarioText]]  # scenario id → language → its name and input
+    scenarios: Mapping[str, Mapping[str, ScenarioText]]  # scenario id → language → its name and input
     stages: tuple[Stage, ...]
     curriculum: tuple[str, ...] = ()  # the curriculum files the stages' source facts cite
 
@@ -269,12 +293,14 @@ def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset()) -> Stage:
+def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: frozenset[str] = frozenset(),
+               content: bytes | None = None) -> Stage:
+    """The stage in ``folder``, from its ``stage.toml`` (or ``content``, that file's bytes, read already)."""
     # lazy: start-up speed — the models (and Pydantic) load with the course, not with `forgelab --help`
     from forgelab.core import course_files as files
 
     source = folder / "stage.toml"
-    top = files.read(source, files.StageFile)
+    top = files.read(source, files.StageFile) if content is None else files.parse(source, content, files.StageFile)
     if folder.name != f"{top.number}-{top.slug}":
         raise CourseFileError(_("{source}: folder name {folder!r} must be '{expected}'").format(
             source=source, folder=folder.name, expected=f"{top.number}-{top.slug}"))
@@ -310,7 +336,8 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
         source_dir=folder,
         texts=texts,
         module_id=module_id,
-        equivalent_mutants=tuple(top.mutation.equivalent if top.mutation else ()),
+        equivalent_mutants=tuple(EquivalentMutant(entry.where, entry.why)
+                                 for entry in (top.mutation.equivalent if top.mutation else ())),
         transfer_known_wrong=tuple(top.transfer.known_wrong),
         source_facts=tuple(SourceFact(entry.source, entry.section, entry.kind, str(getattr(entry, entry.kind)),
                                       entry.value, entry.says) for entry in top.source_facts),
@@ -320,7 +347,7 @@ def load_stage(folder: Path, module_id: str, scenarios: set[str], curriculum: fr
 
 
 def check_hint_rungs(source: Path, number: str, declared: dict[str, list[int]], tests: tuple[str, ...],
-                     texts: dict[str, StageTexts]) -> dict[str, tuple[int, ...]]:
+                     texts: Mapping[str, StageTexts]) -> dict[str, tuple[int, ...]]:
     """``[hint_rungs]`` of one stage.toml, checked: every key one of the stage's tests, every value rungs of the
     hint ladder (numbered from 1, as many in every edition). :class:`RegistryError` names the file, the key and
     what to do."""
@@ -354,14 +381,31 @@ def check_hint_rungs(source: Path, number: str, declared: dict[str, list[int]], 
     return checked
 
 
-def load_course(root: Path) -> Course:
+def load_course(root: Path, cache: Path | None = None) -> Course:
+    """The course of the workbook at ``root``, every file validated. With ``cache`` (a file in the workspace's state
+    folder), a course read before from exactly the same bytes by the same code is taken from there instead, and a
+    course read anew is written there (see the module's docstring)."""
+    sources = _Sources.read(root)
+    key = sources.key() if cache is not None else None
+    if cache is not None and key is not None:
+        cached = _from_cache(cache, key, root)
+        if cached is not None:
+            return cached
+    course = _load(root, sources)
+    if cache is not None and key is not None:
+        _write_cache(cache, key, course)
+    return course
+
+
+def _load(root: Path, sources: _Sources) -> Course:
     # lazy: start-up speed — the models (and Pydantic) load with the course, not with `forgelab --help`
     from forgelab.core import course_files as files
 
-    course_file = root / "course" / "course.toml"
-    top = files.read(course_file, files.CourseFile)
-    stage_dirs = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
-    stages = tuple(load_stage(folder, top.module_id, set(top.scenarios), frozenset(top.curriculum)) for folder in stage_dirs)
+    top = files.parse(sources.course_file, sources.course, files.CourseFile)
+    if sources.stages is None:  # no stages folder: said after a problem in course.toml, as always
+        (root / "course" / "stages").iterdir()
+    stages = tuple(load_stage(folder, top.module_id, set(top.scenarios), frozenset(top.curriculum), content)
+                   for folder, content in sources.stages or ())
     numbers = [stage.number for stage in stages]
     if len(set(numbers)) != len(numbers):
         raise CourseFileError(_("{folder}: two stages share a number").format(folder=root / "course" / "stages"))
@@ -369,7 +413,7 @@ def load_course(root: Path) -> Course:
         root=root,
         name=top.name,
         module_id=top.module_id,
-        version=_project_version(root),
+        version=_project_version(sources.pyproject),
         languages=tuple(top.languages),
         texts={lang: dict(table) for lang, table in top.text.items()},
         scenarios=top.scenarios,
@@ -378,10 +422,194 @@ def load_course(root: Path) -> Course:
     )
 
 
-def _project_version(root: Path) -> str:
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        with pyproject.open("rb") as handle:
-            return str(tomllib.load(handle).get("project", {}).get("version", "0"))
+def _read_source(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise CourseFileError(_("missing course source {path}").format(path=path)) from None
 
+
+@dataclass(frozen=True)
+class _Sources:
+    """Every byte a course is read from, each file read once: what is validated is what the cache is keyed by."""
+
+    course_file: Path
+    course: bytes
+    stages: tuple[tuple[Path, bytes], ...] | None  # each stage's folder and its stage.toml, in order (None: no folder)
+    pyproject: bytes | None
+
+    @classmethod
+    def read(cls, root: Path) -> _Sources:
+        course_file = root / "course" / "course.toml"
+        course = _read_source(course_file)
+        try:
+            folders = sorted(p for p in (root / "course" / "stages").iterdir() if (p / "stage.toml").is_file())
+        except FileNotFoundError:
+            stages = None
+        else:
+            stages = tuple((folder, _read_source(folder / "stage.toml")) for folder in folders)
+        pyproject = root / "pyproject.toml"
+        return cls(course_file, course, stages, pyproject.read_bytes() if pyproject.is_file() else None)
+
+    def key(self) -> str | None:
+        """A hash of these bytes and of everything else a read of them depends on; None where the code that reads
+        them cannot be found (then nothing is cached)."""
+        if self.stages is None:
+            return None
+        digest = hashlib.sha256()
+
+        def add(part: bytes) -> None:
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+
+        try:
+            for part in _reader_sources():
+                add(part)
+        except OSError:
+            return None
+        for text in (str(CACHE_FORMAT), sys.version, __version__):
+            add(text.encode())
+        add(self.course)
+        add(b"-" if self.pyproject is None else b"+" + self.pyproject)
+        for folder, content in self.stages:
+            add(folder.name.encode("utf-8", "surrogateescape"))
+            add(content)
+        return digest.hexdigest()
+
+
+def _reader_sources() -> Iterator[bytes]:
+    """The source of the code that turns the files into a course: this module, the models, and Pydantic's version
+    (found without importing Pydantic)."""
+    import importlib.util  # lazy: only a cached read needs it
+
+    here = Path(__file__)
+    yield here.read_bytes()
+    yield here.with_name("course_files.py").read_bytes()
+    spec = importlib.util.find_spec("pydantic")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("pydantic")
+    yield (Path(spec.origin).parent / "version.py").read_bytes()
+
+
+Value = TypeVar("Value")
+
+
+class _Checked(Mapping[str, Value]):
+    """A mapping whose values are built (validated by their model) the first time each is asked for."""
+
+    def __init__(self, raw: dict[str, Any], build: Callable[[str, Any], Value]) -> None:
+        self._raw, self._build, self._built = raw, build, dict[str, Value]()
+
+    def __getitem__(self, key: str) -> Value:
+        if key not in self._built:
+            self._built[key] = self._build(key, self._raw[key])
+        return self._built[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self._raw)!r})"
+
+
+def _snapshot(course: Course) -> dict[str, Any]:
+    """The course as JSON data (paths relative to its root); :func:`_rebuild` turns it back into the course."""
+    return {
+        "name": course.name, "module_id": course.module_id, "version": course.version,
+        "languages": list(course.languages), "texts": course.texts, "curriculum": list(course.curriculum),
+        "scenarios": {scenario: {lang: text.model_dump(exclude_unset=True) for lang, text in by_language.items()}
+                      for scenario, by_language in course.scenarios.items()},
+        "stages": [{
+            "folder": stage.source_dir.name, "number": stage.number, "slug": stage.slug, "module": stage.module,
+            "scenario": stage.scenario, "builds_on": list(stage.builds_on), "required_tests": list(stage.required_tests),
+            "fault": [stage.fault.fault_file, stage.fault.target_test, stage.fault.symptom],
+            "transfer_scenario": stage.transfer_scenario, "module_id": stage.module_id,
+            "texts": {lang: text.model_dump(exclude_unset=True) for lang, text in stage.texts.items()},
+            "equivalent_mutants": [[entry.where, entry.why] for entry in stage.equivalent_mutants],
+            "transfer_known_wrong": list(stage.transfer_known_wrong),
+            "source_facts": [[fact.source, fact.section, fact.kind, fact.name, fact.value, fact.says]
+                             for fact in stage.source_facts],
+            "hint_rungs": {test: list(rungs) for test, rungs in stage.hint_rungs.items()},
+            "untranslated": {lang: list(keys) for lang, keys in stage.untranslated.items()},
+        } for stage in course.stages],
+    }
+
+
+def _rebuild(root: Path, data: dict[str, Any]) -> Course:
+    """The course :func:`_snapshot` made ``data`` of, at ``root``; texts and scenarios validated when asked for."""
+    def scenario(scenario_id: str, by_language: dict[str, Any]) -> dict[str, ScenarioText]:
+        # lazy: the models (and Pydantic) load when a tool first asks for a scenario, after a check's hand-over
+        from forgelab.core import course_files as files
+
+        course_file = root / "course" / "course.toml"
+        return {lang: files.validate(text, files.ScenarioText, course_file, ("scenarios", scenario_id, lang))
+                for lang, text in by_language.items()}
+
+    def stage(entry: dict[str, Any]) -> Stage:
+        folder = root / "course" / "stages" / entry["folder"]
+
+        def texts(lang: str, text: dict[str, Any]) -> StageTexts:
+            # lazy: as above, when a tool first asks for a stage's text
+            from forgelab.core import course_files as files
+
+            return files.validate(text, files.StageTexts, folder / "stage.toml", ("text", lang))
+
+        return Stage(
+            number=entry["number"], slug=entry["slug"], module=entry["module"], scenario=entry["scenario"],
+            builds_on=tuple(entry["builds_on"]), required_tests=tuple(entry["required_tests"]),
+            fault=FaultContract(*entry["fault"]), transfer_scenario=entry["transfer_scenario"], source_dir=folder,
+            texts=_Checked(entry["texts"], texts), module_id=entry["module_id"],
+            equivalent_mutants=tuple(EquivalentMutant(where, why) for where, why in entry["equivalent_mutants"]),
+            transfer_known_wrong=tuple(entry["transfer_known_wrong"]),
+            source_facts=tuple(SourceFact(*fact) for fact in entry["source_facts"]),
+            hint_rungs={test: tuple(rungs) for test, rungs in entry["hint_rungs"].items()},
+            untranslated={lang: tuple(keys) for lang, keys in entry["untranslated"].items()},
+        )
+
+    return Course(
+        root=root, name=data["name"], module_id=data["module_id"], version=data["version"],
+        languages=tuple(data["languages"]), texts=data["texts"], scenarios=_Checked(data["scenarios"], scenario),
+        stages=tuple(stage(entry) for entry in data["stages"]), curriculum=tuple(data["curriculum"]),
+    )
+
+
+def _from_cache(cache: Path, key: str, root: Path) -> Course | None:
+    """The course in ``cache`` if it was written under ``key``; None if there is none, another, or no readable one."""
+    try:
+        data = json.loads(cache.read_bytes())
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("key") != key:
+            return None
+        return _rebuild(root, data["course"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):  # not a cache this code wrote
+        return None
+
+
+def _write_cache(cache: Path, key: str, course: Course) -> None:
+    """Keep ``course`` (just read and validated) in ``cache`` under ``key`` — only if the course rebuilt from what is
+    written equals it (a value JSON cannot hold exactly, a TOML date say, leaves the course uncached)."""
+    try:
+        text = json.dumps({"format": CACHE_FORMAT, "key": key, "course": _snapshot(course)}, ensure_ascii=False,
+                          allow_nan=False)
+    except (TypeError, ValueError):
+        return
+    if _rebuild(course.root, json.loads(text)["course"]) != course:
+        return
+    scratch = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, cache)  # whole or not at all, also when two commands write it at once
+    except OSError:  # a workspace that cannot be written: the course is read in full next time too
+        try:
+            scratch.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _project_version(pyproject: bytes | None) -> str:
+    if pyproject is not None:
+        return str(tomllib.loads(pyproject.decode()).get("project", {}).get("version", "0"))
     return __version__

@@ -2,13 +2,16 @@
 
 `forgelab check NN` starts its trusted session as the command begins (forgelab/judge/early.py), while it reads
 the course and lays out the code; the session imports Hypothesis only when its tests use it; the sandbox is
-probed on a thread. What a check decides must be exactly what a session started the old way decides, and a
-session nobody used must end with the command.
+probed on a thread; the course is read through a cache keyed by every byte it is read from
+(forgelab/core/registry.py). What a check decides must be exactly what a session started the old way decides, a
+session nobody used must end with the command, and a changed course file must be seen at once.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -16,8 +19,9 @@ import pytest
 from conftest import ROOT, WorkbookCopy, copy_workbook, start_cli, wait_until
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 
+from forgelab.core import registry
 from forgelab.core.paths import Workbook
-from forgelab.core.registry import load_course
+from forgelab.core.registry import CourseFileError, load_course
 from forgelab.judge import core, early, sandbox
 from forgelab.judge.core import CourseTests, TargetSpec
 from forgelab.judge.outcomes import Outcome
@@ -170,3 +174,104 @@ def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook
     assert "interrupted" in err, (command.returncode, _out[-300:], err)
     wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
     assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the course read through its cache
+
+STAGE_01 = "course/stages/01-instruction-hierarchy/stage.toml"
+LAST_TEST = '    "test_instructions_are_immutable",\n'
+
+
+def _course_only(folder: Path) -> Path:
+    """What the registry reads: course/ and pyproject.toml."""
+    shutil.copytree(ROOT / "course", folder / "course", ignore=shutil.ignore_patterns("starters"))
+    shutil.copyfile(ROOT / "pyproject.toml", folder / "pyproject.toml")
+    return folder
+
+
+def _no_full_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*_args: object) -> None:
+        raise AssertionError("the course was read in full, not from its cache")
+
+    monkeypatch.setattr(registry, "_load", refused)
+
+
+def test_the_course_from_its_cache_is_the_course_a_full_read_gives(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "state" / "course-cache.json"
+    full = load_course(ROOT)
+    assert load_course(ROOT, cache=cache) == full and cache.is_file()  # read in full, then kept
+    _no_full_read(monkeypatch)
+    cached = load_course(ROOT, cache=cache)
+    # every field of every stage, each edition's texts (validated again by their models) and the scenarios
+    assert cached == full
+    assert [stage.text("zh").title for stage in cached.stages] == [stage.text("zh").title for stage in full.stages]
+    assert cached.scenario("office", "zh") == full.scenario("office", "zh")
+
+
+def test_a_changed_added_or_removed_course_file_is_seen_through_the_cache(tmp_path: Path) -> None:
+    root = _course_only(tmp_path / "workbook")
+    cache = tmp_path / "course-cache.json"
+    source = root / STAGE_01
+    original = source.read_text(encoding="utf-8")
+    assert load_course(root, cache=cache).stage("01").required_tests[-1] == "test_instructions_are_immutable"
+    assert load_course(root, cache=cache) == load_course(root)  # from the cache now
+    source.write_text(original.replace(LAST_TEST, "").replace('title = "Instruction hierarchy"',
+                                                               'title = "Instruction ranks"'), encoding="utf-8")
+    changed = load_course(root, cache=cache)
+    assert "test_instructions_are_immutable" not in changed.stage("01").required_tests
+    assert changed.stage("01").text("en").title == "Instruction ranks"
+    assert changed == load_course(root)
+    source.write_text(original, encoding="utf-8")  # back as it was: the first course again
+    assert load_course(root, cache=cache).stage("01").text("en").title == "Instruction hierarchy"
+    source.write_text(original.replace("[fault]", "[fault]\ntypo = 1"), encoding="utf-8")
+    with pytest.raises(CourseFileError, match="unknown key 'typo'"):  # a broken file is never served from a cache
+        load_course(root, cache=cache)
+    source.write_text(original, encoding="utf-8")
+    numbers = [stage.number for stage in load_course(root, cache=cache).stages]
+    shutil.rmtree(sorted((root / "course" / "stages").iterdir())[-1])  # the last stage's folder, gone
+    assert [stage.number for stage in load_course(root, cache=cache).stages] == numbers[:-1]
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace('version = "0.1.0"', 'version = "0.1.1"', 1),
+                         encoding="utf-8")
+    assert load_course(root, cache=cache).version == "0.1.1"
+
+
+def test_a_cache_of_another_course_or_a_damaged_one_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _course_only(tmp_path / "workbook")
+    cache = tmp_path / "course-cache.json"
+    load_course(root, cache=cache)
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    data["course"]["stages"][0]["required_tests"].pop()  # what it says no longer matches its key's files
+    data["key"] = "0" * 64
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    assert load_course(root, cache=cache).stage("01").required_tests[-1] == "test_instructions_are_immutable"
+    cache.write_text(cache.read_text(encoding="utf-8")[:1000], encoding="utf-8")  # cut short
+    full = load_course(root)
+    assert load_course(root, cache=cache) == full  # read in full, and kept again
+    _no_full_read(monkeypatch)
+    assert load_course(root, cache=cache) == full
+
+
+def test_a_check_sees_a_changed_stage_toml_and_says_what_it_said_before(workbook: WorkbookCopy) -> None:
+    first = workbook.run("check", "01", "--target", "solution")
+    cache = workbook.root / ".forgelab" / "course-cache.json"
+    assert first.returncode == 0 and cache.is_file(), first.output
+    again = workbook.run("check", "01", "--target", "solution")  # the course from the cache this time
+    assert again.stdout == first.stdout
+
+    def evidence() -> dict[str, object]:
+        document = workbook.evidence("01-instruction-hierarchy")
+        document.pop("checked_at")
+        for row in document["tests"]:
+            row.pop("duration_ms")
+        return document
+
+    before = evidence()
+    source = workbook.root / STAGE_01
+    source.write_text(source.read_text(encoding="utf-8").replace(LAST_TEST, ""), encoding="utf-8")
+    changed = workbook.run("check", "01", "--target", "solution")
+    assert changed.returncode == 0, changed.output
+    assert "test_instructions_are_immutable" not in changed.stdout and "required tests: 12/12 passed" in changed.stdout
+    after = evidence()
+    assert after["required_tests"] == before["required_tests"][:-1]  # type: ignore[index]

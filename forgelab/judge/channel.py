@@ -525,6 +525,8 @@ class Host:
         self._exchange_started = 0.0
         self._exchange_queued = 0.0
         self._queue_clock = RunQueueClock()  # the run-queue delay of this host's process tree (see _queued)
+        self._asked: list[str] | None = None  # the modules an import was asked for before the handshake (ask_import)
+        self._asked_stop: LimitExceeded | None = None  # the process had ended when that import was asked
 
     # ------------------------------------------------------------ life cycle
 
@@ -573,11 +575,46 @@ class Host:
         for stream in (self._process.stdout, self._process.stderr):
             threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
 
+    @property
+    def import_asked(self) -> bool:
+        """An import was asked for (:meth:`ask_import`) whose answer no handshake has read yet: even if the process
+        has ended since, the handshake reads what it said before it ended and tells why."""
+        return self._asked is not None
+
+    def ask_import(self, modules: list[str]) -> None:
+        """Send the handshake's request now, without waiting: the started process imports ``modules`` while this one
+        goes on, and :meth:`handshake` then reads its answer. The import is counted and limited exactly as in a
+        handshake that sends it itself (its CPU from now, its wall-clock time from the request to the answer)."""
+        if self._asked is not None or not self.alive:
+            return
+        self.begin_test(cpu_s=self.settings.import_cpu_s)
+        self._asked = list(modules)
+        data = self._opening({"op": "import", "modules": self._asked})
+        try:
+            self._send(data)
+        except LimitExceeded as stop:  # the handshake says so
+            self._asked_stop = stop
+            self._closing()
+
+    def _answer_asked(self) -> dict[str, object]:
+        """The answer to the import :meth:`ask_import` sent."""
+        self._asked = None
+        stop, self._asked_stop = self._asked_stop, None
+        if stop is not None:
+            raise stop
+        try:
+            return self._wait()
+        finally:
+            self._closing()
+
     def handshake(self, modules: list[str]) -> ImportProblem | None:
         """Wait until the started process is ready and has imported ``modules``; the first import problem."""
         try:
-            self.begin_test(cpu_s=self.settings.import_cpu_s)
-            reply = self._exchange({"op": "import", "modules": modules})
+            if self._asked is not None and self._asked == list(modules):
+                reply = self._answer_asked()
+            else:
+                self.begin_test(cpu_s=self.settings.import_cpu_s)
+                reply = self._exchange({"op": "import", "modules": modules})
         except LimitExceeded as stop:
             words = {Limit.CPU: _("it used {seconds} s of CPU time without finishing").format(
                          seconds=self.settings.import_cpu_s),
@@ -613,6 +650,7 @@ class Host:
                     pass
         self._to_host = self._from_host = -1
         self._reader = None
+        self._asked, self._asked_stop = None, None
         self._queue_clock.close()
         if self._scratch is not None:
             self._scratch.cleanup()
@@ -794,19 +832,29 @@ class Host:
         return self._exchange(message)
 
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:
+        data = self._opening(message)
+        try:
+            self._send(data)
+            return self._wait()
+        finally:
+            self._closing()
+
+    def _opening(self, message: dict[str, object]) -> bytes:
+        """The frame of a request, its time counted from now (see :meth:`_closing`)."""
         if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
             message = {**message, "cpu_s": self._pending_budget}
             self._pending_budget = None
-        self._exchange_queued = queued = self._queued()
-        self._exchange_started = started = time.monotonic()
-        try:
-            self._send(wire.dumps(message))
-            return self._wait()
-        finally:  # the time the learner's process took to answer is the learner's; a busy machine's delay is not
-            spent = max(0.0, time.monotonic() - started - (self._queued() - queued))
-            self._test_waited += spent
-            if self.time_budget is not None:
-                self.time_budget.spend(spent)
+        data = wire.dumps(message)
+        self._exchange_queued = self._queued()
+        self._exchange_started = time.monotonic()
+        return data
+
+    def _closing(self) -> None:
+        """The time the learner's process took to answer is the learner's; a busy machine's delay is not."""
+        spent = max(0.0, time.monotonic() - self._exchange_started - (self._queued() - self._exchange_queued))
+        self._test_waited += spent
+        if self.time_budget is not None:
+            self.time_budget.spend(spent)
 
     def _queued(self) -> float:
         return self._queue_clock.seconds(self._process.pid if self._process is not None else None)

@@ -83,7 +83,7 @@ class HostPool:
             return
         waiting = _WAITING.pop(label, None)
         if waiting is not None:
-            if waiting.alive:
+            if waiting.alive or waiting.import_asked:
                 waiting.test_roots = self.test_roots
                 waiting.time_budget = self.time_budget
                 self.hosts[label] = waiting
@@ -102,7 +102,7 @@ class HostPool:
         host = self._host(label)
         if label in self._spawned:  # started by prespawn: its first use imports the learner's modules
             self._spawned.discard(label)
-            if host.alive:
+            if host.alive or host.import_asked:
                 self.import_problems[label] = host.handshake(list(self.targets[label].get("probe", [])))
                 return host
         if not host.alive and self.import_problems.get(label) is None:
@@ -163,7 +163,9 @@ _WAITING: dict[str, Host] = {}  # hosts started ahead for this process's session
 def hand_over(label: str, host: Host) -> None:
     """Give this process's session ``host`` as ``label``'s host: started already (:meth:`Host.spawn`), with the
     settings, isolation and stage of that target and a code folder holding that target's code, it has imported
-    nothing yet (the warm worker starts it before the learner saves: :mod:`forgelab.judge.warm`)."""
+    nothing yet, or has only been asked to import the target's first modules (:meth:`Host.ask_import`: the
+    session's handshake reads the answer) — the warm worker starts it before the learner saves and asks for the
+    import once the saved code is in its folder (:mod:`forgelab.judge.warm`)."""
     _WAITING[label] = host
 
 

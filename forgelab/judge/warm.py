@@ -19,11 +19,15 @@ tests in ``tests/course/test_warm_worker.py`` compare both on honest, wrong and 
 One thing is started before it is needed: once a run has ended (0.1 s later), the worker forks the next run's process,
 which starts the sandboxed host that run will start first — the same settings, limits and stage, a new code
 folder (the host's own files only: nothing of the learner's) and a new scratch folder — and waits (:func:`_standby`).
-When the learner saves and the next run asks for that same host, the saved code is copied into the host's code
-folder and the session takes the host (:func:`forgelab.judge.remote.hand_over`): its first test's handshake
-imports the module just saved, as ever; its limits count from there. A run that asks for another host (other
+When the learner saves and the next run asks for that same host, the saved code is placed in the host's code
+folder, the host is asked to import the module just saved (the handshake's own request, sent before the session
+starts instead of at its first test; its limits count from there) and the session takes the host
+(:func:`forgelab.judge.remote.hand_over`), whose handshake reads the answer. A run that asks for another host (other
 settings, another stage) ends the waiting one unused and starts its own. So every verdict still has a fresh
-sandboxed process that had run none of the learner's code before its import; it was only started sooner.
+sandboxed process that had run none of the learner's code before its import; it was only started sooner. The
+waiting process also rewrites the asserts of the last run's test files as pytest would (:func:`prerewrite`: the
+course's source, parsed and transformed, never run), and the worker has looked once for the fixtures of pytest's own
+plugins (:func:`prescan_fixtures`): a run uses both only where they are exactly what pytest would make itself.
 
 One run at a time: :meth:`WarmWorker.run` returns None when the worker is busy or has died, and the judge
 then runs the cold session as before. While a run goes on, the judge waits on it through its one watchdog
@@ -51,10 +55,11 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -445,12 +450,15 @@ def _die_with_parent() -> None:
 
 
 def preload() -> None:
-    """What every run of the trusted session imports: pytest and its built-in plugins, Hypothesis, the judge."""
+    """What every run of the trusted session imports: pytest and its built-in plugins, Hypothesis, the judge, and
+    ``pdb``, which pytest's debugging plugin imports as every run is configured (not ``readline``: pytest's capture
+    plugin imports it in the run on purpose, so that it attaches to the run's own standard streams)."""
     import importlib
 
     import _pytest.config
     import hypothesis  # noqa: F401
     import hypothesis.strategies  # noqa: F401
+    import pdb  # noqa: F401  # every run's configuration imports it (pytest's debugging plugin): 1 ms a run
     import pytest  # noqa: F401
 
     for name in _pytest.config.default_plugins:
@@ -483,6 +491,82 @@ def prepare_config() -> None:
     config = get_config(None, None, prog=PROG)
     skip_absent_entry_points(config)
     _PREPARED[:] = [config]
+    prescan_fixtures()
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    """What :func:`prescan_fixtures` found in one of pytest's own modules or classes (``owner``)."""
+
+    owner: object  # kept alive: the scans are looked up by its id
+    fingerprint: tuple[int, ...]  # the sizes of its namespaces then (and of its bases'): a change means a new scan
+    names: tuple[str, ...]  # the names where pytest's scan can find or warn about a fixture
+    reduced: types.ModuleType | None  # a module: a stand-in holding only those names (the same objects)
+
+
+def _fingerprint(owner: object) -> tuple[int, ...]:
+    if isinstance(owner, types.ModuleType):
+        return (len(vars(owner)),)
+    return tuple(len(vars(base)) for base in getattr(owner, "__mro__", ()))
+
+
+def prescan_fixtures() -> None:
+    """Look once, in the worker, for the fixtures in pytest's own plugin modules and classes; every run's fixture
+    manager then reads only those names (``FixtureManager.parsefactories``, about 10 ms a run otherwise).
+
+    At every session's start pytest scans each registered plugin for fixtures: every name of the module, or of the
+    plugin object's class, read and unwrapped, the same answer every time for pytest's own modules and classes, which
+    no run changes. For those (the worker's own imports of ``_pytest``, known by identity and unchanged in size), a
+    holder with no fixture is not scanned and a module is scanned through a stand-in that holds only the names where
+    pytest's scan found a fixture or would warn about one — the same objects, in the same order, so pytest registers
+    the same fixture definitions. Every other holder (the test files, their classes, the judge's plugin) is scanned by
+    pytest as ever. A pytest without these internals is left as it is."""
+    try:
+        from _pytest import fixtures
+        from _pytest.compat import safe_getattr, safe_isclass
+
+        definition = fixtures.FixtureFunctionDefinition
+        manager: Any = fixtures.FixtureManager
+        lookup, wrapped, original = (manager._lookup_in_type_dict, manager._find_wrapped_fixture_def,
+                                     manager.parsefactories)
+    except (ImportError, AttributeError):
+        return
+
+    def relevant(owner: Any, name: str) -> bool:
+        raw = lookup(None, owner, name)
+        return (raw is not None and wrapped(None, raw) is not None) or \
+            type(safe_getattr(owner, name, None)) is definition
+
+    scans: dict[int, _Scanned] = {}
+    for module_name, module in sorted(sys.modules.items()):
+        if module is None or not (module_name == "_pytest" or module_name.startswith("_pytest.")):
+            continue
+        owners: list[Any] = [module, *(value for value in vars(module).values()
+                                       if isinstance(value, type) and value.__module__ == module_name)]
+        for owner in owners:
+            if id(owner) in scans:
+                continue
+            names = tuple(name for name in dir(owner) if relevant(owner, name))
+            reduced = None
+            if isinstance(owner, types.ModuleType) and names:
+                reduced = types.ModuleType(owner.__name__)
+                for name in names:
+                    setattr(reduced, name, vars(owner)[name])
+            scans[id(owner)] = _Scanned(owner, _fingerprint(owner), names, reduced)
+
+    def parsefactories(self: Any, *args: Any, **kwargs: Any) -> Any:
+        holder = kwargs.get("holder")
+        if not args and holder is not None and set(kwargs) == {"holder", "node"}:
+            owner = holder if isinstance(holder, types.ModuleType) or safe_isclass(holder) else type(holder)
+            scan = scans.get(id(owner))
+            if scan is not None and scan.owner is owner and scan.fingerprint == _fingerprint(owner):
+                if not scan.names:
+                    return None
+                if scan.reduced is not None:
+                    kwargs = {**kwargs, "holder": scan.reduced}
+        return original(self, *args, **kwargs)
+
+    manager.parsefactories = parsefactories
 
 
 def pytest11_names() -> frozenset[str]:
@@ -572,6 +656,7 @@ def _child(request: RunRequest, parent: int, own_session: bool = False) -> None:
         import pytest
 
         use_prepared_config()
+        use_rewritten()
         code = pytest.main(list(request.args))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -586,6 +671,85 @@ def _child(request: RunRequest, parent: int, own_session: bool = False) -> None:
             os._exit(70)
 
 
+# ---------------------------------------------------------------- test files' asserts, rewritten before the save
+
+_REWRITTEN: dict[bytes, types.CodeType] = {}  # in a waiting run's process: a test file's source -> its rewritten code
+REWRITTEN_NAME = "<forgelab: rewritten before the save>"  # the file name compiled in, replaced by the run's own
+MAX_SOURCES = 4 * 1024 * 1024  # the most test source (bytes) read for that
+
+
+def test_sources(args: list[str]) -> tuple[bytes, ...]:
+    """The course test files of the judge session ``args`` (its job's ``files``), as they are now."""
+    try:
+        job = json.loads(Path(args[args.index("--forgelab-job") + 1]).read_text(encoding="utf-8"))
+        found: list[bytes] = []
+        for path in job["files"]:
+            if str(path).endswith(".py"):
+                source = Path(path).read_bytes()
+                if sum(map(len, found)) + len(source) > MAX_SOURCES:
+                    break
+                found.append(source)
+        return tuple(found)
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError, OSError):
+        return ()
+
+
+def prerewrite(sources: tuple[bytes, ...]) -> None:
+    """Rewrite the asserts of ``sources`` (test files) as pytest does when it imports them
+    (``_pytest.assertion.rewrite._rewrite_test``: parse, ``rewrite_asserts``, compile), ahead of the run that will.
+
+    Only the source is read: nothing of it runs. A source whose rewriting warns (pytest would show the warning in the
+    run) or fails is left to pytest's own rewriting in the run."""
+    import ast
+    import warnings
+
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+    except ImportError:
+        return
+    for source in sources:
+        if source in _REWRITTEN:
+            continue
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                tree = ast.parse(source, filename=REWRITTEN_NAME)
+                rewrite_asserts(tree, source, REWRITTEN_NAME, None)
+                code = compile(tree, REWRITTEN_NAME, "exec", dont_inherit=True)
+        except Exception:  # noqa: BLE001 - pytest's own rewriting in the run says what is wrong with the file
+            continue
+        if not caught:
+            _REWRITTEN[source] = code
+
+
+def renamed(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` and every code object in it as compiled from ``filename`` (the only thing a file name changes)."""
+    return code.replace(co_filename=filename, co_consts=tuple(
+        renamed(const, filename) if isinstance(const, types.CodeType) else const for const in code.co_consts))
+
+
+def use_rewritten() -> None:
+    """In a run: a test file whose source is exactly one :func:`prerewrite` rewrote gets that code, compiled under its
+    own file name, instead of being rewritten again (``enable_assertion_pass_hook`` changes the rewriting: a run
+    whose configuration turns it on rewrites every file itself); any other file is rewritten by pytest as ever."""
+    if not _REWRITTEN:
+        return
+    import importlib.util
+
+    from _pytest.assertion import rewrite
+
+    original = rewrite._rewrite_test
+
+    def rewrite_test(fn: Path, config: Config) -> tuple[bytes, types.CodeType]:
+        source = fn.read_bytes()
+        code = _REWRITTEN.get(source)
+        if code is None or config.getini("enable_assertion_pass_hook"):
+            return original(fn, config)
+        return importlib.util.source_hash(source), renamed(code, str(fn))
+
+    rewrite._rewrite_test = rewrite_test
+
+
 # ---------------------------------------------------------------- the next run's host, started before the save
 
 
@@ -598,6 +762,7 @@ class HostSpec:
     settings: str  # the job's settings and isolation, as canonical JSON
     isolation: str
     code_dir: str  # this run's copy of the target's code (not part of the key: every run has its own)
+    probe: tuple[str, ...] = ()  # the modules its handshake imports first (not part of the key either)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -616,7 +781,8 @@ def host_spec(args: list[str]) -> HostSpec | None:
         label = str(first["target"])
         target = job["targets"][label]
         return HostSpec(label, str(target.get("stage", "")), json.dumps(job["settings"], sort_keys=True),
-                        json.dumps(isolation, sort_keys=True), str(target["code_dir"]))
+                        json.dumps(isolation, sort_keys=True), str(target["code_dir"]),
+                        tuple(str(module) for module in target.get("probe", [])))
     except (ValueError, IndexError, KeyError, TypeError, AttributeError, OSError):
         return None
 
@@ -641,23 +807,42 @@ def _read_go(fd: int) -> bytes:
 
 
 def _copy_code(run_code: Path, code: Path) -> None:
-    """The run's copy of the target's code into the waiting host's code folder (its host files are there already)."""
+    """The run's copy of the target's code into the waiting host's code folder (its host files are there already).
+
+    Each file is a hard link to the run's copy where both folders are on one file system (one system call instead of
+    opening, copying and closing two files, in a process whose every page it touches is copied from the worker's):
+    the run's copy is the judge's own snapshot of the learner's files, written before the request and never written
+    again (the run's folder is only removed, which leaves the link), and the host sees its code folder read-only."""
     for entry in sorted(run_code.iterdir()):
         if entry.name in HOST_FILES.values() or entry.name == "__pycache__":
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, code / entry.name, symlinks=True, dirs_exist_ok=True)
-        elif entry.is_file():
-            shutil.copyfile(entry, code / entry.name)
+        _place(entry, code / entry.name)
 
 
-def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
+def _place(source: Path, destination: Path) -> None:
+    if source.is_symlink():
+        os.symlink(os.readlink(source), destination)
+    elif source.is_dir():
+        destination.mkdir(exist_ok=True)
+        for entry in sorted(source.iterdir()):
+            _place(entry, destination / entry.name)
+    elif source.is_file():
+        try:
+            os.link(source, destination)
+        except OSError:  # another file system, or a file there already: a copy, as before
+            shutil.copyfile(source, destination)
+
+
+def _standby(spec: HostSpec, parent: int, base: Path, go: int, sources: tuple[bytes, ...] = ()) -> None:
     """The next run's process, forked as soon as a run has ended: it starts the host that run will start first
     (sandboxed, the same settings, limits and stage, its own new code and scratch folders, nothing of the
     learner's imported), then waits for the run. When the run comes and starts that same host, the learner's
-    code is copied into the host's code folder and the session gets this host for its first (the handshake
-    imports the learner's module, as ever: :func:`forgelab.judge.remote.hand_over`); else the host ends unused.
-    Either way the process then becomes the run (:func:`_child`)."""
+    code is copied into the host's code folder, the host is asked to import the learner's module (the handshake's own
+    request, sent before the session starts rather than at its first test: the host imports while pytest starts, and
+    the session's handshake reads the answer) and the session gets this host for its first
+    (:func:`forgelab.judge.remote.hand_over`); else the host ends unused.
+    Either way the process then becomes the run (:func:`_child`). While it waits, it also rewrites the asserts of the
+    previous run's test files (``sources``: course code, parsed and transformed, never run: :func:`prerewrite`)."""
     try:
         os.setsid()
         _die_with_parent()
@@ -680,6 +865,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
         host = Host(spec.label, code, JudgeSettings.from_dict(json.loads(spec.settings)),
                     Isolation(**json.loads(spec.isolation)), resolve_course_class, stage=spec.stage)
         host.spawn()
+        prerewrite(sources)
         line = _read_go(go)
         os.close(go)
         if not line.strip():  # not wanted: the worker ends or the next run is another one
@@ -689,6 +875,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
         now = host_spec(request.args)
         if now is not None and now.key == spec.key:
             _copy_code(Path(now.code_dir), code)
+            host.ask_import(list(now.probe))  # it imports the module saved while the session starts
             hand_over(spec.label, host)
         else:
             host.close()
@@ -697,7 +884,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
     _child(request, parent, own_session=True)
 
 
-def _fork_standby(spec: HostSpec, parent: int, base: Path) -> Standby | None:
+def _fork_standby(spec: HostSpec, parent: int, base: Path, sources: tuple[bytes, ...] = ()) -> Standby | None:
     read, write = os.pipe()
     try:
         pid = os.fork()
@@ -707,7 +894,7 @@ def _fork_standby(spec: HostSpec, parent: int, base: Path) -> Standby | None:
         return None
     if pid == 0:
         os.close(write)
-        _standby(spec, parent, base, read)
+        _standby(spec, parent, base, read, sources)
     os.close(read)
     return Standby(pid, write, spec)
 
@@ -754,11 +941,12 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
     replies.flush()
     standby: Standby | None = None
     due: HostSpec | None = None  # the host to start for the next run, once the verdict has been shown
+    sources: tuple[bytes, ...] = ()  # the last run's test files, whose asserts the next run's process rewrites early
     try:
         while True:
             if due is not None and base is not None:
                 if not readable_within(requests.fileno(), STANDBY_AFTER_S):
-                    standby = _fork_standby(due, parent, base)
+                    standby = _fork_standby(due, parent, base, sources)
                 due = None
             line = requests.readline()
             if not line:
@@ -783,6 +971,7 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
                     _child(request, parent)
             replies.write(encode(Started(pid=pid)))
             replies.flush()
+            sources = test_sources(request.args) if spec is not None else ()
             _pid, status = os.waitpid(pid, 0)
             replies.write(encode(Ended(pid=pid, code=os.waitstatus_to_exitcode(status))))
             replies.flush()

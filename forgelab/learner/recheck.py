@@ -18,7 +18,7 @@ from pathlib import Path
 import watchfiles
 
 DEBOUNCE_MS = 400  # the longest a burst of saves is gathered
-STEP_MS = 10  # a burst ends after this long without a further change (a save is seen 10-20 ms after it)
+STEP_MS = 5  # a burst ends after this long without a further change (a save is seen 5-10 ms after it)
 TICK_MS = 200  # how often the thread looks whether it was stopped while nothing changes
 
 

@@ -49,7 +49,7 @@ from forgelab.learner.status import evidence_cell
 from forgelab.learner.workbench import Message, Workbench
 
 DEBOUNCE_MS = 400  # the longest a burst of saves (an editor's write, rename and chmod) is gathered
-STEP_MS = 10  # a burst ends after this long without a further change (a save is seen 10-20 ms after it)
+STEP_MS = 5  # a burst ends after this long without a further change (a save is seen 5-10 ms after it)
 TICK_MS = 100  # how often the keyboard is looked at while nothing changes
 CLEAR = "\x1b[H\x1b[2J"  # to the top left, then clear the screen
 

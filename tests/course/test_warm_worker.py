@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import time
+import types
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -30,6 +31,7 @@ from forgelab.core import i18n
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
 from forgelab.judge.outcomes import Limit
+from forgelab.judge import warm as warm_module
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
                                  PROG, WarmWorker, encode, excludes_a_plugin, host_spec, pytest11_names, read_reply,
                                  read_request, skip_absent_entry_points)
@@ -139,6 +141,17 @@ def test_one_run_leaves_nothing_for_the_next(bench: Workbench, warm: WarmWorker,
     assert first["passed"] is True, first
     assert second == first
     assert third == first
+
+
+@pytest.mark.parametrize("ending", ["import os as _os\n_os._exit(3)\n", "raise SystemExit(4)\n",
+                                    "import signal as _signal, os as _os\n_os.kill(_os.getpid(), _signal.SIGKILL)\n"])
+def test_a_module_that_ends_its_process_as_it_is_imported_is_told_the_same_warm_and_cold(
+        bench: Workbench, warm: WarmWorker, reference: str, ending: str) -> None:
+    """The waiting host is asked to import the saved module before the session starts; when the import ends the
+    process, the session's handshake still reads what it said and tells why, as a cold check does."""
+    cold, hot = both(bench, warm, reference + "\n" + ending)
+    assert cold["import_problem"], cold
+    assert hot == cold
 
 
 def test_each_run_is_a_new_process_and_a_stopped_run_ends_with_all_it_started(tmp_path: Path) -> None:
@@ -434,3 +447,162 @@ def test_watch_draws_the_verdict_before_it_keeps_what_check_keeps(warm: WarmWork
     assert len(on_screen_then) == 1 and "verdict: " in on_screen_then[0]
     assert watch.outcome is not None and watch.outcome.path is not None and watch.outcome.path.is_file()
     assert state.first_failing(own.workbook, "01")[0]  # remembered after the verdict was shown
+
+
+# A test file that uses pytest's own fixtures (of modules and of plugin objects), one of its own and one of a class:
+# the fixtures pytest registers for a session, printed as one line, and how many scans of a plugin reached pytest.
+FIXTURES_PROBE = """import pytest
+
+
+@pytest.fixture
+def mine(tmp_path):
+    return tmp_path
+
+
+class TestOwn:
+    @pytest.fixture
+    def inner(self):
+        return 1
+
+    def test_b(self, inner, capsys, monkeypatch, request, recwarn, caplog, tmp_path_factory, mine):
+        assert inner == 1
+
+
+def test_a(mine, capfd, pytestconfig, record_property, doctest_namespace):
+    assert mine
+"""
+FIXTURES_RUN = """import importlib, json, sys
+import _pytest.config, pytest
+from _pytest import fixtures
+
+for name in _pytest.config.default_plugins:
+    try:
+        importlib.import_module("_pytest." + name)
+    except ImportError:
+        pass
+scans, original = [], fixtures.FixtureManager.parsefactories
+
+def counted(self, *args, **kwargs):
+    scans.append(1)
+    return original(self, *args, **kwargs)
+
+fixtures.FixtureManager.parsefactories = counted
+if sys.argv[1] == "prescan":
+    from forgelab.judge.warm import prescan_fixtures
+    prescan_fixtures()
+seen = {}
+
+class Snapshot:
+    def pytest_collection_finish(self, session):
+        manager = session._fixturemanager
+        for store in ("_arg2node2fixturedefs", "_arg2nodeid2fixturedefs"):
+            for name, where in getattr(manager, store).items():
+                for key, definitions in where.items():
+                    seen.setdefault(name, []).extend(
+                        [store, getattr(key, "nodeid", key), definition.func.__module__, definition.func.__qualname__,
+                         str(definition.scope), repr(definition.params)] for definition in definitions)
+
+code = pytest.main(["-q", "-p", "no:cacheprovider", sys.argv[2]], plugins=[Snapshot()])
+print("FIXTURES", json.dumps({"code": int(code), "scans": len(scans), "seen": seen}, sort_keys=True))
+"""
+
+
+def _fixtures_seen(tmp_path: Path, how: str) -> dict[str, object]:
+    import subprocess
+    import sys
+
+    test = tmp_path / "test_fixtures.py"
+    test.write_text(FIXTURES_PROBE, encoding="utf-8")
+    (tmp_path / "run.py").write_text(FIXTURES_RUN, encoding="utf-8")
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, str(tmp_path / "run.py"), how, str(test)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("FIXTURES ")), None)
+    assert line is not None, done.stdout + done.stderr
+    seen: dict[str, object] = json.loads(line[9:])
+    return seen
+
+
+def test_pytest_registers_the_same_fixtures_when_its_own_were_looked_for_in_the_worker(tmp_path: Path) -> None:
+    """The worker looks once for the fixtures in pytest's own modules and classes; a run's session then scans only
+    where those are (most plugins not at all) and registers exactly the fixtures pytest's full scan registers —
+    the same names, functions, scopes and places, in the same order — its test file's own included."""
+    plain = _fixtures_seen(tmp_path, "plain")
+    prescanned = _fixtures_seen(tmp_path, "prescan")
+    assert plain["code"] == prescanned["code"] == 0, (plain, prescanned)
+    seen = plain["seen"]
+    assert isinstance(seen, dict) and {"capsys", "monkeypatch", "tmp_path", "caplog", "mine", "inner"} <= set(seen)
+    assert prescanned["seen"] == seen
+    assert isinstance(plain["scans"], int) and isinstance(prescanned["scans"], int)
+    assert prescanned["scans"] < plain["scans"] / 2, (prescanned["scans"], plain["scans"])  # most were not scanned
+
+
+def _filenames(code: types.CodeType) -> set[str]:
+    names = {code.co_filename}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _filenames(const)
+    return names
+
+
+def test_asserts_rewritten_before_the_save_are_the_code_pytest_makes_of_the_same_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next run's process rewrites the asserts of the last run's test files while it waits (their source is
+    parsed and transformed, never run); in the run, a test file with exactly that source gets that code under its
+    own file name — equal, code object by code object, to what pytest's own rewriting makes of it. A file that
+    changed, or whose rewriting warns, is rewritten by pytest in the run."""
+    from _pytest.assertion import rewrite
+
+    monkeypatch.setattr(warm_module, "_REWRITTEN", {})
+    monkeypatch.setattr(rewrite, "_rewrite_test", rewrite._rewrite_test)  # put back after the test
+    pytests_own = rewrite._rewrite_test
+    files = sorted((Path(__file__).resolve().parents[1] / "stages").glob("test_*.py"))
+    warning = tmp_path / "test_warns.py"
+    warning.write_text("def test_x():\n    assert (1, 'always true')\n", encoding="utf-8")
+    warm_module.prerewrite(tuple(path.read_bytes() for path in [*files, warning]))
+    assert len(warm_module._REWRITTEN) == len(files)  # not the one whose rewriting warns
+
+    class Config:
+        def getini(self, name: str) -> object:
+            assert name == "enable_assertion_pass_hook"
+            return False
+
+    warm_module.use_rewritten()
+    assert rewrite._rewrite_test is not pytests_own
+    for path in files:
+        copy = tmp_path / "run" / path.name
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+        digest, code = rewrite._rewrite_test(copy, Config())  # type: ignore[arg-type]
+        own_digest, own_code = pytests_own(copy, Config())  # type: ignore[arg-type]
+        assert digest == own_digest and code == own_code, path.name
+        assert _filenames(code) == _filenames(own_code) == {str(copy)}
+    changed = tmp_path / "run" / files[0].name
+    changed.write_bytes(files[0].read_bytes() + b"\n\ndef test_added():\n    assert 1 == 2\n")
+    _digest, code = rewrite._rewrite_test(changed, Config())  # type: ignore[arg-type]
+    assert "test_added" in code.co_names
+
+
+def test_the_saved_code_reaches_the_waiting_hosts_folder_whole(tmp_path: Path) -> None:
+    """The run's copy of the learner's code is placed in the waiting host's folder (hard links on one file system):
+    every file and folder, the host's own files left as they are; removing the run's copy leaves the host's."""
+    from forgelab.judge.warm import _copy_code
+
+    run = tmp_path / "run"
+    (run / "forge" / "project" / "prompts").mkdir(parents=True)
+    (run / "forge" / "instructions.py").write_text("RANK = 1\n", encoding="utf-8")
+    (run / "forge" / "project" / "prompts" / "a.md").write_text("prompt\n", encoding="utf-8")
+    (run / "_judge_host.py").write_text("the run's host file\n", encoding="utf-8")
+    host = tmp_path / "host"
+    (host / "forge").mkdir(parents=True)
+    (host / "_judge_host.py").write_text("the waiting host's own\n", encoding="utf-8")
+    _copy_code(run, host)
+    assert (host / "forge" / "instructions.py").read_text(encoding="utf-8") == "RANK = 1\n"
+    assert (host / "forge" / "project" / "prompts" / "a.md").read_text(encoding="utf-8") == "prompt\n"
+    assert (host / "_judge_host.py").read_text(encoding="utf-8") == "the waiting host's own\n"
+    linked = (host / "forge" / "instructions.py").stat()
+    assert linked.st_ino == (run / "forge" / "instructions.py").stat().st_ino and linked.st_nlink == 2
+    import shutil
+
+    shutil.rmtree(run)
+    assert (host / "forge" / "instructions.py").read_text(encoding="utf-8") == "RANK = 1\n"

@@ -17,13 +17,20 @@ The cost of the sandbox: one full submission is graded alone (``--jobs 1``), onc
 once with ``--unsandboxed``, ``--runs`` times each, interleaved, and the two are printed side by side
 (wall time, sampled CPU time, and whether both gave the same rows).
 
+``--against REF`` compares two versions of the judge on the same batch, side by side in one run: a second frozen
+copy of the course gets ``forgelab/`` as of the git revision REF, and the batch is graded ``--runs`` times by each
+at ``--jobs 1``, interleaved; it prints the CPU time per submission by kind of process for both and whether their
+grade rows are the same. The grade process and everything it writes for a run (hosts, testers, interface) come
+from that copy; the trusted test session imports the installed forgelab in both (a change to the session plugin
+itself is not compared).
+
 ``--profile`` then grades one submission in this process and lists where its time goes: the
 slowest tests and cells, the time per target, and what starting one sandboxed Python costs here.
 
 This is a measurement, not a test: nothing here asserts a limit. The machine is shared; the load
 average is printed so that a reader can judge the numbers.
 
-    .venv/bin/python benchmarks/bench_grading.py [--submissions 4] [--runs 1] [--profile]
+    .venv/bin/python benchmarks/bench_grading.py [--submissions 4] [--runs 1] [--profile] [--against REF]
 """
 
 from __future__ import annotations
@@ -257,11 +264,50 @@ def sandbox_cost(course: Path, submission: Path, scratch: Path, runs: int) -> No
           "WARNING: the two modes gave different grade rows")
 
 
+def against(course: Path, submissions: list[Path], scratch: Path, ref: str, runs: int) -> None:
+    """Grade the batch with forgelab as of ``ref`` and as it is now, interleaved; CPU by kind side by side."""
+    other = scratch / "course-against"
+    shutil.copytree(course, other, symlinks=True)
+    shutil.rmtree(other / "forgelab")
+    archive = subprocess.run(["git", "archive", "--format=tar", ref, "forgelab"], cwd=ROOT, capture_output=True,
+                             check=True)
+    subprocess.run(["tar", "-x", "-C", str(other)], input=archive.stdout, check=True)
+    versions = {ref: other, "now": course}
+    costs: dict[str, list[dict[str, float]]] = {name: [] for name in versions}
+    found: dict[str, list[tuple[object, ...]]] = {}
+    loads = [load()]
+    for run in range(runs):
+        for name, copy in versions.items():
+            out = scratch / f"against-{name.replace('/', '-')}-{run}"
+            wall, cost, points = grade(copy, submissions, 1, out)
+            costs[name].append(cost)
+            found.setdefault(name, rows(out / "gradebook.sqlite"))
+            loads.append(load())
+            print(f"  {ref} against now, run {run + 1}, {name}: {wall:.1f} s ({points}; load average {loads[-1]})",
+                  flush=True)
+    n = len(submissions)
+    print()
+    print(f"two versions of the judge, {n} submissions at --jobs 1, median of {runs} run(s), load average "
+          f"{' → '.join(loads)}")
+    print(f"{'CPU seconds per submission':<62} {ref[:12]:>12} {'now':>8} {'ratio':>7}")
+    keys = sorted({key for cost in costs["now"] + costs[ref] for key in cost if key.startswith("cpu")},
+                  key=lambda key: (key != "cpu_s", key))
+    for key in keys:
+        before = statistics.median(cost.get(key, 0.0) for cost in costs[ref]) / n
+        now = statistics.median(cost.get(key, 0.0) for cost in costs["now"]) / n
+        label = "all processes (sampled)" if key == "cpu_s" else key[4:]
+        print(f"  {label:<60} {before:>12.2f} {now:>8.2f} {now / before if before else float('nan'):>7.2f}")
+    print("both versions gave the same grade rows" if found[ref] == found["now"] else
+          "WARNING: the two versions gave different grade rows")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=4, help="full submissions per batch (default 4)")
     parser.add_argument("--runs", type=int, default=1, help="batches per --jobs value, interleaved (default 1)")
     parser.add_argument("--profile", action="store_true", help="also profile one submission (in this process)")
+    parser.add_argument("--against", metavar="REF", help="also grade the batch with forgelab as of git revision REF "
+                        "and as it is now, interleaved, and print their CPU time side by side")
     parser.add_argument("--rows-out", type=Path, help="write the first batch's grade rows here (JSON), to compare "
                         "two versions of the judge on the same batch")
     args = parser.parse_args()
@@ -335,6 +381,8 @@ def main() -> int:
             for row in changed[:6]:
                 print(f"    {row}")
         sandbox_cost(course, submissions[0], scratch, args.runs)
+        if args.against:
+            against(course, submissions, scratch, args.against, args.runs)
         if args.profile:
             profile(submissions[0], course)
     finally:

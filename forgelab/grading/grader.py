@@ -84,7 +84,7 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
             learner_tests.append(LearnerTests(label, test))
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,
-                    cache_dir=job.cache_dir, sessions=1)
+                    cache_dir=job.cache_dir, sessions=1, rewritten_tests=True)
 
 
 @dataclass(frozen=True)

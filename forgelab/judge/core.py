@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import channel, early, relay
+from forgelab.judge import bytecode, channel, early, relay
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
@@ -93,6 +93,9 @@ class Job:
     learner_tests: tuple[LearnerTests, ...] = ()
     cache_dir: Path | None = None  # a folder the trusted session may keep caches in (Hypothesis's character tables)
     sessions: int = 1  # course tests may be split over this many trusted sessions, whole targets each
+    # write pytest's assert-rewritten bytecode beside the course's test files, rewritten once per process (grading:
+    # every submission's session imports the same files; see forgelab.judge.bytecode.rewritten_beside)
+    rewritten_tests: bool = False
 
 
 def _safe(label: str) -> str:
@@ -195,6 +198,8 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
             copy = tests_dir / _safe(suite.target) / relative
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, copy)
+            if job.rewritten_tests and copy.suffix == ".py" and copy.name.startswith("test_"):  # python_files
+                bytecode.rewritten_beside(copy)
             files[str(copy)] = {"target": suite.target, "canonical": relative}
             arguments.append(str(copy))
     if not arguments:

@@ -5,7 +5,10 @@ from source. It compiles whole packages (a lazily imported submodule too), in th
 from __future__ import annotations
 
 import importlib.util
+import marshal
+import os
 import py_compile
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +84,92 @@ def test_the_judge_copies_its_modules_with_bytecode_checked_by_the_source_hash(t
     probe = "import sys; sys.path.insert(0, sys.argv[1]); import _judge_wire; print(getattr(_judge_wire, 'VALUE', '-'))"
     done = subprocess.run([sys.executable, "-B", "-c", probe, str(second)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "changed after the copy"  # a source that differs is not run from stale bytecode
+
+
+TEST_MODULE = "def test_sum():\n    total = 1 + 1\n    assert total == 3\n"
+NO_REWRITING = ("import _pytest.assertion.rewrite as rewrite\n\n\n"
+                "def refuse(*args, **kwargs):\n    raise RuntimeError('pytest rewrote a test module itself')\n\n\n"
+                "rewrite._rewrite_test = refuse\n")
+
+
+def run_like_the_session(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest as the judge's trusted session runs it: no bytecode written, no plugin autoload, importlib mode."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+           "PYTHONPATH": str(folder)}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    return subprocess.run([sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--import-mode=importlib",
+                           "-q", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_course_tests_get_the_assert_rewritten_bytecode_pytest_would_write(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grading imports the same course test files in every submission's session: pytest's rewritten bytecode of each
+    is written beside every copy (forgelab/judge/bytecode.py), rewritten once per process, and the session uses it."""
+    from forgelab.judge import bytecode
+
+    ours, pytests = tmp_path / "ours" / "tests", tmp_path / "pytests" / "tests"
+    for folder in (ours, pytests):
+        folder.mkdir(parents=True)
+        (folder / "test_sum.py").write_text(TEST_MODULE, encoding="utf-8")
+    (tmp_path / "ours" / "no_rewriting.py").write_text(NO_REWRITING, encoding="utf-8")
+    # what pytest writes itself when it may (the same source, in a folder of its own)
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    subprocess.run([sys.executable, "-P", "-m", "pytest", "-p", "no:cacheprovider", "--import-mode=importlib", "-q",
+                    str(pytests / "test_sum.py")], cwd=pytests, env={**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                   capture_output=True, timeout=300, check=False)
+    [written_by_pytest] = (pytests / "__pycache__").iterdir()
+
+    bytecode.rewritten_beside(ours / "test_sum.py")
+    [written] = (ours / "__pycache__").iterdir()
+    assert written.name == written_by_pytest.name
+    # the same code (the file name inside differs: pytest points it at the copy it imports, as importlib does)
+    assert marshal.loads(written.read_bytes()[16:]).co_code == marshal.loads(written_by_pytest.read_bytes()[16:]).co_code
+    assert written.read_bytes()[:16] == written_by_pytest.read_bytes()[:16]  # checked by the source's hash
+
+    # the session imports it without rewriting anything, and the failed assert still says what it compared
+    done = run_like_the_session(tmp_path / "ours", "-p", "no_rewriting", str(ours / "test_sum.py"))
+    assert "1 failed" in done.stdout and "assert 2 == 3" in done.stdout, done.stdout + done.stderr
+    first = written.read_bytes()
+    written.unlink()
+    done = run_like_the_session(tmp_path / "ours", "-p", "no_rewriting", str(ours / "test_sum.py"))
+    assert "pytest rewrote a test module itself" in done.stdout, done.stdout  # the plugin above does refuse
+
+    # once per process: a copy elsewhere gets the same file without a second rewrite
+    monkeypatch.setattr(bytecode, "_rewrite", lambda path: pytest.fail("rewritten twice"))
+    elsewhere = tmp_path / "elsewhere" / "test_sum.py"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(TEST_MODULE, encoding="utf-8")
+    bytecode.rewritten_beside(elsewhere)
+    assert [path.read_bytes() for path in (elsewhere.parent / "__pycache__").iterdir()] == [first]
+    # a copy that differs from the source it was rewritten from: pytest checks the hash and rewrites it itself
+    elsewhere.write_text(TEST_MODULE.replace("3", "2"), encoding="utf-8")
+    done = run_like_the_session(elsewhere.parent, str(elsewhere))
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_grading_sessions_get_the_rewritten_bytecode_and_other_runs_do_not(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab.judge import core
+    from forgelab.judge.sandbox import Isolation
+    from forgelab.judge.settings import DEFAULT
+
+    (tmp_path / "course" / "tests").mkdir(parents=True)
+    (tmp_path / "course" / "tests" / "test_sum.py").write_text(TEST_MODULE, encoding="utf-8")
+    (tmp_path / "course" / "tests" / "helper.py").write_text("X = 1\n", encoding="utf-8")
+    seen: list[list[str]] = []
+
+    def session(command: list[str], **kwargs: object) -> core.Watched:  # the session is not started: only its folder
+        seen.append(sorted(path.name for path in (tmp_path / "run" / "tests").rglob("*.pyc")))
+        return core.Watched(0, None, "", 0.0)
+
+    monkeypatch.setattr(core, "run_watched", session)
+    monkeypatch.setattr(core.early, "take", lambda: None)
+    for rewritten in (True, False):
+        shutil.rmtree(tmp_path / "run", ignore_errors=True)
+        (tmp_path / "run").mkdir()
+        job = core.Job(tmp_path / "course", tmp_path, (), (core.TargetSpec("sub-01", ()),),
+                       (core.CourseTests("sub-01", ("tests/test_sum.py", "tests/helper.py")),), rewritten_tests=rewritten)
+        core._course_session(job, DEFAULT, Isolation(False, "", "test"), tmp_path / "run", {"sub-01": tmp_path},
+                             tmp_path / "interface")
+    assert seen[0] and all(name.startswith("test_sum.") and "-pytest-" in name for name in seen[0])
+    assert seen[1] == []

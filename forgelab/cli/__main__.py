@@ -2,6 +2,6 @@
 
 import sys
 
-from forgelab.cli.main import main
+from forgelab.cli.launch import main
 
 sys.exit(main())

@@ -15,21 +15,22 @@ code, which still runs only in the sandboxed host the session starts), with the 
 run as a new process instead), the same ``sys.path`` (the interface package first), and held by the judge's
 watchdog to the same limits from the moment it is given its job. A command that does not use it (``check
 --why``, a refused target) closes its input and it exits without running anything.
+
+``forgelab check NN`` starts it (and the sandbox's probe) from its entry point, before the command line loads
+(:mod:`forgelab.cli.launch`): this module loads only what starting a process needs — the judge's channel (and all
+it imports) loads after the process has started.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-
-from forgelab.judge import channel
 
 # interpreter-wide: fixed when a session's Python starts, so the same for every session (cold or started early)
 SESSION_CONSTANTS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
@@ -46,17 +47,16 @@ def session_env() -> dict[str, str]:
     return env
 
 
-@dataclass
 class Started:
     """A child process in its own process group whose output (stdout and stderr together) is read as it comes,
     the first ``cap`` bytes kept and every byte counted."""
 
-    process: subprocess.Popen[bytes]
-    cap: int
-    kept: bytearray = field(default_factory=bytearray)
-    printed: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    reader: threading.Thread | None = None
+    def __init__(self, process: subprocess.Popen[bytes], cap: int) -> None:
+        self.process, self.cap = process, cap
+        self.kept = bytearray()
+        self.printed = 0
+        self.lock = threading.Lock()
+        self.reader: threading.Thread | None = None
 
     def _drain(self, fd: int) -> None:
         try:
@@ -74,13 +74,22 @@ class Started:
             return self.kept.decode("utf-8", errors="replace")
 
 
+def dies_with_parent(command: list[str]) -> list[str]:
+    """:func:`forgelab.judge.channel.dies_with_parent`, the same command line, without loading the channel."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
+
+
 def start(command: list[str], *, cwd: Path, env: dict[str, str] | None, output_kb: int,
           pass_fds: tuple[int, ...] = (), stdin: int = subprocess.DEVNULL) -> Started:
-    """Start ``command`` so that it dies with this thread (:func:`forgelab.judge.channel.dies_with_parent`), in its
-    own process group, tracked (:func:`forgelab.judge.channel.stop_tracked` ends it), its output read on a thread."""
-    process = subprocess.Popen(channel.dies_with_parent(command), cwd=cwd, env=env, stdin=stdin,
+    """Start ``command`` so that it dies with this thread (:func:`dies_with_parent`), in its own process group,
+    tracked (:func:`forgelab.judge.channel.stop_tracked` ends it), its output read on a thread."""
+    process = subprocess.Popen(dies_with_parent(command), cwd=cwd, env=env, stdin=stdin,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                pass_fds=pass_fds)
+    # lazy: the channel's imports load once the process runs (the first session starts before the command line loads)
+    from forgelab.judge import channel
+
     channel.track(process)
     started = Started(process, output_kb * 1024)
     assert process.stdout is not None
@@ -135,6 +144,9 @@ class EarlySession:
             except (ProcessLookupError, PermissionError):
                 pass
             process.wait()
+        # lazy: loaded already (start tracked the process)
+        from forgelab.judge import channel
+
         channel.untrack(process)
 
 
@@ -195,6 +207,8 @@ def probe_sandbox() -> None:
 
     thread = threading.Thread(target=probe, name="forgelab-sandbox-probe", daemon=True)
     with _LOCK:
+        if _PROBES:  # asked already (the command's entry point, then `check`): one probe is enough
+            return
         _PROBES.append(thread)
     thread.start()
 
@@ -204,6 +218,7 @@ def _serve() -> int:
     ``python -P -m pytest ARGS`` would, with its working folder, environment and path."""
     # lazy: what the session imports, while the command that started it still prepares the session's job
     import importlib
+    import tempfile
 
     import _pytest.config
     import pytest

@@ -13,16 +13,19 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, WorkbookCopy, copy_workbook, start_cli, wait_until
+from conftest import ROOT, WorkbookCopy, cli_env, copy_workbook, start_cli, wait_until
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 
+from forgelab.cli.launch import one_stage_check
 from forgelab.core import registry
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import CourseFileError, load_course
-from forgelab.judge import core, early, sandbox
+from forgelab.judge import channel, core, early, sandbox
 from forgelab.judge.core import CourseTests, TargetSpec
 from forgelab.judge.outcomes import Outcome
 from forgelab.judge.settings import DEFAULT
@@ -153,6 +156,68 @@ def _ours(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.parametrize(("arguments", "one"), [
+    (["check", "01"], True), (["check", "1", "--target", "solution"], True), (["--lang", "zh", "check", "05"], True),
+    (["check", "--target=fault:01", "03", "--cpu-limit", "4"], True), (["check", "01", "--unsandboxed"], True),
+    (["check", "01", "02"], False), (["check", "01-03"], False), (["check", "all"], False), (["check"], False),
+    (["check", "01", "--why", "test_x"], False), (["check", "01", "--why=test_x"], False), (["check", "01", "-h"], False),
+    (["check", "01", "--targ", "solution"], False), (["status", "01"], False), (["hint", "check", "01"], False),
+    (["check", "--target", "01"], False), ([], False),
+])
+def test_the_entry_point_reads_one_stage_check_as_check_itself_would(arguments: list[str], one: bool) -> None:
+    assert one_stage_check(arguments) is one
+
+
+ENTRY = """import sys
+from forgelab.judge import early
+
+started = early.EarlySession.__init__
+
+
+def noted(self):
+    print("session started, command line loaded:", "forgelab.cli.main" in sys.modules, flush=True)
+    started(self)
+
+
+early.EarlySession.__init__ = noted
+sys.argv = ["forgelab", *sys.argv[1:]]
+from forgelab.cli.launch import main
+
+sys.exit(main())
+"""
+
+
+def test_the_session_starts_before_the_command_line_loads(workbook: WorkbookCopy, tmp_path: Path) -> None:
+    script = tmp_path / "entry.py"
+    script.write_text(ENTRY, encoding="utf-8")
+    env = {**cli_env(workbook.root), "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, str(script), "check", "01", "--target", "solution"], cwd=workbook.root,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("session started, command line loaded: False\n"), done.stdout[:300]
+    assert "ACCEPTED" in done.stdout
+    assert early.dies_with_parent(["python", "-c", "pass"]) == channel.dies_with_parent(["python", "-c", "pass"])
+
+
+def test_a_session_started_for_a_command_that_then_fails_ends_with_it(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from forgelab.cli import launch
+
+    sessions: list[early.EarlySession] = []
+    start_session = early.start_session
+
+    def noted() -> None:
+        start_session()
+        sessions.extend(early._PENDING)
+
+    monkeypatch.setattr(early, "start_session", noted)
+    monkeypatch.setattr(sys, "argv", ["forgelab", "check", "01", "--cpu-limit", "many"])  # argparse refuses it
+    with pytest.raises(SystemExit) as refused:
+        launch.main()
+    assert refused.value.code == 2 and "--cpu-limit: invalid int value: 'many'" in capsys.readouterr().err
+    assert len(sessions) == 1 and sessions[0].started.process.poll() is not None  # closed, not left to the exit
+    assert early.take() is None and early._PROBES == []
+
+
 def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path) -> None:
     module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
     workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
@@ -160,7 +225,7 @@ def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook
     scratch.mkdir()
     command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
     try:
-        wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")), timeout=120,
+        wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")) or None, timeout=120,
                    what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
                    else f"the check ended first: {command.communicate()}")
         wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 3, timeout=60,
@@ -172,6 +237,29 @@ def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook
             command.kill()
             command.communicate()
     assert "interrupted" in err, (command.returncode, _out[-300:], err)
+    wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
+    assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+def test_ctrl_c_as_the_check_starts_says_interrupted_and_leaves_no_process(workbook: WorkbookCopy,
+                                                                           tmp_path: Path) -> None:
+    """The session and the sandbox's probe start before the command line has loaded (forgelab.cli.launch): Ctrl-C
+    then, while it loads, is answered as later, not with a traceback, and nothing it started stays behind."""
+    module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
+    workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
+    try:
+        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 2 or None, timeout=60, every=0.002,
+                   what="the command and the session it started")
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    assert command.returncode == 2 and "interrupted" in err and "Traceback" not in err, (command.returncode, out, err)
     wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
     assert sorted(path.name for path in scratch.iterdir()) == []
 

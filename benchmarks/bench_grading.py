@@ -21,8 +21,10 @@ once with ``--unsandboxed``, ``--runs`` times each, interleaved, and the two are
 copy of the course gets ``forgelab/`` as of the git revision REF, and the batch is graded ``--runs`` times by each
 at ``--jobs 1``, interleaved; it prints the CPU time per submission by kind of process for both and whether their
 grade rows are the same. The grade process and everything it writes for a run (hosts, testers, interface) come
-from that copy; the trusted test session imports the installed forgelab in both (a change to the session plugin
-itself is not compared).
+from that copy; the trusted test session imports the installed forgelab in both, and it is the session that starts
+the sandboxed learner processes, so a change to the session plugin or to how a host is started and called
+(channel, sandbox, host, wire) is not compared: grade with a second installation of REF (its own worktree and
+virtual environment) for those.
 
 ``--profile`` then grades one submission in this process and lists where its time goes: the
 slowest tests and cells, the time per target, and what starting one sandboxed Python costs here.

@@ -104,6 +104,30 @@ def _hidden_paths(roots: list[Path]) -> list[Path]:
     return hidden
 
 
+# forgelab's own editable installation (``pip install -e .``, setuptools): its start-up file installs an import hook
+# that maps ``forge`` and ``forgelab`` to the project's folders, which no sandbox mounts. Every Python start runs it
+# (about 10 ms of CPU: pathlib, importlib.util, …), though inside the sandbox it can find nothing.
+OWN_EDITABLE_PTH = "__editable__.forge_workbook-*.pth"
+
+
+@functools.lru_cache(maxsize=1)
+def own_start_up_files() -> tuple[Path, ...]:
+    """The start-up files (``.pth``) of forgelab's own editable installation in a mounted site-packages folder.
+
+    Inside the sandbox each is replaced by an empty file (:func:`bwrap_command`): site still reads it, finds
+    nothing to run, and the learner's code sees the same ``sys.path`` but for the hook's placeholder entry.
+    Nothing else in site-packages changes (other packages' ``.pth`` files run as before).
+    """
+    roots = _python_roots()
+    found: set[Path] = set()
+    for entry in sys.path:
+        folder = Path(entry).resolve()
+        if folder.name != "site-packages" or not any(root == folder or root in folder.parents for root in roots):
+            continue
+        found.update(path for path in folder.glob(OWN_EDITABLE_PTH) if path.is_file() and not path.is_symlink())
+    return tuple(sorted(found))
+
+
 def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, str] | None = None,
                   userns: int | None = None) -> list[str]:
     """The full command line that runs ``argv`` inside the sandbox (paths in ``argv`` are sandbox paths).
@@ -137,6 +161,8 @@ def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, st
         command += ["--ro-bind", str(root), str(root)]
     for hidden in _hidden_paths(roots):
         command += ["--tmpfs", str(hidden)]
+    for start_up in own_start_up_files():  # empty inside: see own_start_up_files
+        command += ["--ro-bind", "/dev/null", str(start_up)]
     command += ["--perms", "0755", "--dir", str(PurePosixPath(CODE_MOUNT).parent),
                 "--ro-bind", str(code_dir), CODE_MOUNT, "--size", str(SCRATCH_BYTES), "--perms", "1777",
                 "--tmpfs", SCRATCH_MOUNT, "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/",

@@ -31,3 +31,33 @@ def test_a_python_installation_under_tmp_is_visible_inside_the_sandbox(tmp_path,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["installed", "False"]  # the installation is there; its neighbours are not
+
+
+def test_forgelabs_own_start_up_hook_does_not_run_in_the_sandbox_and_site_packages_still_import(tmp_path) -> None:
+    """The editable install's .pth (an import hook for folders no sandbox mounts) is empty inside; pydantic, from the
+    same site-packages, still imports in a forge module, and the other .pth files still run."""
+    if not sandbox.isolation(SandboxMode.AUTO).sandboxed:
+        pytest.skip("bubblewrap cannot start on this machine")
+    hooks = sandbox.own_start_up_files()
+    if not hooks:
+        pytest.skip("forgelab is not installed in editable mode here")
+    site_packages = hooks[0].parent
+    others = sorted(path.name for path in site_packages.glob("*.pth") if path not in hooks)
+    code = tmp_path / "code"
+    (code / "forge").mkdir(parents=True)
+    (code / "forge" / "__init__.py").write_text("", encoding="utf-8")
+    (code / "forge" / "models.py").write_text("import pydantic\n\nclass Item(pydantic.BaseModel):\n    n: int\n",
+                                              encoding="utf-8")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from forge.models import Item; print(Item(n=2).n);"
+             "print(any('__editable__' in str(e) for e in [*sys.path, *map(type, sys.meta_path)]));"
+             "print(sorted(sys.modules).count('_distutils_hack'))")
+    argv = [sys.executable, "-s", "-P", "-c", probe, sandbox.CODE_MOUNT]
+    bwrap = sandbox.isolation(SandboxMode.AUTO).bwrap
+    done = subprocess.run(sandbox.bwrap_command(bwrap, code, argv), capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert lines[:2] == ["2", "False"]  # pydantic imports; the hook is neither on the path nor a finder
+    if "distutils-precedence.pth" in others:  # setuptools' own start-up file still runs
+        assert lines[2] == "1"
+    assert hooks[0].read_text(encoding="utf-8").strip()  # outside, the installation is untouched

@@ -24,6 +24,7 @@ Frames from the host are read without ever blocking on one that is only half wri
 from __future__ import annotations
 
 import builtins
+import contextvars
 import enum
 import functools
 import json
@@ -977,19 +978,80 @@ _LIVE: set[subprocess.Popen[bytes]] = set()  # the session runs and testers of t
 _LIVE_LOCK = threading.Lock()
 
 
+class RunProcesses:
+    """The processes one judge run started (its sessions, testers): :meth:`stop` ends them, and only them.
+
+    ``forgelab grade --jobs N`` judges N submissions on threads of one process: a run that fails, or a check that is
+    abandoned, must not end another submission's processes (its tests would then be blamed for a stop they did not
+    cause). Once stopped, a process the run starts later (a thread that was about to start its tester) is ended as
+    soon as it is tracked, so a stopped run cannot go on for the length of its tests.
+    """
+
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self.stopped = False
+
+    def add(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            if not self.stopped:
+                self._live.add(process)
+                return
+        _kill_group(process)
+
+    def discard(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._live.discard(process)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            live, self._live = list(self._live), set()
+        for process in live:
+            _kill_group(process)
+
+
+_RUN: contextvars.ContextVar[RunProcesses | None] = contextvars.ContextVar("forgelab_judge_run", default=None)
+_OWNER: dict[subprocess.Popen[bytes], RunProcesses] = {}  # a tracked process → the run that started (or took) it
+
+
+def running_as(run: RunProcesses) -> contextvars.Token[RunProcesses | None]:
+    """Processes tracked from now on in this context (and in threads started with a copy of it) belong to ``run``."""
+    return _RUN.set(run)
+
+
+def stop_running_as(token: contextvars.Token[RunProcesses | None]) -> None:
+    """This context no longer runs as the run :func:`running_as` made it run as."""
+    _RUN.reset(token)
+
+
 def track(process: subprocess.Popen[bytes]) -> None:
-    """Remember a started process group, so that :func:`stop_tracked` can end it (Ctrl-C, an error)."""
+    """Remember a started process group, so that :func:`stop_tracked` can end it (Ctrl-C, an error), and so can the
+    run it belongs to (:class:`RunProcesses`, the one this context runs as)."""
     with _LIVE_LOCK:
         _LIVE.add(process)
+    adopt(process)
+
+
+def adopt(process: subprocess.Popen[bytes]) -> None:
+    """``process`` (tracked already, started before its run: a session started early) belongs to this context's run."""
+    run = _RUN.get()
+    if run is not None:
+        with _LIVE_LOCK:
+            _OWNER[process] = run
+        run.add(process)
 
 
 def untrack(process: subprocess.Popen[bytes]) -> None:
     with _LIVE_LOCK:
         _LIVE.discard(process)
+        run = _OWNER.pop(process, None)
+    if run is not None:
+        run.discard(process)
 
 
 def stop_tracked() -> None:
-    """Kill every tracked process group that is still running."""
+    """Kill every tracked process group of this process that is still running (Ctrl-C: every run ends)."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for process in live:

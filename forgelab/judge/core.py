@@ -20,6 +20,7 @@ must not see (solutions, variants, instructor checks, this run's files) is visib
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -235,6 +236,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
         watched = Watched(forked.returncode, forked.limit, forked.output, forked.seconds)
     elif prestarted is not None and prestarted.fits(env):
         running, began = prestarted.hand_over(pytest_args, cwd=run_dir, env=env)
+        channel.adopt(running.process)  # started before the run: from now on it is this run's
         watched = watch(running, began, cpu_s=float("inf"), wall_s=settings.session_wall_s)
     else:
         if prestarted is not None:
@@ -360,14 +362,19 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
 
 
 def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
-        warm: WarmWorker | None = None) -> RunReport:
+        warm: WarmWorker | None = None, processes: channel.RunProcesses | None = None) -> RunReport:
     """Run every suite of ``job``; one report whose rows name their file, test and target. With ``warm`` (watch
-    mode), the course's tests run in a session forked from that worker; everything else is as in a cold run."""
+    mode), the course's tests run in a session forked from that worker; everything else is as in a cold run.
+    ``processes`` holds what the run starts (the caller may stop it from another thread: a check's Ctrl-C); when the
+    run fails, it ends its own processes and no other run's."""
     isolation = isolation or decide_isolation(settings.sandbox)
     folder = tempfile.mkdtemp(prefix="forgelab-judge-")
+    processes = processes or channel.RunProcesses()
+    token = channel.running_as(processes)
     try:
-        return _run_in(job, settings, isolation, Path(folder), warm)
+        return _run_in(job, settings, isolation, Path(folder), warm, processes)
     finally:
+        channel.stop_running_as(token)
         if warm is None:
             shutil.rmtree(folder, ignore_errors=True)
         else:  # watch mode: the verdict is shown while the run's folder goes (nothing of it is read again)
@@ -375,7 +382,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
 
 
 def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
-            warm: WarmWorker | None) -> RunReport:
+            warm: WarmWorker | None, processes: channel.RunProcesses) -> RunReport:
     """The body of :func:`run`, in the run's folder ``run_dir``."""
     code_dirs: dict[str, Path] = {}
     tested = {suite.target for suite in job.course_tests}
@@ -395,7 +402,9 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
         for index, shard in enumerate(course_sessions):
             folder_of_shard = run_dir / f"session-{index}"
             folder_of_shard.mkdir()
-            futures.append(pool.submit(_course_session, shard, settings, isolation, folder_of_shard,
+            # each thread runs as this run (channel.running_as): what it starts is stopped with the run
+            futures.append(pool.submit(contextvars.copy_context().run, _course_session, shard, settings, isolation,
+                                       folder_of_shard,
                                        {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm))
         if learner_files:
             template = relay.write_template(run_dir / "tester", interface)
@@ -403,13 +412,14 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
             specs = {target.label: target for target in job.targets}
             budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
             for index, (suite, test_file, shown) in enumerate(learner_files):
-                futures.append(pool.submit(_learner_file, suite.target, test_file, shown, specs[suite.target],
+                futures.append(pool.submit(contextvars.copy_context().run, _learner_file, suite.target, test_file,
+                                           shown, specs[suite.target],
                                            settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
                                            template, offer, budget))
         try:
             reports = [future.result() for future in futures]
-        except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running
-            channel.stop_tracked()
+        except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running (another run's may)
+            processes.stop()
             if warm is not None:
                 warm.stop_child()
             raise

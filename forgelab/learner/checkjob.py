@@ -87,13 +87,14 @@ class PendingRun:
         self.job = job
         self._report: RunReport | None = None
         self._error: BaseException | None = None
+        self._processes = channel.RunProcesses()  # what the run starts, stopped by abandon() from the command's thread
         self._started = early.handed_over_event()  # set when the session started early has its job (or never will)
         self._thread = threading.Thread(target=self._run, args=(settings,), name="forgelab-check-judge", daemon=True)
         self._thread.start()
 
     def _run(self, settings: JudgeSettings) -> None:
         try:
-            self._report = core.run(self.job, settings) if self.job.course_tests or self.job.learner_tests \
+            self._report = core.run(self.job, settings, processes=self._processes) if self.job.course_tests or self.job.learner_tests \
                 else RunReport(())
         except BaseException as error:  # noqa: BLE001 - handed to the thread that waits for the report
             self._error = error
@@ -110,7 +111,9 @@ class PendingRun:
             raise
 
     def abandon(self) -> None:
-        """Stop every process the run started and wait for it to end, its run folder removed (Ctrl-C)."""
+        """Stop every process the run started and wait for it to end, its run folder removed (Ctrl-C). A process the
+        run was about to start is ended as soon as it starts, so the run ends now, not when its tests would have."""
+        self._processes.stop()
         channel.stop_tracked()
         early.discard()
         self._thread.join(timeout=60)

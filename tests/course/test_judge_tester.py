@@ -169,3 +169,96 @@ def test_a_test_whose_process_ends_during_it_has_no_result_not_a_pass(tmp_path: 
     rows = _run_one(tmp_path, "import os\n\n\ndef test_ends_the_process():\n    os._exit(0)\n")
     [(outcome, cause)] = rows.values()
     assert outcome is Outcome.ERROR and "without reporting its result" in cause
+
+
+# ---------------------------------------------------------------- a run stops its own processes, and only them
+
+SLOW_PASS = '''import time
+
+from forge.instructions import Instruction, resolve
+
+
+def test_slow_but_right():
+    time.sleep(3)  # another run fails meanwhile
+    accepted, _rejected = resolve([Instruction("system", "write", "deny")])
+    assert accepted == {"write": "deny"}
+'''
+LONGER_THAN_ABANDON_WAITS = '''import time
+
+
+def test_outlasts_the_wait():
+    time.sleep(120)
+'''
+
+
+def _job(tmp_path: Path, name: str, source: str) -> core.Job:
+    test_file = tmp_path / name / "test_01_mine.py"
+    test_file.parent.mkdir()
+    test_file.write_text(source, encoding="utf-8")
+    starters = jobs.starters(Workbook(ROOT, ROOT))
+    target = TargetSpec("transfer-01", (starters / "forge", ROOT / "solutions" / "forge"), "01", (MODULE,))
+    return core.Job(ROOT, starters, jobs.stage_modules(load_course(ROOT)), (target,),
+                    learner_tests=(LearnerTests("transfer-01", ((test_file, "transfer/test_01_mine.py"),)),))
+
+
+def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`forgelab grade --jobs 2` judges two submissions on threads of one process: when one run fails (a grader
+    failure), the other's tester must go on — before, the failing run killed every process the grader had started,
+    and the other learner's test, stopped mid-way, was blamed."""
+    import contextvars
+    import threading
+    import time
+
+    from forgelab.judge import channel
+
+    def testers() -> list[object]:
+        with channel._LIVE_LOCK:
+            return [p for p in channel._LIVE if "_judge_tester.py" in " ".join(map(str, p.args))]
+
+    real = core._learner_file
+
+    def learner_file(label: str, test_file: Path, *args: object) -> object:
+        if test_file.parent.name == "broken":  # this run's grader breaks once the other run's test is running
+            deadline = time.monotonic() + 60
+            while not testers() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.0)
+            raise RuntimeError("the grader broke on this submission")
+        return real(label, test_file, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(core, "_learner_file", learner_file)
+    results: dict[str, object] = {}
+
+    def judge_the_other() -> None:
+        results["report"] = core.run(_job(tmp_path, "honest", SLOW_PASS), DEFAULT)
+
+    other = threading.Thread(target=contextvars.copy_context().run, args=(judge_the_other,))
+    other.start()
+    with pytest.raises(RuntimeError, match="the grader broke"):
+        core.run(_job(tmp_path, "broken", SLOW_PASS), DEFAULT)
+    other.join(timeout=120)
+    report = results["report"]
+    assert isinstance(report, core.RunReport) and not report.target_problems, report
+    assert {row.nodeid: (row.outcome, row.cause) for row in report.rows} == {
+        "transfer/test_01_mine.py::test_slow_but_right": (Outcome.PASSED, "")}
+
+
+def test_a_run_abandoned_before_its_tester_started_ends_at_once_and_leaves_no_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in `forgelab check` can come while the run is still laying out a tester's folder: the tester it starts
+    after that is ended as it starts. Before, it ran its test to the end (here two minutes), the command gave up
+    waiting after 60 s and left the run's folder behind."""
+    import tempfile
+    import time
+
+    from forgelab.learner.checkjob import PendingRun
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    pending = PendingRun(_job(tmp_path, "slow", LONGER_THAN_ABANDON_WAITS), DEFAULT)
+    began = time.monotonic()
+    pending.abandon()
+    assert not pending._thread.is_alive(), f"the run still goes on {time.monotonic() - began:.0f} s after Ctrl-C"
+    assert list(scratch.iterdir()) == []

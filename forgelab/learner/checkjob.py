@@ -89,6 +89,9 @@ class PendingRun:
         self._error: BaseException | None = None
         self._processes = channel.RunProcesses()  # what the run starts, stopped by abandon() from the command's thread
         self._started = early.handed_over_event()  # set when the session started early has its job (or never will)
+        # set when the run is over, its folder removed: waited on instead of Thread.join, which Ctrl-C breaks in
+        # Python 3.11 and 3.12 (an interrupted join marks a running thread as ended, so a later join returns at once)
+        self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(settings,), name="forgelab-check-judge", daemon=True)
         self._thread.start()
 
@@ -100,6 +103,7 @@ class PendingRun:
             self._error = error
         finally:
             self._started.set()
+            self._done.set()
 
     def wait_until_started(self) -> None:
         """Until the tests are running (the session has its job) or the run is over: what the command does
@@ -116,11 +120,11 @@ class PendingRun:
         self._processes.stop()
         channel.stop_tracked()
         early.discard()
-        self._thread.join(timeout=60)
+        self._done.wait(timeout=60)
 
     def result(self) -> RunReport:
         try:
-            self._thread.join()
+            self._done.wait()
         except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running or stay behind
             self.abandon()
             raise

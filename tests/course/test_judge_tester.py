@@ -3,6 +3,7 @@ then with the judge's profile (no deadline, the same examples every run, no data
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -260,5 +261,58 @@ def test_a_run_abandoned_before_its_tester_started_ends_at_once_and_leaves_no_fo
     pending = PendingRun(_job(tmp_path, "slow", LONGER_THAN_ABANDON_WAITS), DEFAULT)
     began = time.monotonic()
     pending.abandon()
-    assert not pending._thread.is_alive(), f"the run still goes on {time.monotonic() - began:.0f} s after Ctrl-C"
+    assert pending._done.is_set(), f"the run still goes on {time.monotonic() - began:.0f} s after Ctrl-C"
     assert list(scratch.iterdir()) == []
+
+
+CTRL_C_WHILE_WAITING = r'''
+import json, os, signal, sys, tempfile, threading, time
+from pathlib import Path
+
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
+from forgelab.judge import core
+from forgelab.judge.core import LearnerTests, TargetSpec
+from forgelab.judge.settings import DEFAULT
+from forgelab.learner.checkjob import PendingRun
+from forgelab.verdicts import jobs
+
+root, test_file = Path(sys.argv[1]), Path(sys.argv[2])
+starters = jobs.starters(Workbook(root, root))
+target = TargetSpec("transfer-01", (starters / "forge", root / "solutions" / "forge"), "01", ("forge/instructions.py",))
+job = core.Job(root, starters, jobs.stage_modules(load_course(root)), (target,),
+               learner_tests=(LearnerTests("transfer-01", ((test_file, "transfer/test_01_mine.py"),)),))
+pending = PendingRun(job, DEFAULT)
+
+
+def ctrl_c() -> None:  # once the command waits for the report (it does nothing else here)
+    pending._started.wait()
+    time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+try:
+    pending.result()
+except KeyboardInterrupt:
+    pass
+print(json.dumps({"left": sorted(os.listdir(tempfile.gettempdir()))}))
+'''
+
+
+def test_ctrl_c_while_check_waits_for_its_report_ends_the_run_before_the_command_ends(tmp_path: Path) -> None:
+    """In Python 3.11 an interrupted Thread.join marks the still running thread as ended, so a second join returned at
+    once: `forgelab check` said "interrupted" and ended while its run went on, and the run's folder stayed behind
+    (seen in a learner bundle: Ctrl-C a second into a check, 7 times of 7). The run's end is an event of its own now."""
+    import json
+    import subprocess
+    import sys
+
+    test_file = tmp_path / "test_01_mine.py"
+    test_file.write_text(LONGER_THAN_ABANDON_WAITS, encoding="utf-8")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_WAITING, str(ROOT), str(test_file)], cwd=ROOT,
+                          env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"left": []}

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -29,6 +30,12 @@ from typing import IO, Any, TypeVar
 
 import pytest
 from xdist_groups import keep_xdist_groups
+
+# A suite started in the background (`cmd &` in a script, nohup) inherits an ignored SIGINT, and so does every command it
+# starts: Python then never raises KeyboardInterrupt, and the tests that press Ctrl-C in a check saw it run to its end.
+# Catching it here (as an interactive start does) gives the commands under test the default handling again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[2]
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "labs", "evidence", ".forgelab", "__pycache__",

@@ -48,7 +48,7 @@ from forgelab.judge import bytecode, wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
-from forgelab.judge.watchdog import Watchdog, children, ended_by_cpu_rlimit, readable_within
+from forgelab.judge.watchdog import Watchdog, children, ended_by_cpu_rlimit
 
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
 
@@ -892,8 +892,7 @@ class Host:
             try:
                 frame = reader.next()
                 # a host that has ended may have written its answer just after the select timed out: read it first
-                if frame is None and (self._watchdog.wait(read=self._from_host) or (
-                        self._watchdog.ended and readable_within(self._from_host, 0))):
+                if frame is None and self._watchdog.readable(self._from_host):
                     reader.fill()
                     frame = reader.next()
                 if frame is not None:

@@ -57,7 +57,7 @@ from forgelab.judge.outcomes import Limit
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
-from forgelab.judge.watchdog import POLL_S, Watchdog, ended_by_cpu_rlimit, readable_within
+from forgelab.judge.watchdog import POLL_S, Watchdog, ended_by_cpu_rlimit
 
 TESTER_INI = """# the learner's own tests, in the tester's sandbox: no plugin autoload, no cache, no conftest
 [pytest]
@@ -311,7 +311,7 @@ class _Relay:
                     return frame
                 # once it has ended, what it wrote before it ended is read before the run is over: the select may
                 # have timed out just before its last frames (a test's result, the finish) arrived
-                if self.watchdog.wait(read=reader.fd) or (self.watchdog.ended and readable_within(reader.fd, 0)):
+                if self.watchdog.readable(reader.fd):
                     reader.fill()
                     continue
             except wire.ChannelClosed:

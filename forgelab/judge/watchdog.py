@@ -121,6 +121,11 @@ class Watchdog:
         ready = select.select([read] if read is not None else [], [write] if write is not None else [], [], POLL_S)
         return bool(ready[0] or ready[1])
 
+    def readable(self, fd: int) -> bool:
+        """:meth:`wait` for ``fd`` to read; also True once the process has ended with something still to read there
+        (or the end of it): what a process wrote just before it ended is read, even when the wait timed out first."""
+        return self.wait(read=fd) or (self.ended and readable_within(fd, 0))
+
     def over(self) -> Limit | None:
         """The first limit the tree is over now — output, wall clock, CPU — or None."""
         if self.flooded():

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,50 +219,53 @@ def test_a_session_started_for_a_command_that_then_fails_ends_with_it(monkeypatc
     assert early.take() is None and early._PROBES == []
 
 
-def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path) -> None:
+def _interrupt_check(workbook: WorkbookCopy, tmp_path: Path,
+                     ready: Callable[[Path, subprocess.Popen[str]], object]) -> tuple[int, str, str, Path]:
+    """`forgelab check 01` on a module whose import sleeps 60 s, sent Ctrl-C once ``ready(scratch, command)`` has
+    returned: its exit status, output, error output and TMPDIR (``scratch``)."""
     module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
     workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
     try:
-        wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")) or None, timeout=120,
-                   what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
-                   else f"the check ended first: {command.communicate()}")
-        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 3, timeout=60,
-                   what="the command, its session and the sandboxed host")
-        command.send_signal(signal.SIGINT)
-        _out, err = command.communicate(timeout=120)
-    finally:
-        if command.poll() is None:
-            command.kill()
-            command.communicate()
-    assert "interrupted" in err, (command.returncode, _out[-300:], err)
-    wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
-    assert sorted(path.name for path in scratch.iterdir()) == []
-
-
-def test_ctrl_c_as_the_check_starts_says_interrupted_and_leaves_no_process(workbook: WorkbookCopy,
-                                                                           tmp_path: Path) -> None:
-    """The session and the sandbox's probe start before the command line has loaded (forgelab.cli.launch): Ctrl-C
-    then, while it loads, is answered as later, not with a traceback, and nothing it started stays behind."""
-    module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
-    workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
-    try:
-        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 2 or None, timeout=60, every=0.002,
-                   what="the command and the session it started")
+        ready(scratch, command)
         command.send_signal(signal.SIGINT)
         out, err = command.communicate(timeout=120)
     finally:
         if command.poll() is None:
             command.kill()
             command.communicate()
-    assert command.returncode == 2 and "interrupted" in err and "Traceback" not in err, (command.returncode, out, err)
+    return command.returncode, out, err, scratch
+
+
+def _nothing_left(scratch: Path) -> None:
     wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
     assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path) -> None:
+    def tests_running(scratch: Path, command: subprocess.Popen[str]) -> None:
+        wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")) or None, timeout=120,
+                   what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
+                   else f"the check ended first: {command.communicate()}")
+        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 3, timeout=60,
+                   what="the command, its session and the sandboxed host")
+
+    code, out, err, scratch = _interrupt_check(workbook, tmp_path, tests_running)
+    assert "interrupted" in err, (code, out[-300:], err)
+    _nothing_left(scratch)
+
+
+def test_ctrl_c_as_the_check_starts_says_interrupted_and_leaves_no_process(workbook: WorkbookCopy,
+                                                                           tmp_path: Path) -> None:
+    """The session and the sandbox's probe start before the command line has loaded (forgelab.cli.launch): Ctrl-C
+    then, while it loads, is answered as later, not with a traceback, and nothing it started stays behind."""
+    code, out, err, scratch = _interrupt_check(workbook, tmp_path, lambda scratch, _command: wait_until(
+        lambda: len(_ours(f"TMPDIR={scratch}")) >= 2 or None, timeout=60, every=0.002,
+        what="the command and the session it started"))
+    assert code == 2 and "interrupted" in err and "Traceback" not in err, (code, out, err)
+    _nothing_left(scratch)
 
 
 # ---------------------------------------------------------------- the course read through its cache

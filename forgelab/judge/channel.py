@@ -46,6 +46,7 @@ from typing import Any
 from forgelab.core.i18n import _
 from forgelab.judge import bytecode, wire
 from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
+from forgelab.judge.printed import PrintedOutput
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.watchdog import Watchdog, children, ended_by_cpu_rlimit
@@ -507,13 +508,10 @@ class Host:
         self._reader: FrameReader | None = None
         self._handles: dict[int, object] = {}
         self._handle_ids: dict[int, int] = {}
-        self._output = bytearray()
-        self._printed = 0
-        self._flooded = False
-        self._lock = threading.Lock()
+        self._printed = PrintedOutput(settings.output_kb * 1024)  # the current process's, new at every spawn
         # CPU from begin_test on, against its budget; output; wall clock (see _over_wall, which words it)
         self._watchdog = Watchdog(cpu_s=settings.test_cpu_s, cpu_start=None, wall_over=self._over_wall,
-                                  flooded=lambda: self._flooded)
+                                  flooded=lambda: self._printed.flooded)
         self._wall_message = ""
         self._pending_budget: int | None = None
         self._same_shape: dict[str, bool] = {}  # class path → the learner's class builds like the course's
@@ -569,12 +567,11 @@ class Host:
         self._to_host, self._from_host = to_host_w, from_host_r
         os.set_blocking(to_host_w, False)  # a host that stops reading must not block the judge: see _send
         self._reader = FrameReader(from_host_r)
-        self._output = bytearray()
-        self._printed = 0
-        self._flooded = False
+        self._printed = PrintedOutput(self.settings.output_kb * 1024)
         self._closed_reason = None
         for stream in (self._process.stdout, self._process.stderr):
-            threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+            assert stream is not None
+            self._printed.read(os.dup(stream.fileno()))  # its own copy: close() may close the process's streams
 
     @property
     def import_asked(self) -> bool:
@@ -657,27 +654,9 @@ class Host:
             self._scratch.cleanup()
             self._scratch = None
 
-    def _drain(self, stream: Any) -> None:
-        cap = self.settings.output_kb * 1024
-        while True:
-            try:
-                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-            except (ValueError, OSError):  # the host was stopped and its stream closed meanwhile
-                return
-            if not chunk:
-                return
-            with self._lock:
-                self._printed += len(chunk)
-                room = max(0, cap - len(self._output))
-                self._output += chunk[:room]
-                if self._printed > cap:
-                    self._flooded = True
-
     def take_output(self) -> str:
-        with self._lock:
-            text = self._output.decode("utf-8", errors="replace")
-            self._output = bytearray()
-        return text
+        """What the process printed since the last call (up to the output limit)."""
+        return self._printed.take()
 
     # ------------------------------------------------------------ building instances locally
 
@@ -896,6 +875,11 @@ class Host:
                     reader.fill()
                     frame = reader.next()
                 if frame is not None:
+                    # over the output limit is over it, however soon the answer came (see PrintedOutput)
+                    self._printed.settle()
+                    if self._printed.flooded:
+                        self._stop(Limit.OUTPUT)
+                        raise LimitExceeded(Limit.OUTPUT, self._flood_words())
                     return frame
             except wire.FrameTooLarge:
                 self._stop(Limit.OUTPUT)
@@ -911,9 +895,8 @@ class Host:
         """Raise :class:`LimitExceeded` (and stop the host) when it is over a limit or has ended."""
         limit = self._watchdog.over()
         if limit is not None:
-            words = self._wall_message if limit is Limit.WALL else self._over_cpu() if limit is Limit.CPU else _(
-                "your code printed more than {kb} KB; it was stopped (look for a print inside a loop)").format(
-                    kb=self.settings.output_kb)
+            words = self._wall_message if limit is Limit.WALL else self._over_cpu() if limit is Limit.CPU else \
+                self._flood_words()
             self._stop(limit)
             raise LimitExceeded(limit, words)
         if self._watchdog.ended:
@@ -935,6 +918,11 @@ class Host:
             return True
         return False
 
+    def _flood_words(self) -> str:
+        """The one cause of an output-limit stop, whenever it was seen (while waiting, at the answer, at the end)."""
+        return _("your code printed more than {kb} KB; it was stopped (look for a print inside a loop)").format(
+            kb=self.settings.output_kb)
+
     def _over_cpu(self) -> str:
         """The one cause of a CPU-limit stop, whoever noticed it first (this watch or the process's own rlimit):
         which of the two is first depends on the machine's load, and the verdict must not."""
@@ -949,8 +937,9 @@ class Host:
                 code = process.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
-        if self._flooded:
-            limit, text = Limit.OUTPUT, _("your code printed more than {kb} KB").format(kb=self.settings.output_kb)
+        self._printed.settle()  # what it printed before it ended is counted before the cause is named
+        if self._printed.flooded:
+            limit, text = Limit.OUTPUT, self._flood_words()
         elif ended_by_cpu_rlimit(code):
             limit, text = Limit.CPU, self._over_cpu()  # its own hard limit struck before the watch saw it: same words
         else:

@@ -15,7 +15,7 @@ from forgelab.core.registry import load_course
 from forgelab.judge import core
 from forgelab.judge.core import LearnerTests, TargetSpec
 from forgelab.judge.outcomes import Outcome
-from forgelab.judge.settings import DEFAULT
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.verdicts import jobs
 
 PLAIN = '''import sys
@@ -133,14 +133,15 @@ def _descheduled_after_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Watchdog, "wait", wait)
 
 
-def _run_one(tmp_path: Path, source: str, *layers: Path) -> dict[str, tuple[Outcome, str]]:
+def _run_one(tmp_path: Path, source: str, *layers: Path,
+             settings: JudgeSettings = DEFAULT) -> dict[str, tuple[Outcome, str]]:
     test_file = tmp_path / "test_01_mine.py"
     test_file.write_text(source, encoding="utf-8")
     starters = jobs.starters(Workbook(ROOT, ROOT))
     target = TargetSpec("transfer-01", (starters / "forge", ROOT / "solutions" / "forge", *layers), "01", (MODULE,))
     job = core.Job(ROOT, starters, jobs.stage_modules(load_course(ROOT)), (target,),
                    learner_tests=(LearnerTests("transfer-01", ((test_file, "transfer/test_01_mine.py"),)),))
-    report = core.run(job, DEFAULT)
+    report = core.run(job, settings)
     assert report.problem is None and not report.target_problems, report
     return {row.nodeid: (row.outcome, row.cause) for row in report.rows}
 
@@ -170,6 +171,71 @@ def test_a_test_whose_process_ends_during_it_has_no_result_not_a_pass(tmp_path: 
     rows = _run_one(tmp_path, "import os\n\n\ndef test_ends_the_process():\n    os._exit(0)\n")
     [(outcome, cause)] = rows.values()
     assert outcome is Outcome.ERROR and "without reporting its result" in cause
+
+
+
+FLOODING_HOST = '''
+
+import sys as _sys
+
+_resolve_quietly = resolve
+
+
+def resolve(instructions):  # prints PRINTED_KB KB, then answers at once
+    _sys.stdout.write("F" * (PRINTED_KB * 1024))
+    _sys.stdout.flush()
+    return _resolve_quietly(instructions)
+'''
+
+
+def _flooding_layer(tmp_path: Path, printed_kb: int) -> Path:
+    layer = tmp_path / "layer" / "instructions.py"
+    layer.parent.mkdir()
+    layer.write_text((ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
+                     + FLOODING_HOST.replace("PRINTED_KB", str(printed_kb)), encoding="utf-8")
+    return layer.parent
+
+
+def test_a_flood_printed_within_one_wait_of_the_judge_is_over_the_output_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """100 MB through a pipe can take less than one of the judge's waits: the answer that follows it was taken as
+    it came, the limit was looked at only between waits, and the flood went unnamed (the hostile batch's flood was
+    graded as the honest control in one fresh-clone run). Here every wait lasts until something arrives."""
+    import select
+
+    from forgelab.judge.watchdog import Watchdog
+
+    def wait(self: Watchdog, *, read: int | None = None, write: int | None = None) -> bool:
+        ready = select.select([read] if read is not None else [], [write] if write is not None else [], [], 60)
+        return bool(ready[0] or ready[1])
+
+    monkeypatch.setattr(Watchdog, "wait", wait)
+    rows = _run_one(tmp_path, ANSWERED, _flooding_layer(tmp_path, 100 * 1024))
+    [(outcome, cause)] = rows.values()
+    assert outcome is Outcome.TIMEOUT and "printed more than 4096 KB" in cause, (outcome, cause)
+
+
+def test_what_was_printed_before_the_answer_counts_however_late_it_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 KB over the limit, the last of it still in the pipe when the answer arrives, because the thread that reads
+    the pipe has not run yet (here it sleeps before every read): it is counted before the answer is taken."""
+    import time
+
+    from forgelab.judge import printed
+
+    real = printed.select.select
+
+    class LateReader:
+        @staticmethod
+        def select(*args: object) -> object:
+            time.sleep(0.3)
+            return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(printed, "select", LateReader)
+    settings = DEFAULT.with_(output_kb=64)
+    rows = _run_one(tmp_path, ANSWERED, _flooding_layer(tmp_path, 64 + 16), settings=settings)
+    [(outcome, cause)] = rows.values()
+    assert outcome is Outcome.TIMEOUT and "printed more than 64 KB" in cause, (outcome, cause)
 
 
 # ---------------------------------------------------------------- a run stops its own processes, and only them
@@ -273,7 +339,7 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import load_course
 from forgelab.judge import core
 from forgelab.judge.core import LearnerTests, TargetSpec
-from forgelab.judge.settings import DEFAULT
+from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.learner.checkjob import PendingRun
 from forgelab.verdicts import jobs
 
@@ -316,3 +382,30 @@ def test_ctrl_c_while_check_waits_for_its_report_ends_the_run_before_the_command
                           env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"left": []}
+
+
+def test_the_testers_copy_of_forgelab_holds_every_module_those_modules_import() -> None:
+    """The tester's sandbox has only TESTER_MODULES of forgelab: a module they import and the list forgets fails
+    every learner's transfer test with ModuleNotFoundError, as the judge's, not the learner's, fault."""
+    import ast
+
+    from forgelab.judge.relay import TESTER_MODULES
+
+    package = ROOT / "forgelab"
+
+    def file_of(module: str) -> str:
+        path = package.joinpath(*module.split(".")[1:])
+        return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).relative_to(package).as_posix()
+
+    missing = set()
+    for relative in TESTER_MODULES:
+        for node in ast.walk(ast.parse((package / relative).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "forgelab":
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names if alias.name.split(".")[0] == "forgelab"]
+            else:
+                continue
+            missing |= {(relative, file_of(name)) for name in names
+                        if (package / file_of(name)).is_file() and file_of(name) not in TESTER_MODULES}
+    assert not missing

@@ -38,6 +38,18 @@ if TYPE_CHECKING:  # watch mode hands a worker in; a check never loads the warm 
     from forgelab.judge.warm import WarmWorker
 
 
+def target_words(target: dict[str, str]) -> str:
+    """What a check judged, in the learner's words, with the ``--target`` value that names it in brackets."""
+    name, kind = target["name"], target["kind"]
+    if kind == "learner":
+        return _("your forge/ ({name})").format(name=name)
+    if kind == "solution":
+        return _("the reference solution ({name})").format(name=name)
+    if kind == "fault":
+        return _("the fault lab's broken copy ({name})").format(name=name)
+    return _("the forge/ of the folder you named ({name})").format(name=name)
+
+
 @dataclass(frozen=True)
 class Message:
     """What an operation says: its lines, whether it went well, and the next step.
@@ -147,7 +159,7 @@ class Workbench:
         stage, doc = outcome.stage, outcome.document
 
         lines = [_("Stage {number} · {title} · target: {target}").format(
-            number=stage.number, title=stage.text().title, target=doc["target"]["name"]), ""]
+            number=stage.number, title=stage.text().title, target=target_words(doc["target"])), ""]
         lines += self.tests_table(outcome, width)
         summary = doc["summary"]
         lines.append(_("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],

@@ -31,6 +31,7 @@ def test_solution_target_is_accepted(workbook, verification_validator) -> None:
     result = workbook.run("check", "01", "--target", "solution")
     assert result.returncode == 0, result.output
     assert "verdict: ACCEPTED" in result.stdout
+    assert result.stdout.startswith("Stage 01 · Instruction hierarchy · target: the reference solution (solution)\n")
     document = workbook.evidence(KEY)
     verification_validator(document)
     assert document["accepted"] is True
@@ -44,6 +45,7 @@ def test_fault_target_fails_the_target_test(workbook) -> None:
     result = workbook.run("check", "01", "--target", "fault:01", "--out", str(workbook.root / "fault.json"))
     assert result.returncode == 1
     assert "First difference at ['write']: got 'allow', expected 'deny'" in result.stdout
+    assert result.stdout.splitlines()[0].endswith(" · target: the fault lab's broken copy (fault:01)")
 
 
 def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(workbook) -> None:

@@ -92,6 +92,8 @@ def test_check_speaks_chinese_with_forge_lang(workbook: WorkbookCopy) -> None:
     assert done.returncode == 1, done.output
     out = done.stdout
     assert out.startswith("阶段 01 · "), out
+    # what was judged, in words; the --target value that names it stays as typed
+    assert out.splitlines()[0].endswith(" · 目标：你自己的 forge/（learner）"), out.splitlines()[0]
     assert re.search(r"^测试\s+结果\s+原因$", out, re.M), out
     assert re.search(r"^部分\s+状态\s+详情$", out, re.M), out
     assert re.search(r"^必需测试：\d+/\d+ 通过$", out, re.M), out

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forgelab.core.display import fail, table
 from forgelab.core.i18n import N_, _, active
 from forgelab.cli.context import open_workbook
 from forgelab.judge.settings import DEFAULT, SandboxMode
 from forgelab.core.registry import RegistryError
+
+if TYPE_CHECKING:  # loaded by the command itself (start-up speed)
+    from forgelab.grading.batch import GradingInterrupted
 
 
 def _positive(text: str) -> int:
@@ -35,7 +39,7 @@ SANDBOXED = N_("sandbox: bubblewrap (read-only system, no network, own PID names
 
 def cmd_grade(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.grading.batch import ShardSpec, grade_batch
+    from forgelab.grading.batch import GradingInterrupted, ShardSpec, grade_batch
     from forgelab.grading.gradebook import GradebookError
     from forgelab.grading.rubric import REGRADE, REVIEW, parse_stages
     from forgelab.core.submission import SubmissionError, discover
@@ -85,6 +89,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return fail(str(error))
     except GradebookError as error:
         return fail(str(error))
+    except GradingInterrupted as stopped:
+        return _interrupted(stopped, len(chosen))
     sandbox = _(SANDBOXED) if result.sandbox == SANDBOXED else result.sandbox  # the gradebook keeps the English
     print(_("{sandbox}; limits: {cpu} s of CPU time and {wall} s per test, {budget} s per submission").format(
         sandbox=sandbox, cpu=settings.test_cpu_s, wall=settings.test_wall_s, budget=settings.submission_wall_s))
@@ -119,6 +125,25 @@ def cmd_grade(args: argparse.Namespace) -> int:
     elif not again:
         print(_("next: read the gradebook, then send each learner their feedback page"))
     return 0
+
+
+def _interrupted(stopped: GradingInterrupted, total: int) -> int:
+    """Ctrl-C: what was recorded, what was not, and the command that grades the rest."""
+    from forgelab.grading.gradebook import FILENAME
+
+    book = _shown(stopped.out / FILENAME)
+    if not stopped.not_graded:
+        return fail(_("interrupted after every submission was recorded in {book}").format(book=book))
+    rest = stopped.not_graded
+    command = (f"forgelab grade {' '.join(_shown(sub.path) for sub in rest[:3])}{' …' if len(rest) > 3 else ''} "
+               f"--out {_shown(stopped.out)}")
+    names = ", ".join(sub.id for sub in rest)
+    said = _("interrupted: {done} of {total} submission(s) graded and recorded in {book} (with their feedback "
+             "pages); not graded: {names}").format(done=len(stopped.graded), total=total, book=book, names=names) \
+        if stopped.graded else _("interrupted before a submission was graded; not graded: {names}").format(names=names)
+    return fail(said,
+                _("grade the rest with `{command}` (nothing of theirs was recorded; the others keep their rows)").format(
+                    command=command))
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
 from forgelab.core.i18n import _
 from forgelab.core.submission import Submission
+from forgelab.judge import channel
 from forgelab.judge.sandbox import isolation
 from forgelab.judge.settings import JudgeSettings
 from forgelab.core.paths import Workbook
@@ -68,6 +69,25 @@ class ShardSpec:
         return f"{self.index}/{self.count}"
 
 
+class GradingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch: ``graded`` were recorded (in the gradebook, its CSV files and pages under ``out``);
+    ``not_graded`` were not, and nothing of theirs was recorded in this run."""
+
+    def __init__(self, graded: list[Graded], not_graded: list[Submission], out: Path) -> None:
+        super().__init__()
+        self.graded, self.not_graded, self.out = graded, not_graded, out
+
+
+def _grade_as(run: channel.RunProcesses, course: Course, workbook: Workbook, stages: list[Stage], sub: Submission,
+              settings: JudgeSettings) -> Graded:
+    """:func:`grade_submission` with what it starts belonging to ``run`` (stopped by a Ctrl-C of the batch)."""
+    token = channel.running_as(run)
+    try:
+        return grade_submission(course, workbook, stages, sub, settings)
+    finally:
+        channel.stop_running_as(token)
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -86,16 +106,18 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                                      submissions=len(chosen), sandbox=mode.description, shard=str(shard or ""),
                                      settings=json.dumps(settings.as_dict(), sort_keys=True))
         graded: list[Graded] = []
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        runs = {sub.id: channel.RunProcesses() for sub in chosen}  # what each submission's grading starts
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+        try:
             # each job speaks the language of this run (a thread starts with a fresh context, i.e. English)
-            futures = {pool.submit(contextvars.copy_context().run, grade_submission, course, workbook, stages, sub,
-                                   settings): sub for sub in chosen}
+            futures = {pool.submit(contextvars.copy_context().run, _grade_as, runs[sub.id], course, workbook, stages,
+                                   sub, settings): sub for sub in chosen}
             for done, future in enumerate(as_completed(futures), 1):
                 result = future.result()
-                graded.append(result)
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(
                     result.submission.id, result.content_sha256, str(result.submission.path), result.submission.kind),
                     result.items, result.timings, result.tests, result.facts)
+                graded.append(result)
                 review = sum(1 for item in result.items if item.flag == REVIEW)
                 regrade = sum(1 for item in result.items if item.flag == REGRADE)
                 note = _(" — {count} item(s) to review").format(count=review) if review else ""
@@ -105,6 +127,21 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                 progress(_("[{done}/{total}] {submission}: {points}/{max_points} points in {seconds} s{note}").format(
                     done=done, total=len(chosen), submission=result.submission.id, points=result.points,
                     max_points=result.max_points, seconds=f"{result.wall_s:.1f}", note=note))
+        except KeyboardInterrupt:
+            # Ctrl-C: no submission that has not been recorded yet starts or goes on. What those being graded got
+            # from a run stopped under them is no grade (it would blame them for the stop), so nothing more is
+            # recorded; the run keeps no finished_at, and what was recorded gets its CSV lines and pages.
+            for future in futures:
+                future.cancel()
+            for run in runs.values():
+                run.stop()
+            pool.shutdown(wait=True)
+            done_ids = {result.submission.id for result in graded}
+            publish(course, connection, out)
+            raise GradingInterrupted(sorted(graded, key=lambda g: g.submission.id),
+                                     [sub for sub in chosen if sub.id not in done_ids], out) from None
+        finally:
+            pool.shutdown(wait=True)
         gradebook.finish_run(connection, run_id, _now())
         graded.sort(key=lambda g: g.submission.id)
         pages, csv_path, totals_path = publish(course, connection, out)

@@ -973,12 +973,25 @@ class RunProcesses:
     abandoned, must not end another submission's processes (its tests would then be blamed for a stop they did not
     cause). Once stopped, a process the run starts later (a thread that was about to start its tester) is ended as
     soon as it is tracked, so a stopped run cannot go on for the length of its tests.
+
+    Runs nest: a run made ``within`` another (one judge run of a submission being graded) is stopped with it, and
+    one made within a stopped run is stopped at once (Ctrl-C in ``forgelab grade`` stops each submission's runs).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, within: RunProcesses | None = None) -> None:
         self._live: set[subprocess.Popen[bytes]] = set()
+        self._inner: list[RunProcesses] = []
         self._lock = threading.Lock()
         self.stopped = False
+        if within is not None:
+            within._nest(self)
+
+    def _nest(self, inner: RunProcesses) -> None:
+        with self._lock:
+            if not self.stopped:
+                self._inner.append(inner)
+                return
+        inner.stop()
 
     def add(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
@@ -995,8 +1008,11 @@ class RunProcesses:
         with self._lock:
             self.stopped = True
             live, self._live = list(self._live), set()
+            inner, self._inner = self._inner, []
         for process in live:
             _kill_group(process)
+        for run in inner:
+            run.stop()
 
 
 _RUN: contextvars.ContextVar[RunProcesses | None] = contextvars.ContextVar("forgelab_judge_run", default=None)
@@ -1006,6 +1022,11 @@ _OWNER: dict[subprocess.Popen[bytes], RunProcesses] = {}  # a tracked process â†
 def running_as(run: RunProcesses) -> contextvars.Token[RunProcesses | None]:
     """Processes tracked from now on in this context (and in threads started with a copy of it) belong to ``run``."""
     return _RUN.set(run)
+
+
+def current_run() -> RunProcesses | None:
+    """The run this context runs as (:func:`running_as`), if any."""
+    return _RUN.get()
 
 
 def stop_running_as(token: contextvars.Token[RunProcesses | None]) -> None:

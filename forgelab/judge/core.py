@@ -369,7 +369,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
     run fails, it ends its own processes and no other run's."""
     isolation = isolation or decide_isolation(settings.sandbox)
     folder = tempfile.mkdtemp(prefix="forgelab-judge-")
-    processes = processes or channel.RunProcesses()
+    processes = processes or channel.RunProcesses(within=channel.current_run())  # stopped with what it runs within
     token = channel.running_as(processes)
     try:
         return _run_in(job, settings, isolation, Path(folder), warm, processes)

@@ -149,6 +149,21 @@ def wait_until(condition: Callable[[], T | None], *, timeout: float, what: str,
         time.sleep(every)
 
 
+def processes_with_variable(marker: str) -> list[int]:
+    """The processes whose environment holds ``marker`` (e.g. ``TMPDIR=/a/b``: a command given its own TMPDIR and all
+    it started — a variable that starts with ``marker`` and a slash counts too: a session's TMPDIR inside it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if any(variable == marker.encode() or variable.startswith(marker.encode() + b"/")
+                       for variable in (entry / "environ").read_bytes().split(b"\0")):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
 def exited(process: subprocess.Popen[Any]) -> Callable[[], str | None]:
     """A ``gave_up`` for :func:`wait_until`: the process has exited."""
     return lambda: None if process.poll() is None else f"the process exited with {process.returncode}"

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, WorkbookCopy, cli_env, copy_workbook, start_cli, wait_until
+from conftest import ROOT, WorkbookCopy, cli_env, copy_workbook, processes_with_variable, start_cli, wait_until
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 
 from forgelab.cli.launch import one_stage_check
@@ -142,21 +142,6 @@ def test_hypothesis_is_imported_only_for_tests_that_use_it_and_then_with_the_jud
     assert {row.nodeid: (row.outcome, row.cause) for row in report.rows if row.outcome is not Outcome.PASSED} == {}
 
 
-def _ours(marker: str) -> list[int]:
-    """The processes whose environment holds ``marker`` (the command's own TMPDIR: it and all it started — the
-    session's TMPDIR is a folder inside it, so a variable that starts with ``marker`` counts too)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if any(variable == marker.encode() or variable.startswith(marker.encode() + b"/")
-                       for variable in (entry / "environ").read_bytes().split(b"\0")):
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
 @pytest.mark.parametrize(("arguments", "one"), [
     (["check", "01"], True), (["check", "1", "--target", "solution"], True), (["--lang", "zh", "check", "05"], True),
     (["check", "--target=fault:01", "03", "--cpu-limit", "4"], True), (["check", "01", "--unsandboxed"], True),
@@ -240,7 +225,7 @@ def _interrupt_check(workbook: WorkbookCopy, tmp_path: Path,
 
 
 def _nothing_left(scratch: Path) -> None:
-    wait_until(lambda: _ours(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
+    wait_until(lambda: processes_with_variable(f"TMPDIR={scratch}") == [], timeout=30, what="every process of the check to end")
     assert sorted(path.name for path in scratch.iterdir()) == []
 
 
@@ -249,7 +234,7 @@ def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook
         wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")) or None, timeout=120,
                    what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
                    else f"the check ended first: {command.communicate()}")
-        wait_until(lambda: len(_ours(f"TMPDIR={scratch}")) >= 3, timeout=60,
+        wait_until(lambda: len(processes_with_variable(f"TMPDIR={scratch}")) >= 3, timeout=60,
                    what="the command, its session and the sandboxed host")
 
     code, out, err, scratch = _interrupt_check(workbook, tmp_path, tests_running)
@@ -262,7 +247,7 @@ def test_ctrl_c_as_the_check_starts_says_interrupted_and_leaves_no_process(workb
     """The session and the sandbox's probe start before the command line has loaded (forgelab.cli.launch): Ctrl-C
     then, while it loads, is answered as later, not with a traceback, and nothing it started stays behind."""
     code, out, err, scratch = _interrupt_check(workbook, tmp_path, lambda scratch, _command: wait_until(
-        lambda: len(_ours(f"TMPDIR={scratch}")) >= 2 or None, timeout=60, every=0.002,
+        lambda: len(processes_with_variable(f"TMPDIR={scratch}")) >= 2 or None, timeout=60, every=0.002,
         what="the command and the session it started"))
     assert code == 2 and "interrupted" in err and "Traceback" not in err, (code, out, err)
     _nothing_left(scratch)

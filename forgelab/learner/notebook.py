@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,7 @@ class StageTools:
         self.workbook: Workbook = Workbook.locate()
         # the notebook's edition: its widgets and tables speak its language
         i18n.use(i18n.resolve(lang, edition=i18n.workbook_edition(self.workbook.root)))
+        self.language = i18n.active()
         self.course: Course = load_course(self.workbook.root)
         self.stage: Stage = self.course.stage(stage_number)
         self.target_name = target or os.environ.get("FORGELAB_TARGET", "learner")
@@ -111,7 +113,7 @@ class StageTools:
             verdict.value = ""  # a changed choice has not been checked yet
 
         for pick in picks:
-            pick.observe(on_pick, names="value")
+            pick.observe(self._spoken(on_pick), names="value")
 
         def reveal(_event: Any) -> None:
             choice = chosen[0]
@@ -129,8 +131,20 @@ class StageTools:
                 picks[choice].button_style = "danger"
             verdict.value = f"<div {_TEXT_STYLE}><p>{head}</p>{_markdown(prediction.rationale)}</div>"
 
-        button.on_click(reveal)
+        button.on_click(self._spoken(reveal))
         return widgets.VBox([*rows, button, verdict])
+
+    def _spoken(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+        """``callback`` in the notebook's language. A widget's callbacks run outside the cell that made the widget
+        (the kernel's message handler), where the language is the default, English: a Chinese notebook's buttons
+        answered in English."""
+        language = self.language
+
+        def spoken(event: Any) -> None:
+            with i18n.speaking(language):
+                callback(event)
+
+        return spoken
 
     # part 4 — experiment card
     def card(self) -> None:
@@ -179,7 +193,7 @@ class StageTools:
             new = message.extra.get("rung")
             render(message.lines[-1] if isinstance(new, int) else "", new if isinstance(new, int) else None)
 
-        button.on_click(reveal)
+        button.on_click(self._spoken(reveal))
         render()
         return widgets.VBox([button, shown])
 
@@ -268,7 +282,7 @@ class StageTools:
             else:
                 live.value = "<p>" + _html(_("Re-checking is off: run this cell again, or turn it on.")) + "</p>"
 
-        toggle.observe(switch, names="value")
+        toggle.observe(self._spoken(switch), names="value")
         self._stop_rechecking()  # this cell ran again: the toggle it made before is gone
         display(widgets.VBox([toggle, live]))
 
@@ -306,7 +320,7 @@ class StageTools:
             message = self.bench.why(self.stage, str(choice.value), self.target_name)
             shown.value = _pre(message.text())
 
-        button.on_click(explain)
+        button.on_click(self._spoken(explain))
         return widgets.VBox([widgets.HBox([choice, button]), shown])
 
     # part 7 — fault lab (nothing happens until the learner asks)
@@ -331,7 +345,7 @@ class StageTools:
                 except FaultLabError as error:
                     shown.value = _pre(str(error))
 
-            button.on_click(run)
+            button.on_click(self._spoken(run))
             buttons.append(button)
         return widgets.VBox([widgets.HBox(buttons), shown])
 
@@ -368,7 +382,7 @@ class StageTools:
                         other.value = False
 
         for pick in picks:
-            pick.observe(on_pick, names="value")
+            pick.observe(self._spoken(on_pick), names="value")
         sentence = widgets.Textarea(value=previous.explanation if previous else "",
                                     placeholder=_("In your own words: what is wrong, and how does the failing test show "
                                                   "it? ").strip(), layout=widgets.Layout(width="100%", height="5em"))
@@ -389,7 +403,7 @@ class StageTools:
             except (DiagnosisError, FaultLabError) as error:
                 shown.value = _pre(str(error))
 
-        button.on_click(check)
+        button.on_click(self._spoken(check))
         questions = [widgets.HTML(value="<p><strong>1.</strong> " + _html(_("Which test shows the defect?")) + "</p>"), test,
                      widgets.HTML(value="<p><strong>2.</strong> " + _html(_("In which function of {module} does the defect lie?")
                                                                           .format(module=self.stage.module)) + "</p>"),
@@ -446,7 +460,7 @@ class StageTools:
         def save(_event: Any) -> None:
             feedback.value = self._save(area.value)
 
-        button.on_click(save)
+        button.on_click(self._spoken(save))
         # The question is the Markdown cell above this widget; it is not repeated here.
         return widgets.VBox([area, button, feedback])
 
@@ -481,7 +495,7 @@ class StageTools:
             shown.value = "<p>" + _("checking every part…") + "</p>"
             shown.value = _pre(self._evidence_text())
 
-        button.on_click(run)
+        button.on_click(self._spoken(run))
         return widgets.VBox([button, shown])
 
     def write_evidence(self) -> None:
@@ -579,7 +593,7 @@ class StageTools:
                                               "{number}` in a terminal on the computer that has the workbook.").format(
                     number=self.stage.number)) + "</p>"
 
-        button.on_click(open_page)
+        button.on_click(self._spoken(open_page))
         return widgets.VBox([address, button, shown])
 
 

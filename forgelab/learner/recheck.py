@@ -11,6 +11,7 @@ it over the old one).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,9 @@ class Rechecker:
         self.path = path.resolve()
         self.check = check
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"forgelab-recheck-{path.name}", daemon=True)
+        # the thread runs in a copy of its maker's context: it speaks the notebook's language (forgelab.core.i18n)
+        self._thread = threading.Thread(target=contextvars.copy_context().run, args=(self._run,),
+                                        name=f"forgelab-recheck-{path.name}", daemon=True)
 
     @property
     def running(self) -> bool:

@@ -45,6 +45,28 @@ def test_the_rechecker_checks_once_then_after_each_save_of_its_file_only(tmp_pat
     assert not watcher.running
 
 
+
+def test_the_rechecker_checks_in_the_language_of_the_cell_that_turned_it_on(tmp_path: Path) -> None:
+    """Its thread runs in a copy of its maker's context: a Chinese notebook's table stays Chinese after a save."""
+    import contextvars
+
+    from forgelab.core import i18n
+
+    module = tmp_path / "instructions.py"
+    module.write_text("first\n", encoding="utf-8")
+    heard: list[str] = []
+
+    def turned_on() -> Rechecker:
+        i18n.use("zh")
+        return Rechecker(module, lambda _saved: heard.append(i18n.active())).start()
+
+    watcher = contextvars.copy_context().run(turned_on)
+    try:
+        wait_until(lambda: heard or None, timeout=WAIT_S, what="the first check")
+    finally:
+        watcher.stop()
+    assert heard[0] == "zh" and i18n.active() == "en"
+
 @pytest.fixture
 def tools(workbook: WorkbookCopy, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("FORGELAB_ROOT", str(workbook.root))

@@ -195,3 +195,30 @@ def test_the_fault_lab_buttons_start_the_lab_in_the_workspace_and_check_it(tools
     assert "working" not in shown.value and shown.value
     buttons["Check my fix"].click()
     assert tools.stage.fault.target_test in visible_text(shown.value)
+
+
+# ---------------------------------------------------------------- the notebook's language, in every callback
+
+
+def test_a_chinese_notebooks_buttons_answer_in_chinese_from_outside_the_cell(monkeypatch: pytest.MonkeyPatch,
+                                                                              tmp_path: Path) -> None:
+    """JupyterLab runs a widget's callback in the kernel's message handler, not in the cell that made the widget,
+    so a language chosen in the cell is not there: the Chinese edition's buttons answered in English (seen in the
+    released bundle: the evidence button's whole report). Here the cell and the click each run in a context of
+    their own, as in the kernel."""
+    import contextvars
+
+    from forgelab.core import i18n
+    from forgelab.learner.notebook import stage_tools
+
+    monkeypatch.setenv("FORGELAB_ROOT", str(ROOT))
+    monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path))
+    monkeypatch.delenv("FORGELAB_TARGET", raising=False)
+    cell = contextvars.copy_context()
+    panel = cell.run(lambda: stage_tools("01", lang="zh").hint())
+    (button,) = of_type(panel, ipywidgets.Button)
+    assert button.description == "显示下一条提示"  # made in the cell: Chinese either way
+    contextvars.Context().run(button.click)  # the kernel's handler: English is the default there
+    assert i18n.active() == "en"  # the test's own context is untouched
+    text = visible_text(of_type(panel, ipywidgets.HTML)[0].value)
+    assert "条提示" in text and "hint" not in text, text

@@ -9,10 +9,11 @@ process compiles each source once, whatever folder it is copied to. Only trusted
 course's and the judge's, never the learner's code.
 
 The course's own test files get the same for the trusted session (:func:`rewritten_beside`, when a job asks for it:
-grading, which runs the same files in every submission's session): pytest rewrites the asserts of each test module
-it imports, and finds that rewritten code in a ``__pycache__`` beside the file when it is there, checked against the
-source's hash (pytest's own cache format). The judge rewrites each of the course's files once per process, exactly as
-the session would (no option of the session changes what pytest writes), and writes the result beside every copy.
+grading, which runs the same files in every submission's session; and a run given a warm worker, watch mode, which
+runs them at every save): pytest rewrites the asserts of each test module it imports, and finds that rewritten code
+in a ``__pycache__`` beside the file when it is there, checked against the source's hash (pytest's own cache format).
+The judge rewrites each of the course's files once per process, exactly as the session would (no option of the
+session changes what pytest writes), and writes the result beside every copy.
 """
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ class Job:
     cache_dir: Path | None = None  # a folder the trusted session may keep caches in (Hypothesis's character tables)
     sessions: int = 1  # course tests may be split over this many trusted sessions, whole targets each
     # write pytest's assert-rewritten bytecode beside the course's test files, rewritten once per process (grading:
-    # every submission's session imports the same files; see forgelab.judge.bytecode.rewritten_beside)
+    # every submission's session imports the same files; see forgelab.judge.bytecode.rewritten_beside). A run given
+    # a warm worker (watch mode: one process, a run at every save) gets it too
     rewritten_tests: bool = False
 
 
@@ -199,7 +200,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
             copy = tests_dir / _safe(suite.target) / relative
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, copy)
-            if job.rewritten_tests and copy.suffix == ".py" and copy.name.startswith("test_"):  # python_files
+            if (job.rewritten_tests or warm is not None) and copy.suffix == ".py" and copy.name.startswith("test_"):
                 bytecode.rewritten_beside(copy)
             files[str(copy)] = {"target": suite.target, "canonical": relative}
             arguments.append(str(copy))

@@ -25,9 +25,10 @@ starts instead of at its first test; its limits count from there) and the sessio
 (:func:`forgelab.judge.remote.hand_over`), whose handshake reads the answer. A run that asks for another host (other
 settings, another stage) ends the waiting one unused and starts its own. So every verdict still has a fresh
 sandboxed process that had run none of the learner's code before its import; it was only started sooner. The
-waiting process also rewrites the asserts of the last run's test files as pytest would (:func:`prerewrite`: the
-course's source, parsed and transformed, never run), and the worker has looked once for the fixtures of pytest's own
-plugins (:func:`prescan_fixtures`): a run uses both only where they are exactly what pytest would make itself.
+worker has also looked once for the fixtures of pytest's own plugins (:func:`prescan_fixtures`), and the judge writes
+pytest's own assert-rewritten bytecode of the course's test files beside the run's copies, rewritten once per watch
+(:func:`forgelab.judge.bytecode.rewritten_beside`): a run uses both only where they are exactly what pytest would make
+itself (pytest checks the bytecode against the source's hash as it imports the file).
 
 One run at a time: :meth:`WarmWorker.run` returns None when the worker is busy or has died, and the judge
 then runs the cold session as before. While a run goes on, the judge waits on it through its one watchdog
@@ -656,7 +657,6 @@ def _child(request: RunRequest, parent: int, own_session: bool = False) -> None:
         import pytest
 
         use_prepared_config()
-        use_rewritten()
         code = pytest.main(list(request.args))
         sys.stdout.flush()
         sys.stderr.flush()
@@ -669,85 +669,6 @@ def _child(request: RunRequest, parent: int, own_session: bool = False) -> None:
             sys.stderr.flush()
         finally:
             os._exit(70)
-
-
-# ---------------------------------------------------------------- test files' asserts, rewritten before the save
-
-_REWRITTEN: dict[bytes, types.CodeType] = {}  # in a waiting run's process: a test file's source -> its rewritten code
-REWRITTEN_NAME = "<forgelab: rewritten before the save>"  # the file name compiled in, replaced by the run's own
-MAX_SOURCES = 4 * 1024 * 1024  # the most test source (bytes) read for that
-
-
-def test_sources(args: list[str]) -> tuple[bytes, ...]:
-    """The course test files of the judge session ``args`` (its job's ``files``), as they are now."""
-    try:
-        job = json.loads(Path(args[args.index("--forgelab-job") + 1]).read_text(encoding="utf-8"))
-        found: list[bytes] = []
-        for path in job["files"]:
-            if str(path).endswith(".py"):
-                source = Path(path).read_bytes()
-                if sum(map(len, found)) + len(source) > MAX_SOURCES:
-                    break
-                found.append(source)
-        return tuple(found)
-    except (ValueError, IndexError, KeyError, TypeError, AttributeError, OSError):
-        return ()
-
-
-def prerewrite(sources: tuple[bytes, ...]) -> None:
-    """Rewrite the asserts of ``sources`` (test files) as pytest does when it imports them
-    (``_pytest.assertion.rewrite._rewrite_test``: parse, ``rewrite_asserts``, compile), ahead of the run that will.
-
-    Only the source is read: nothing of it runs. A source whose rewriting warns (pytest would show the warning in the
-    run) or fails is left to pytest's own rewriting in the run."""
-    import ast
-    import warnings
-
-    try:
-        from _pytest.assertion.rewrite import rewrite_asserts
-    except ImportError:
-        return
-    for source in sources:
-        if source in _REWRITTEN:
-            continue
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                tree = ast.parse(source, filename=REWRITTEN_NAME)
-                rewrite_asserts(tree, source, REWRITTEN_NAME, None)
-                code = compile(tree, REWRITTEN_NAME, "exec", dont_inherit=True)
-        except Exception:  # noqa: BLE001 - pytest's own rewriting in the run says what is wrong with the file
-            continue
-        if not caught:
-            _REWRITTEN[source] = code
-
-
-def renamed(code: types.CodeType, filename: str) -> types.CodeType:
-    """``code`` and every code object in it as compiled from ``filename`` (the only thing a file name changes)."""
-    return code.replace(co_filename=filename, co_consts=tuple(
-        renamed(const, filename) if isinstance(const, types.CodeType) else const for const in code.co_consts))
-
-
-def use_rewritten() -> None:
-    """In a run: a test file whose source is exactly one :func:`prerewrite` rewrote gets that code, compiled under its
-    own file name, instead of being rewritten again (``enable_assertion_pass_hook`` changes the rewriting: a run
-    whose configuration turns it on rewrites every file itself); any other file is rewritten by pytest as ever."""
-    if not _REWRITTEN:
-        return
-    import importlib.util
-
-    from _pytest.assertion import rewrite
-
-    original = rewrite._rewrite_test
-
-    def rewrite_test(fn: Path, config: Config) -> tuple[bytes, types.CodeType]:
-        source = fn.read_bytes()
-        code = _REWRITTEN.get(source)
-        if code is None or config.getini("enable_assertion_pass_hook"):
-            return original(fn, config)
-        return importlib.util.source_hash(source), renamed(code, str(fn))
-
-    rewrite._rewrite_test = rewrite_test
 
 
 # ---------------------------------------------------------------- the next run's host, started before the save
@@ -833,7 +754,7 @@ def _place(source: Path, destination: Path) -> None:
             shutil.copyfile(source, destination)
 
 
-def _standby(spec: HostSpec, parent: int, base: Path, go: int, sources: tuple[bytes, ...] = ()) -> None:
+def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
     """The next run's process, forked as soon as a run has ended: it starts the host that run will start first
     (sandboxed, the same settings, limits and stage, its own new code and scratch folders, nothing of the
     learner's imported), then waits for the run. When the run comes and starts that same host, the learner's
@@ -841,8 +762,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int, sources: tuple[by
     request, sent before the session starts rather than at its first test: the host imports while pytest starts, and
     the session's handshake reads the answer) and the session gets this host for its first
     (:func:`forgelab.judge.remote.hand_over`); else the host ends unused.
-    Either way the process then becomes the run (:func:`_child`). While it waits, it also rewrites the asserts of the
-    previous run's test files (``sources``: course code, parsed and transformed, never run: :func:`prerewrite`)."""
+    Either way the process then becomes the run (:func:`_child`)."""
     try:
         os.setsid()
         _die_with_parent()
@@ -865,7 +785,6 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int, sources: tuple[by
         host = Host(spec.label, code, JudgeSettings.from_dict(json.loads(spec.settings)),
                     Isolation(**json.loads(spec.isolation)), resolve_course_class, stage=spec.stage)
         host.spawn()
-        prerewrite(sources)
         line = _read_go(go)
         os.close(go)
         if not line.strip():  # not wanted: the worker ends or the next run is another one
@@ -884,7 +803,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int, sources: tuple[by
     _child(request, parent, own_session=True)
 
 
-def _fork_standby(spec: HostSpec, parent: int, base: Path, sources: tuple[bytes, ...] = ()) -> Standby | None:
+def _fork_standby(spec: HostSpec, parent: int, base: Path) -> Standby | None:
     read, write = os.pipe()
     try:
         pid = os.fork()
@@ -894,7 +813,7 @@ def _fork_standby(spec: HostSpec, parent: int, base: Path, sources: tuple[bytes,
         return None
     if pid == 0:
         os.close(write)
-        _standby(spec, parent, base, read, sources)
+        _standby(spec, parent, base, read)
     os.close(read)
     return Standby(pid, write, spec)
 
@@ -941,12 +860,11 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
     replies.flush()
     standby: Standby | None = None
     due: HostSpec | None = None  # the host to start for the next run, once the verdict has been shown
-    sources: tuple[bytes, ...] = ()  # the last run's test files, whose asserts the next run's process rewrites early
     try:
         while True:
             if due is not None and base is not None:
                 if not readable_within(requests.fileno(), STANDBY_AFTER_S):
-                    standby = _fork_standby(due, parent, base, sources)
+                    standby = _fork_standby(due, parent, base)
                 due = None
             line = requests.readline()
             if not line:
@@ -971,7 +889,6 @@ def serve(requests: IO[bytes], replies: IO[bytes], base: Path | None = None) -> 
                     _child(request, parent)
             replies.write(encode(Started(pid=pid)))
             replies.flush()
-            sources = test_sources(request.args) if spec is not None else ()
             _pid, status = os.waitpid(pid, 0)
             replies.write(encode(Ended(pid=pid, code=os.waitstatus_to_exitcode(status))))
             replies.flush()

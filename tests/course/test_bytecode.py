@@ -147,8 +147,10 @@ def test_the_course_tests_get_the_assert_rewritten_bytecode_pytest_would_write(t
     assert "1 passed" in done.stdout, done.stdout + done.stderr
 
 
-def test_grading_sessions_get_the_rewritten_bytecode_and_other_runs_do_not(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grading_and_watch_sessions_get_the_rewritten_bytecode_and_other_runs_do_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grading job's session and a session given a warm worker (watch mode) find pytest's rewritten bytecode beside
+    their copies of the course's test files when they start; a cold check's does not."""
     from forgelab.judge import core
     from forgelab.judge.sandbox import Isolation
     from forgelab.judge.settings import DEFAULT
@@ -158,18 +160,27 @@ def test_grading_sessions_get_the_rewritten_bytecode_and_other_runs_do_not(tmp_p
     (tmp_path / "course" / "tests" / "helper.py").write_text("X = 1\n", encoding="utf-8")
     seen: list[list[str]] = []
 
+    def written() -> list[str]:
+        return sorted(path.name for path in (tmp_path / "run" / "tests").rglob("*.pyc"))
+
     def session(command: list[str], **kwargs: object) -> core.Watched:  # the session is not started: only its folder
-        seen.append(sorted(path.name for path in (tmp_path / "run" / "tests").rglob("*.pyc")))
+        seen.append(written())
         return core.Watched(0, None, "", 0.0)
+
+    class Warm:  # a worker that is busy: the judge then starts the cold session
+        def run(self, args: list[str], **kwargs: object) -> None:
+            seen.append(written())
 
     monkeypatch.setattr(core, "run_watched", session)
     monkeypatch.setattr(core.early, "take", lambda: None)
-    for rewritten in (True, False):
+    for rewritten, warm in ((True, None), (False, None), (False, Warm())):
         shutil.rmtree(tmp_path / "run", ignore_errors=True)
         (tmp_path / "run").mkdir()
         job = core.Job(tmp_path / "course", tmp_path, (), (core.TargetSpec("sub-01", ()),),
                        (core.CourseTests("sub-01", ("tests/test_sum.py", "tests/helper.py")),), rewritten_tests=rewritten)
         core._course_session(job, DEFAULT, Isolation(False, "", "test"), tmp_path / "run", {"sub-01": tmp_path},
-                             tmp_path / "interface")
-    assert seen[0] and all(name.startswith("test_sum.") and "-pytest-" in name for name in seen[0])
-    assert seen[1] == []
+                             tmp_path / "interface", warm=warm)  # type: ignore[arg-type]
+    grading, cold, watch, after_watch = seen
+    assert grading and all(name.startswith("test_sum.") and "-pytest-" in name for name in grading)
+    assert cold == []
+    assert watch == after_watch == grading

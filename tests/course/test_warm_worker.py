@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import time
-import types
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -537,50 +536,51 @@ def test_pytest_registers_the_same_fixtures_when_its_own_were_looked_for_in_the_
     assert prescanned["scans"] < plain["scans"] / 2, (prescanned["scans"], plain["scans"])  # most were not scanned
 
 
-def _filenames(code: types.CodeType) -> set[str]:
-    names = {code.co_filename}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _filenames(const)
-    return names
+def test_a_watch_run_imports_pytests_rewritten_bytecode_written_beside_its_copy_of_the_tests(
+        bench: Workbench, warm: WarmWorker, reference: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In watch mode the judge writes pytest's assert-rewritten bytecode of the course's test files beside the run's
+    copies (forgelab.judge.bytecode.rewritten_beside: rewritten once per process, then only written), and the forked
+    session imports it instead of rewriting the file; the verdict is the cold check's. Shown with bytecode that holds
+    one test more than its source, under that source's hash: the warm run collects it, so it ran that bytecode."""
+    import importlib.util
 
-
-def test_asserts_rewritten_before_the_save_are_the_code_pytest_makes_of_the_same_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next run's process rewrites the asserts of the last run's test files while it waits (their source is
-    parsed and transformed, never run); in the run, a test file with exactly that source gets that code under its
-    own file name — equal, code object by code object, to what pytest's own rewriting makes of it. A file that
-    changed, or whose rewriting warns, is rewritten by pytest in the run."""
     from _pytest.assertion import rewrite
 
-    monkeypatch.setattr(warm_module, "_REWRITTEN", {})
-    monkeypatch.setattr(rewrite, "_rewrite_test", rewrite._rewrite_test)  # put back after the test
-    pytests_own = rewrite._rewrite_test
-    files = sorted((Path(__file__).resolve().parents[1] / "stages").glob("test_*.py"))
-    warning = tmp_path / "test_warns.py"
-    warning.write_text("def test_x():\n    assert (1, 'always true')\n", encoding="utf-8")
-    warm_module.prerewrite(tuple(path.read_bytes() for path in [*files, warning]))
-    assert len(warm_module._REWRITTEN) == len(files)  # not the one whose rewriting warns
+    from forgelab.judge import bytecode
 
-    class Config:
-        def getini(self, name: str) -> object:
-            assert name == "enable_assertion_pass_hook"
-            return False
+    (bench.workbook.root / MODULE).write_text(reference, encoding="utf-8")
+    stage = stage_01(bench)
+    monkeypatch.setattr(bytecode, "_REWRITTEN", {})
+    rewrites: list[Path] = []
+    pytests = bytecode._rewrite
 
-    warm_module.use_rewritten()
-    assert rewrite._rewrite_test is not pytests_own
-    for path in files:
-        copy = tmp_path / "run" / path.name
-        copy.parent.mkdir(exist_ok=True)
-        copy.write_bytes(path.read_bytes())
-        digest, code = rewrite._rewrite_test(copy, Config())  # type: ignore[arg-type]
-        own_digest, own_code = pytests_own(copy, Config())  # type: ignore[arg-type]
-        assert digest == own_digest and code == own_code, path.name
-        assert _filenames(code) == _filenames(own_code) == {str(copy)}
-    changed = tmp_path / "run" / files[0].name
-    changed.write_bytes(files[0].read_bytes() + b"\n\ndef test_added():\n    assert 1 == 2\n")
-    _digest, code = rewrite._rewrite_test(changed, Config())  # type: ignore[arg-type]
-    assert "test_added" in code.co_names
+    def counted(path: Path) -> tuple[str, bytes]:
+        rewrites.append(path)
+        return pytests(path)
+
+    monkeypatch.setattr(bytecode, "_rewrite", counted)
+    cold = bench.check(stage, write=False)
+    assert rewrites == []  # a cold check writes none
+    hot = [bench.check(stage, write=False, warm=warm) for _ in range(2)]
+    assert [verdict(outcome) for outcome in hot] == [verdict(cold)] * 2
+    assert len(rewrites) == 1 and rewrites[0].name == Path(stage.test_file).name  # once per process
+
+    def more(path: Path) -> tuple[str, bytes]:
+        source = path.read_bytes()
+        longer = path.with_name("longer_" + path.name)
+        longer.write_bytes(source + b"\n\ndef test_only_in_the_bytecode():\n    assert True\n")
+        _digest, code = rewrite._rewrite_test(longer, None)  # type: ignore[arg-type]
+        buffer = io.BytesIO()
+        rewrite._write_pyc_fp(buffer, importlib.util.source_hash(source), code)
+        return rewrite.PYC_TAIL, buffer.getvalue()
+
+    monkeypatch.setattr(bytecode, "_REWRITTEN", {})
+    monkeypatch.setattr(bytecode, "_rewrite", more)
+    marked = bench.check(stage, write=False, warm=warm)
+    assert marked.report is not None and cold.report is not None
+    assert [row.name for row in marked.report.rows if row.name.endswith("test_only_in_the_bytecode")], \
+        [row.name for row in marked.report.rows]
+    assert not [row.name for row in cold.report.rows if row.name.endswith("test_only_in_the_bytecode")]
 
 
 def test_the_saved_code_reaches_the_waiting_hosts_folder_whole(tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def _interrupted(stopped: GradingInterrupted, total: int) -> int:
     """Ctrl-C: what was recorded, what was not, and the command that grades the rest."""
-    from forgelab.grading.gradebook import FILENAME
+    from forgelab.grading.gradebook import FILENAME  # lazy: start-up speed (see cmd_grade)
 
     book = _shown(stopped.out / FILENAME)
     if not stopped.not_graded:

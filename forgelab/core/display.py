@@ -89,11 +89,29 @@ _NO_LINE_START = set("，。、；：！？）」』》〕】’”…—%,.;:!?
 _NO_LINE_END = set("（「『《〔【‘“")  # an opening mark goes down with what follows it
 
 
+_FOLD_AFTER = "/_-."  # where a word too long for a line is folded, if it can be: "…/01-slug/" + "design-answer.md"
+
+
+def _fold(word: str, size: int) -> str:
+    """The first line of ``word`` (longer than ``size`` columns): as much as fits, ending just after the last ``/``
+    (else ``_``, ``-`` or ``.``) in it when that keeps at least half the line; else exactly as much as fits."""
+    piece, used = "", 0
+    for ch in word:
+        if used + columns(ch) > size:
+            break
+        piece, used = piece + ch, used + columns(ch)
+    for mark in _FOLD_AFTER:
+        at = piece.rfind(mark) + 1
+        if at and columns(piece[:at]) * 2 >= size:
+            return piece[:at]
+    return piece
+
+
 def fill(text: str, size: int) -> list[str]:
     """``text`` broken into lines of at most ``size`` columns: between words, and between any two Chinese (or
     Japanese) characters as a Chinese reader expects — never before a closing mark such as ，or ）, never after an
-    opening mark such as （; a word longer than a line is folded. Nothing is dropped; the spaces between words are
-    kept."""
+    opening mark such as （; a word longer than a line is folded, after a ``/`` (or ``_``, ``-``, ``.``) where it
+    can be (:func:`_fold`). Nothing is dropped; the spaces between words are kept."""
     lines: list[str] = []
     line, used = "", 0
     tokens = [(" " if match.group(1) else "", match.group(2)) for match in _TOKEN.finditer(" ".join(text.split()))]
@@ -128,11 +146,7 @@ def fill(text: str, size: int) -> list[str]:
             continue
         line, used = "", 0
         while cost > size:  # a word longer than a line (a long path, a test name): fold it
-            piece, width_so_far = "", 0
-            for ch in token:
-                if width_so_far + columns(ch) > size:
-                    break
-                piece, width_so_far = piece + ch, width_so_far + columns(ch)
+            piece = _fold(token, size)
             lines.append(piece)
             token, cost = token[len(piece):], columns(token[len(piece):])
         line, used = token, cost

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import WorkbookCopy
-from forgelab.core.display import INDENT, STACK_BELOW, columns, table, table_header, table_row
+from forgelab.core.display import INDENT, STACK_BELOW, columns, fill, table, table_header, table_row
 
 CAUSE = "close_dependencies() is not transitive: 'b' depends on 'c', which was dropped from the closure it returned"
 ZH_CAUSE = "close_dependencies() 返回的闭包少了 'c'：'b' 依赖它，它却被丢掉了，所以这个请求不该被接受，也不该被记为缺少依赖"
@@ -87,3 +87,15 @@ def test_a_code_span_longer_than_a_line_still_breaks_between_its_words() -> None
 
     lines = fill("x `a very long code span that cannot fit on any line at all here` y", 20)
     assert lines == ["x `a very long code", "span that cannot fit", "on any line at all", "here` y"], lines
+
+
+def test_a_path_longer_than_its_column_folds_after_a_slash_and_nothing_is_lost() -> None:
+    """The notebook's evidence table (96 columns) folded the design answer's path as 'design-answe' / 'r.md'."""
+    path = "evidence/prompt-context-output/01-instruction-hierarchy/design-answer.md"
+    lines = fill(f"no answer yet: save it to {path}", 68)
+    assert lines == ["no answer yet: save it to", "evidence/prompt-context-output/01-instruction-hierarchy/",
+                     "design-answer.md"]
+    assert fill("test_same_rank_conflict_keeps_the_earlier_instruction", 30) == [
+        "test_same_rank_conflict_keeps_", "the_earlier_instruction"]
+    # a mark too early in the line (less than half of it) is not worth a short line: folded where the line ends
+    assert fill("ab/cdefghijklmnopqrstuvwxyz", 10) == ["ab/cdefghi", "jklmnopqrs", "tuvwxyz"]

@@ -160,9 +160,9 @@ def _exit_descriptor(pid: int) -> int | None:
 
 def watch(running: early.Started, started: float, *, cpu_s: float, wall_s: float) -> Watched:
     """Wait for a started process (see :func:`run_watched`); its wall clock counts from ``started``."""
-    process, cap = running.process, running.cap
+    process = running.process
     watchdog = Watchdog(process, cpu_s=cpu_s, wall_over=lambda now: now - started > wall_s,
-                        flooded=lambda: running.printed > cap)
+                        flooded=lambda: running.output.flooded)
     limit: Limit | None = None
     ended = _exit_descriptor(process.pid)  # readable once the process has ended: no poll interval to sleep out
     try:
@@ -181,7 +181,7 @@ def watch(running: early.Started, started: float, *, cpu_s: float, wall_s: float
     channel.untrack(process)
     if running.reader is not None:
         running.reader.join(timeout=5)
-    return Watched(None if limit else code, limit, running.output(), time.monotonic() - started)
+    return Watched(None if limit else code, limit, running.output.take(), time.monotonic() - started)
 
 
 # ---------------------------------------------------------------- course tests (trusted side)

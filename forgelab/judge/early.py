@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+from forgelab.judge.printed import PrintedOutput
+
 # interpreter-wide: fixed when a session's Python starts, so the same for every session (cold or started early)
 SESSION_CONSTANTS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
                      "PYTHONIOENCODING": "utf-8"}
@@ -49,29 +51,12 @@ def session_env() -> dict[str, str]:
 
 class Started:
     """A child process in its own process group whose output (stdout and stderr together) is read as it comes,
-    the first ``cap`` bytes kept and every byte counted."""
+    the first ``cap`` bytes kept and every byte counted (:class:`forgelab.judge.printed.PrintedOutput`)."""
 
     def __init__(self, process: subprocess.Popen[bytes], cap: int) -> None:
-        self.process, self.cap = process, cap
-        self.kept = bytearray()
-        self.printed = 0
-        self.lock = threading.Lock()
+        self.process = process
+        self.output = PrintedOutput(cap)
         self.reader: threading.Thread | None = None
-
-    def _drain(self, fd: int) -> None:
-        try:
-            while chunk := os.read(fd, 65536):
-                with self.lock:
-                    self.printed += len(chunk)
-                    self.kept.extend(chunk[: max(0, self.cap - len(self.kept))])
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-
-    def output(self) -> str:
-        with self.lock:
-            return self.kept.decode("utf-8", errors="replace")
 
 
 def dies_with_parent(command: list[str]) -> list[str]:
@@ -94,8 +79,7 @@ def start(command: list[str], *, cwd: Path, env: dict[str, str] | None, output_k
     started = Started(process, output_kb * 1024)
     assert process.stdout is not None
     fd = os.dup(process.stdout.fileno())  # the reader's own copy: the process's stream may be closed first
-    started.reader = threading.Thread(target=started._drain, args=(fd,), daemon=True)
-    started.reader.start()
+    started.reader = started.output.read(fd)
     return started
 
 

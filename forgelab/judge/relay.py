@@ -54,6 +54,7 @@ from forgelab.judge import bytecode, channel, wire
 from forgelab.judge.channel import PUBLIC_NAME, BoundaryError, FrameReader, Host, LimitExceeded, TimeBudget
 from forgelab.judge.interface import Offered
 from forgelab.judge.outcomes import Limit
+from forgelab.judge.printed import PrintedOutput
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
@@ -160,11 +161,9 @@ class _Relay:
         self.looked = 0.0  # when the tester's limits were last looked at
         self.process: subprocess.Popen[bytes] | None = None
         self.watchdog = Watchdog(cpu_s=settings.learner_tests_cpu_s, wall_over=lambda now: now > self.deadline,
-                                 flooded=self._flooded)
+                                 flooded=lambda: self.tester_output.flooded)
         self.events: list[dict[str, object]] = []
-        self.output = bytearray()
-        self.printed_bytes = 0
-        self.lock = threading.Lock()
+        self.tester_output = PrintedOutput(settings.output_kb * 1024)  # what the tester prints (its stderr)
 
     # ------------------------------------------------------------ the whole run
 
@@ -197,8 +196,7 @@ class _Relay:
             assert self.process.stderr is not None
             # the thread reads its own copy of the descriptor: stopping the tester closes the process's
             # stream, possibly while the thread still reads what the tester printed last
-            drain = threading.Thread(target=self._drain, args=(os.dup(self.process.stderr.fileno()),), daemon=True)
-            drain.start()
+            drain = self.tester_output.read(os.dup(self.process.stderr.fileno()))
             os.set_blocking(to_tester_w, False)  # a tester that stops reading must not block the judge
             self._serve(FrameReader(from_tester_r), to_tester_w)
         finally:
@@ -218,7 +216,7 @@ class _Relay:
         return RelayRun(tuple(self.events), dict(self.limits), dict(self.traces), dict(self.printed), self.stopped,
                         self.current if self.stopped is not None else "",
                         self.hits if self.hits >= self.settings.max_limit_hits else 0,
-                        self.output.decode("utf-8", errors="replace"),
+                        self.tester_output.take(),
                         self.budget.message() if self.budget is not None and self.budget_bound
                         and self.stopped is Limit.WALL else "")
 
@@ -243,19 +241,6 @@ class _Relay:
                                        pass_fds=() if userns is None else (userns,))
         channel.track(process)
         return process
-
-    def _drain(self, fd: int) -> None:
-        """Read what the tester prints (its own descriptor ``fd``, closed here) until every writer is gone."""
-        cap = self.settings.output_kb * 1024
-        try:
-            while chunk := os.read(fd, 65536):
-                with self.lock:
-                    self.printed_bytes += len(chunk)
-                    self.output.extend(chunk[: max(0, cap - len(self.output))])
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
 
     # ------------------------------------------------------------ relaying
 
@@ -327,10 +312,6 @@ class _Relay:
             if self.watchdog.ended:
                 self._tester_ended()
                 return None
-
-    def _flooded(self) -> bool:
-        with self.lock:
-            return self.printed_bytes > self.settings.output_kb * 1024
 
     def _tester_limit(self) -> Limit | None:
         """Stop the tester if it is over a limit of its own (output, its deadline, CPU); which one."""

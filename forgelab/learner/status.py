@@ -389,7 +389,7 @@ def _job(course: Course, workbook: Workbook, tests: list[Stage], transfers: list
             continue
         label = f"known-wrong-{stage.number}"
         wrong[stage.number] = label
-        targets.append(TargetSpec(label, (forge, jobs.fault_variant(workbook, stage)), stage.number))
+        targets.append(TargetSpec(label, (forge, jobs.fault_variant(workbook, stage)), stage.number, course_code=True))
         learner_tests.append(LearnerTests(label, ((workbook.root / stage.transfer_file, stage.transfer_file),)))
     return jobs.job(course, workbook, targets, course_tests, learner_tests), wrong
 

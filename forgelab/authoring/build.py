@@ -89,6 +89,7 @@ def _digest_text(text: StageTexts) -> dict[str, Any]:
     """The text as the digest has always read it — ``[text.<lang>.fault]``, ``.transfer`` and ``.design`` keys
     flattened to ``fault_story`` … — so the committed notebooks stay current across the change of model."""
     table = text.model_dump()
+    table["docstrings"] = None  # the starters' words in another edition never enter a notebook
     for part in ("fault", "transfer", "design"):
         table.update({f"{part}_{key}": value for key, value in table.pop(part).items()})
     return table

@@ -39,7 +39,8 @@ Contract
          then the one with the smallest id (related: the kept copy);
       2. ``stale`` — its id is in ``stale_ids``;
       3. ``irrelevant`` — ``needed_ids`` is given, its id is not in it, and it has a source;
-      4. ``tool_output``, 5. ``history`` — by kind.
+      4. ``memory`` — by kind, whole: once the waste is gone, memory is the first layer to go;
+      5. ``tool_output``, 6. ``history`` — by kind.
     Within a step, objects with more tokens go first, then by id. Every deletion is followed by
     the remaining objects that depend on it, transitively (``dependency_deleted``, by id,
     related: the deleted object). The walk stops as soon as ``over_by`` tokens are freed;
@@ -81,7 +82,8 @@ from forge.memory_selection import MemoryBlock, normalize, render_memory_block  
 KINDS = ("goal", "constraint", "resource", "pending_action", "negative_result", "tool_schema",
          "state", "evidence", "tool_output", "history", "summary", "memory")
 PROTECTED = ("goal", "constraint", "resource", "pending_action", "negative_result")  # never deleted
-STEPS = ("duplicate", "stale", "irrelevant", "tool_output", "history")  # the deletion order
+# the deletion order: what is waste (004), then memory, the one layer 003 lets go, then tool output and history (004)
+STEPS = ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
 
 _UNIT = re.compile(r"[A-Za-z0-9]+|\S")
 

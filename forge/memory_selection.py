@@ -44,8 +44,8 @@ Contract
     Invalid input fails with ``ValueError`` before anything is decided: a policy value out of
     range, a repeated memory_id, a blank text, a score outside [0, 1], a ``captured_at`` that is
     not an ISO 8601 time with a time zone, and an unknown authority (it fails closed — a memory
-    cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, and a
-    blank one. The input list is never modified.
+    cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, a
+    blank one and a repeated ``memory_id``. The input list is never modified.
 
 Boundary decision
     Authority is a precedence level, not a score weight: a lower authority never wins a slot
@@ -85,7 +85,7 @@ class MemoryCandidate:
 @dataclass(frozen=True)
 class SelectionPolicy:
     min_score: float = 0.35
-    top_k: int = 5
+    top_k: int = 3  # source 000 says 5; stage 10's MEMORY_TOP_K (source 003) is 3, and the course follows 003
     max_chars: int = 3000
     max_tokens: int = 800
 

@@ -20,8 +20,8 @@ Contract
     ``plan_deletions(objects, over_by, needed_ids, stale_ids, count_tokens)``: each object goes at
     its first step of ``STEPS`` — ``duplicate`` (NFKC, case-folded, whitespace-equal text; kept:
     the copy later steps delete last, then the smallest id; related: it), ``stale``,
-    ``irrelevant`` (needed ids given, not among them, has a source), ``tool_output``, ``history``
-    — larger first, then id, each followed by the remaining objects that transitively depend on
+    ``irrelevant`` (needed ids given, not among them, has a source), ``memory`` (whole: the first
+    layer to go once the waste is gone), ``tool_output``, ``history`` — larger first, then id, each followed by the remaining objects that transitively depend on
     it (``dependency_deleted``, by id, related: it), until ``over_by`` is freed. ``PROTECTED``
     objects and what they depend on stay; short: ``ContextBudgetError`` with both numbers.
 
@@ -45,7 +45,8 @@ from forge.memory_selection import MemoryBlock, normalize, render_memory_block  
 KINDS = ("goal", "constraint", "resource", "pending_action", "negative_result", "tool_schema",
          "state", "evidence", "tool_output", "history", "summary", "memory")
 PROTECTED = ("goal", "constraint", "resource", "pending_action", "negative_result")  # never deleted
-STEPS = ("duplicate", "stale", "irrelevant", "tool_output", "history")  # the deletion order
+# the deletion order: what is waste (004), then memory, the one layer 003 lets go, then tool output and history (004)
+STEPS = ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
 
 _UNIT = re.compile(r"[A-Za-z0-9]+|\S")
 
@@ -218,7 +219,7 @@ def plan_deletions(objects: list[ContextObject], over_by: int, needed_ids: Itera
 
     def later_step(item: ContextObject) -> int:
         matches = (item.id in stale, needed is not None and item.id not in needed and item.source != "",
-                   item.kind == "tool_output", item.kind == "history", True)
+                   item.kind == "memory", item.kind == "tool_output", item.kind == "history", True)
         return len(STEPS) if item.id in protected else next(i for i, match in enumerate(matches, 1) if match)
 
     step, copy_of = dict[str, int](), dict[str, str]()

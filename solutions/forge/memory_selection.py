@@ -44,8 +44,8 @@ Contract
     Invalid input fails with ``ValueError`` before anything is decided: a policy value out of
     range, a repeated memory_id, a blank text, a score outside [0, 1], a ``captured_at`` that is
     not an ISO 8601 time with a time zone, and an unknown authority (it fails closed — a memory
-    cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, and a
-    blank one. The input list is never modified.
+    cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, a
+    blank one and a repeated ``memory_id``. The input list is never modified.
 
 Boundary decision
     Authority is a precedence level, not a score weight: a lower authority never wins a slot
@@ -84,7 +84,7 @@ class MemoryCandidate:
 @dataclass(frozen=True)
 class SelectionPolicy:
     min_score: float = 0.35
-    top_k: int = 5
+    top_k: int = 3  # source 000 says 5; stage 10's MEMORY_TOP_K (source 003) is 3, and the course follows 003
     max_chars: int = 3000
     max_tokens: int = 800
 
@@ -179,11 +179,15 @@ def render_memory_block(
 ) -> MemoryBlock:
     """The <recalled_memory> block the model receives, and its token count (see the module contract)."""
     lines = ["<recalled_memory>"]
+    seen: set[str] = set()
     for item in memories:
         if not isinstance(item, MemoryCandidate):
             raise ValueError(f"render_memory_block takes MemoryCandidate objects, got {type(item).__name__}")
         if not item.text.strip():
             raise ValueError(f"memory {item.memory_id!r}: the text is blank — a blank memory says nothing")
+        if item.memory_id in seen:
+            raise ValueError(f"memory {item.memory_id!r} is given twice: a block names each memory once")
+        seen.add(item.memory_id)
         source = f' source="{html.escape(item.source)}"' if item.source else ""
         text = html.escape(item.text, quote=False)
         lines.append(f'<memory_hit id="{html.escape(item.memory_id)}"{source}>{text}</memory_hit>')

@@ -23,7 +23,7 @@ Contract
       then recent dialogue, each segment whole or not at all. One that does not fit is skipped
       (``over_budget``) and the later ones are still tried.
     * Memory is admitted last, so it is the first thing to go: the safety valve. The memory
-      segments (at most ``MEMORY_TOP_K``, each a summary of at most ``MEMORY_SUMMARY_MAX``
+      segments (at most ``MEMORY_TOP_K`` memories in all, each at most ``MEMORY_SUMMARY_MAX``
       lines) go in together or not at all; when they do not fit, ``MEMORY_NOTICE`` takes their
       place, so the model can see that memory was skipped. Room for that notice is set aside
       with the required segments whenever memory is offered; memory may use that room.
@@ -36,9 +36,11 @@ Contract
 
     Invalid input fails with ``ValueError`` before anything is placed: a negative budget, an
     unknown kind (fails closed), a repeated name, not exactly one ``system`` and one ``user``
-    segment, more than ``MEMORY_TOP_K`` memory segments, a memory of more than
-    ``MEMORY_SUMMARY_MAX`` lines, or more than ``RECENT_MESSAGES`` dialogue segments (the
-    caller summarizes and trims; assembly never cuts). The input list is never modified.
+    segment, more than ``MEMORY_TOP_K`` memories, a memory of more than ``MEMORY_SUMMARY_MAX``
+    lines, or more than ``RECENT_MESSAGES`` dialogue segments (the caller summarizes and trims;
+    assembly never cuts). The input list is never modified. ``memory_entries`` says what counts
+    as one memory: each ``<memory_hit>`` of a ``<recalled_memory>`` block (stage 09's
+    ``render_memory_block``, passed as one segment), else a memory segment's whole text.
 
 Boundary decision
     The budget is never met by cutting what the user asked or the rules of the call. Optional
@@ -140,6 +142,20 @@ def input_budget(
     return window - reserves
 
 
+def memory_entries(text: str) -> list[str]:
+    """The memories in one memory segment: each <memory_hit> of a stage-09 block, else the text as one."""
+    lines = text.splitlines()
+    if len(lines) < 2 or lines[0] != "<recalled_memory>" or lines[-1] != "</recalled_memory>":
+        return [text]
+    entries: list[str] = []
+    for line in lines[1:-1]:
+        if line.startswith("<memory_hit ") or not entries:
+            entries.append(line)
+        else:
+            entries[-1] += "\n" + line  # a memory text of several lines continues its hit
+    return entries
+
+
 def check_segments(segments: list[Segment], budget: int) -> None:
     """Fail with ValueError on a negative budget or on segments that cannot form a prompt."""
     if budget < 0:
@@ -151,16 +167,18 @@ def check_segments(segments: list[Segment], budget: int) -> None:
         names.add(item.name)
         if item.kind not in ORDER:
             raise ValueError(f"segment {item.name!r}: unknown kind {item.kind!r}: expected one of {', '.join(ORDER)}")
-        lines = len(item.text.splitlines())
-        if item.kind == "memory" and lines > MEMORY_SUMMARY_MAX:
-            raise ValueError(f"memory {item.name!r} has {lines} lines, more than MEMORY_SUMMARY_MAX = "
+    entries = [(item.name, entry) for item in segments if item.kind == "memory" for entry in memory_entries(item.text)]
+    for name, entry in entries:
+        lines = len(entry.splitlines())
+        if lines > MEMORY_SUMMARY_MAX:
+            raise ValueError(f"memory {name!r} has {lines} lines in one memory, more than MEMORY_SUMMARY_MAX = "
                              f"{MEMORY_SUMMARY_MAX}: summarize it before assembly — assembly never cuts")
     kinds = [item.kind for item in segments]
     for kind in ("system", "user"):
         if kinds.count(kind) != 1:
             raise ValueError(f"a prompt needs exactly one {kind} segment, got {kinds.count(kind)}")
-    if kinds.count("memory") > MEMORY_TOP_K:
-        raise ValueError(f"at most MEMORY_TOP_K = {MEMORY_TOP_K} memory segments, got {kinds.count('memory')}: "
+    if len(entries) > MEMORY_TOP_K:
+        raise ValueError(f"at most MEMORY_TOP_K = {MEMORY_TOP_K} memory entries, got {len(entries)}: "
                          "pass only the best memories")
     if kinds.count("dialogue") > RECENT_MESSAGES:
         raise ValueError(f"at most RECENT_MESSAGES = {RECENT_MESSAGES} dialogue segments, got "

@@ -322,6 +322,13 @@ def test_blank_memories_are_refused(text: str) -> None:
     assert "blank" in str(caught.value)
 
 
+def test_memory_block_refuses_a_repeated_id() -> None:
+    with pytest.raises(ValueError, match=r"'m-go' is given twice"):
+        render_memory_block([memory("m-go", "Use Go."), memory("other", "Use Rust."), memory("m-go", "Use Go!")])
+    # the same text under two ids is the selection's business (duplicate_content), not the renderer's
+    assert render_memory_block([memory("a", "Use Go."), memory("b", "Use Go.")]).text.count("<memory_hit") == 2
+
+
 def test_injected_token_counter_decides_the_token_budget() -> None:
     seen: list[str] = []
 
@@ -397,7 +404,8 @@ def test_defaults_user_default_no_slot_no_provenance_curriculum_policy() -> None
     plain = MemoryCandidate("plain", "Use Python.", "ana", 0.9, 1)
     assert plain.authority == "user_default" and plain.conflict_key is None
     assert (plain.source, plain.captured_at) == ("", "")
-    assert SelectionPolicy() == SelectionPolicy(min_score=0.35, top_k=5, max_chars=3000, max_tokens=800)
+    # source 000's policy, except top_k: 000 says 5, source 003 (stage 10) lets 3 memories in, and the course follows 003
+    assert SelectionPolicy() == SelectionPolicy(min_score=0.35, top_k=3, max_chars=3000, max_tokens=800)
     slotted = MemoryCandidate("slotted", "Use Python.", "ana", 0.9, 1, LANGUAGE)
     override = memory("override", "Use TypeScript.", score=0.4, slot=LANGUAGE, authority="workspace_override")
     plan = select_memories([slotted, override], "ana")

@@ -301,6 +301,36 @@ def test_at_most_three_memories_three_lines_and_three_recent_messages() -> None:
         assemble([SYSTEM, *turns, USER], 1000)
 
 
+def recalled(*hits: str) -> str:
+    """A <recalled_memory> block as stage 09's render_memory_block writes it."""
+    lines = [f'<memory_hit id="m-{n}" source="chat">{text}</memory_hit>' for n, text in enumerate(hits, 1)]
+    return "\n".join(["<recalled_memory>", *lines, "</recalled_memory>"])
+
+
+def test_a_recalled_memory_block_counts_its_hits_not_its_lines() -> None:
+    # stage 09's block with its default top_k of 3: five lines of XML, three memories — accepted as one segment
+    block = Segment("memory", "memory", recalled("Use Go.", "Ana reviews every diff.", "Tests run with Vitest."))
+    assembly = assemble([SYSTEM, block, USER], 1000)
+    assert reasons(assembly) == [("system", "required"), ("memory", "included"), ("request", "required")]
+    assert parts(assembly)[1] == block.text
+    # a fourth hit is a fourth memory, whether it comes in the block or as a segment of its own
+    with pytest.raises(ValueError, match="MEMORY_TOP_K") as caught:
+        assemble([SYSTEM, Segment("memory", "memory", recalled("a.", "b.", "c.", "d.")), USER], 1000)
+    assert re.search(r"\b4\b", str(caught.value))
+    with pytest.raises(ValueError, match="MEMORY_TOP_K"):
+        assemble([SYSTEM, block, Segment("extra", "memory", "Ana likes dark mode."), USER], 1000)
+    # a hit whose text runs over several lines is one memory of that many lines
+    three = Segment("memory", "memory", recalled("Ana prefers Go.\nShe reviews every diff.\nShe merges on Mondays."))
+    assert assemble([SYSTEM, three, USER], 1000).decisions[1].included
+    four = Segment("memory", "memory", recalled("Use Go.", "Ana prefers Go.\nShe reviews.\nShe merges.\nDark mode."))
+    with pytest.raises(ValueError, match="MEMORY_SUMMARY_MAX") as long:
+        assemble([SYSTEM, four, USER], 1000)
+    assert "'memory'" in str(long.value) and "4" in str(long.value)
+    # text that only looks like a block at one end is one plain memory, counted by its lines
+    with pytest.raises(ValueError, match="MEMORY_SUMMARY_MAX"):
+        assemble([SYSTEM, Segment("memory", "memory", "<recalled_memory>\na\nb\nc"), USER], 1000)
+
+
 def test_memory_goes_in_whole_or_gives_way_to_one_notice() -> None:
     short = Segment("memory-short", "memory", "Ana likes Go and writes every release script in it.")  # 11
     longer = Segment("memory-long", "memory", "Ana reviews every diff herself before merging.")  # 8

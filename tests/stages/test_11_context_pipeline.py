@@ -34,7 +34,8 @@ from forge.context_pipeline import (
     plan_deletions,
     render_memory_block,
 )
-from forge.memory_selection import MemoryCandidate
+from forge.memory_selection import MemoryCandidate, select_memories
+from forge.prompt_assembly import MEMORY_NOTICE, Segment, assemble, input_budget, safety_margin_for
 
 O = ContextObject
 
@@ -242,7 +243,28 @@ def test_deletion_order_duplicate_stale_irrelevant_tool_output_history() -> None
     assert [d.tokens for d in decisions] == [5, 6, 8, 9, 11, 7]
     with pytest.raises(ContextBudgetError):
         plan_deletions(objects, 47, needed_ids=needed, stale_ids=["old-config"])
-    assert list(STEPS) == ["duplicate", "stale", "irrelevant", "tool_output", "history"]
+    assert list(STEPS) == ["duplicate", "stale", "irrelevant", "memory", "tool_output", "history"]
+
+
+def test_memory_goes_whole_after_the_waste_and_before_tool_output_and_history() -> None:
+    # source 003: memory is the one layer that may be sacrificed; stage 10 drops it first. Source 004: duplicates,
+    # stale and irrelevant-but-recoverable material go first — they carry nothing this round needs.
+    block = render_memory_block([MemoryCandidate("m-go", "Use Go.", "ana", 0.9, 1, source="chat:2026-03-02")])
+    goal = O("goal", "goal", "Fix the exclude branch.")
+    memory = O("memory", "memory", block.text)  # 43
+    history = O("turn-1", "history", "Ana: the filter skips everything.")  # 7
+    hit = O("hit", "tool_output", "Search result: a blog post about filters.", source="search:blog")  # 9
+    evidence = O("e17", "evidence", "if config.exclude: return skip(item)", source="src/filter.py")  # 10
+    # the issue's case: goal, memory, history, evidence, 12 over — the memory goes, whole, and that is enough
+    assert plan_deletions([goal, memory, history, evidence], 12) == (Decision("memory", "memory", (), 43),)
+    objects = [goal, memory, history, hit, evidence, O("pasted", "tool_output", "search result: a blog post about FILTERS.")]
+    assert [(d.object_id, d.reason) for d in plan_deletions(objects, 9)] == [("pasted", "duplicate")]
+    assert [(d.object_id, d.reason) for d in plan_deletions(objects, 10)] == [("pasted", "duplicate"), ("memory", "memory")]
+    assert [(d.object_id, d.reason) for d in plan_deletions(objects, 53)] == [
+        ("pasted", "duplicate"), ("memory", "memory"), ("hit", "tool_output")]
+    assert ids(plan_deletions(objects, 62)) == ["pasted", "memory", "hit", "turn-1"]
+    # an irrelevant, recoverable object is waste: it goes before the memory
+    assert ids(plan_deletions(objects, 10, needed_ids=["goal", "memory", "turn-1", "hit", "pasted"])) == ["pasted", "e17"]
 
 
 def test_within_a_step_larger_first_then_id() -> None:
@@ -364,7 +386,7 @@ def test_estimate_tokens_counts_words_cjk_characters_and_punctuation() -> None:
 def test_kinds_and_steps_are_fixed() -> None:
     assert KINDS == ("goal", "constraint", "resource", "pending_action", "negative_result", "tool_schema", "state",
                      "evidence", "tool_output", "history", "summary", "memory")
-    assert STEPS == ("duplicate", "stale", "irrelevant", "tool_output", "history")
+    assert STEPS == ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
     plain = O("x", "state", "t")
     assert (plain.revision, plain.source, plain.depends_on, plain.expires_on_change, plain.derived_from) == (
         "", "", (), False, ())
@@ -473,3 +495,69 @@ def test_values_are_immutable() -> None:
         closure.decisions[0].reason = "missing_dependency"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         cache_break_even(1, 1, 1, 1, 1).decision = "cache"  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- one agent turn through stages 09 → 10 → 11
+RECALLED = [  # what the retriever found for Ana's question; stage 09 decides
+    MemoryCandidate("m-go", "Write the release script in Go.", "ana", 0.62, 3, "preference:automation-language",
+                    "current_turn", "chat:turn-7"),
+    MemoryCandidate("m-py", "I usually write automation in Python.", "ana", 0.91, 1, "preference:automation-language",
+                    "user_default", "chat:2026-01-12"),
+    MemoryCandidate("m-diff", "Ana reviews every diff herself before merging.", "ana", 0.8, 2, source="chat:2026-02-20"),
+    MemoryCandidate("m-vitest", "Tests run with Vitest, never Jest.", "ana", 0.7, 4, source="repo:package.json"),
+    MemoryCandidate("m-commits", "Commit messages follow Conventional Commits.", "ana", 0.5, 5,
+                    source="repo:CONTRIBUTING.md"),
+    MemoryCandidate("m-bo", "Use Rust for everything.", "bo", 0.99, 1),
+]
+# a stage-10 segment becomes a stage-11 context object of this kind
+KIND_OF = {"system": "constraint", "tools": "tool_schema", "policy": "constraint", "memory": "memory",
+           "evidence": "evidence", "dialogue": "history", "user": "goal"}
+
+
+def test_one_turn_runs_through_selection_assembly_and_the_context_pipeline() -> None:
+    # stage 09, with its defaults: the gates, the authority ladder and top_k = 3 give one rendered block
+    plan = select_memories(RECALLED, "ana")
+    assert plan.selected == ("m-go", "m-diff", "m-vitest")
+    assert {d.memory_id: d.reason for d in plan.decisions if not d.selected} == {
+        "m-py": "authority_loser", "m-commits": "top_k_reached", "m-bo": "scope_mismatch"}
+    # stage 10, with its defaults: stage 09's block is one memory segment, as it is
+    segments = [
+        Segment("system", "system", "You are a careful coding assistant for a front-end repository."),
+        Segment("tools", "tools", "Tools: read_file(path), run_tests(), write_file(path, text) - write_file needs approval."),
+        Segment("policy", "policy", "Write policy: deny until a human approves the plan."),
+        Segment("memory", "memory", plan.context),
+        Segment("e17", "evidence", "if config.exclude: return skip(item)"),
+        Segment("turn-1", "dialogue", "Ana: the list skips every item once exclude is empty."),
+        Segment("request", "user", "Explain why an empty exclude filter skips items; do not change the public API."),
+    ]
+    budget = input_budget(1000, 400, 100, safety_margin_for(1000))  # B = 1000 - 400 - 100 - 250
+    turn = assemble(segments, budget)
+    tokens = {d.name: d.tokens for d in turn.decisions}
+    assert all(d.included for d in turn.decisions) and plan.context in turn.prompt.split("\n\n")
+    assert tokens["memory"] == plan.used_tokens, "stage 10 prices the block as stage 09 did"
+    # the same turn on a tighter budget: the safety valve lets the whole block go, and says so
+    tight = assemble(segments, turn.used_tokens - 1)
+    assert [(d.name, d.reason) for d in tight.decisions if d.kind == "memory"] == [
+        ("memory", "over_budget"), ("memory-notice", "notice")]
+    assert MEMORY_NOTICE in tight.prompt and plan.context not in tight.prompt
+
+    # stage 11: the session keeps the turn's segments as context objects; the next turn brings ten search hits
+    objects = [O(d.name, KIND_OF[d.kind], item.text) for d in turn.decisions for item in segments if item.name == d.name]
+    objects += [*search_hits(10), O("turn-2", "history", "Bot: reading src/filter.py now.")]
+    grown = sum(estimate_tokens(item.text) for item in objects[len(segments):])  # 10 hits of 10 units, 10 for turn-2
+    next_budget = input_budget(1000, 400, 200, safety_margin_for(1000))  # more room kept for tool results
+    over_by = turn.used_tokens + grown - next_budget
+    deletions = plan_deletions(objects, over_by)
+    # nothing is waste, so the memory goes first, whole, priced as stage 10 priced it; then the largest tool output
+    assert deletions[0] == Decision("memory", "memory", (), tokens["memory"])
+    assert [d.reason for d in deletions[1:]] == ["tool_output"] * (len(deletions) - 1)
+    gone = {d.object_id for d in deletions}
+    assert {"system", "policy", "request", "e17", "turn-1", "turn-2"}.isdisjoint(gone)
+    # what is left fits the next call: stage 10 assembles it whole, within the smaller budget
+    left = [item for item in segments if item.name not in gone] + [
+        Segment(item.id, "dialogue" if item.kind == "history" else "evidence", item.text)
+        for item in objects[len(segments):] if item.id not in gone]
+    after = assemble(left, next_budget)
+    assert all(d.included for d in after.decisions) and after.used_tokens <= next_budget
+    assert after.used_tokens == turn.used_tokens + grown - sum(d.tokens for d in deletions)
+

@@ -155,3 +155,96 @@ block = render_memory_block([memory])
 print(f"the text: {estimate_tokens(memory.text)} units; the block the model reads: {block.tokens} units")  # [en]
 print(f"正文 {estimate_tokens(memory.text)} 个单位；模型读到的整个块 {block.tokens} 个单位")  # [zh]
 print(block.text)
+
+# %% [markdown] en
+# **One turn through stages 09 → 10 → 11.** The three extension stages are one pipeline: each stage's
+# real output is the next one's input. Stage 09 decides Ana's recalled memories with its defaults
+# (`top_k = 3`) and renders the selected ones as one `<recalled_memory>` block. Bo's memory never passes
+# the scope gate, the Python default loses its slot to this turn's Go request, and the note about commit
+# messages is the fourth survivor: `top_k_reached`.
+
+# %% [markdown] zh
+# **一轮对话，依次走过阶段 09 → 10 → 11。** 这三个扩展阶段是同一条流水线：每个阶段真实的输出，就是下一个阶段的输入。阶段 09 用它的默认值（`top_k = 3`）裁决 Ana 被召回的记忆，并把选中的记忆渲染成一个 `<recalled_memory>` 块。Bo 的记忆过不了作用域门禁；Python 那条默认偏好把槽位输给了本轮的 Go 要求；关于提交信息的那条是第四条存活的记忆：`top_k_reached`。
+
+# %%
+from forge.memory_selection import select_memories
+from forge.prompt_assembly import Segment, assemble, input_budget, safety_margin_for
+
+recalled = [
+    MemoryCandidate("m-go", "Write the release script in Go.", "ana", 0.62, 3, "preference:automation-language",
+                    "current_turn", "chat:turn-7"),
+    MemoryCandidate("m-py", "I usually write automation in Python.", "ana", 0.91, 1, "preference:automation-language",
+                    "user_default", "chat:2026-01-12"),
+    MemoryCandidate("m-diff", "Ana reviews every diff herself before merging.", "ana", 0.8, 2, source="chat:2026-02-20"),
+    MemoryCandidate("m-vitest", "Tests run with Vitest, never Jest.", "ana", 0.7, 4, source="repo:package.json"),
+    MemoryCandidate("m-commits", "Commit messages follow Conventional Commits.", "ana", 0.5, 5,
+                    source="repo:CONTRIBUTING.md"),
+    MemoryCandidate("m-bo", "Use Rust for everything.", "bo", 0.99, 1),
+]
+selection = select_memories(recalled, "ana")
+for decision in selection.decisions:
+    print(f"{decision.memory_id:<10}{decision.reason}")
+print(selection.context)
+
+# %% [markdown] en
+# Stage 10 takes that block as it is, as one memory segment: its limits count the three `<memory_hit>`
+# entries, not the five lines of XML. With `B = 1000 − 400 − 100 − 250 = 250` everything fits. On a budget
+# one token too small, the safety valve drops the whole block — memory is the first to go — and the notice
+# takes its place; the evidence and the dialogue stay.
+
+# %% [markdown] zh
+# 阶段 10 把这个块原样当作一个记忆片段接过来：它的限制数的是块里的三个 `<memory_hit>`，而不是五行 XML。预算 `B = 1000 − 400 − 100 − 250 = 250` 时，所有片段都放得下。预算只差一个 Token 时，安全阀把整个块舍弃——记忆最先被舍弃——由提示行顶替它的位置；证据和对话都留着。
+
+# %%
+segments = [
+    Segment("system", "system", "You are a careful coding assistant for a front-end repository."),
+    Segment("tools", "tools", "Tools: read_file(path), run_tests(), write_file(path, text) - write_file needs approval."),
+    Segment("policy", "policy", "Write policy: deny until a human approves the plan."),
+    Segment("memory", "memory", selection.context),
+    Segment("e17", "evidence", "if config.exclude: return skip(item)"),
+    Segment("turn-1", "dialogue", "Ana: the list skips every item once exclude is empty."),
+    Segment("request", "user", "Explain why an empty exclude filter skips items; do not change the public API."),
+]
+budget = input_budget(1000, 400, 100, safety_margin_for(1000))
+turn = assemble(segments, budget)
+tight = assemble(segments, turn.used_tokens - 1)
+print(f"budget {budget}: {turn.used_tokens} used")  # [en]
+print(f"预算 {budget}：用了 {turn.used_tokens}")  # [zh]
+for decision in turn.decisions:
+    print(f"  {decision.name:<15}{decision.tokens:>4}  {decision.reason}")
+print(f"budget {tight.budget}:")  # [en]
+print(f"预算 {tight.budget}：")  # [zh]
+for decision in tight.decisions:
+    print(f"  {decision.name:<15}{decision.tokens:>4}  {decision.reason}")
+
+# %% [markdown] en
+# Stage 11 keeps the turn's segments as context objects across turns. The next turn brings ten search
+# hits and a reply, and keeps more room for tool results (R = 200), so the budget falls to 150 while the
+# context grows. Nothing is a duplicate, stale or irrelevant, so the first to go is the memory — whole,
+# priced exactly as stage 10 priced it — and then the largest tool output. The goal, the rules and the
+# evidence stay, and what is left fits the next call.
+
+# %% [markdown] zh
+# 阶段 11 把这一轮的片段作为上下文对象，跨轮保留下来。下一轮带来十条搜索结果和一条回复，还要为工具结果多留空间（R = 200），于是上下文在增长，预算却降到 150。没有哪个对象是重复的、过时的或无关的，所以最先删掉的是记忆——整块删除，价格和阶段 10 算的一模一样——然后是最大的工具输出。目标、规则和证据都留着，剩下的内容放得进下一次调用。
+
+# %%
+kind_of = {"system": "constraint", "tools": "tool_schema", "policy": "constraint", "memory": "memory",
+           "evidence": "evidence", "dialogue": "history", "user": "goal"}
+session = [ContextObject(item.name, kind_of[item.kind], item.text) for item in segments]
+session += [ContextObject(f"hit-{n:02d}", "tool_output", f"Search result {n}: a forum page about filters.",
+                          source=f"search:filters#{n}") for n in range(10)]
+session.append(ContextObject("turn-2", "history", "Bot: reading src/filter.py now."))
+next_budget = input_budget(1000, 400, 200, safety_margin_for(1000))
+over_by = sum(estimate_tokens(item.text) for item in session) - next_budget
+deletions = plan_deletions(session, over_by)
+print(f"next budget {next_budget}, over by {over_by}:")  # [en]
+print(f"下一轮预算 {next_budget}，超出 {over_by}：")  # [zh]
+for decision in deletions:
+    print(f"  {decision.object_id:<8}{decision.reason:<13}{decision.tokens:>4}")
+gone = {decision.object_id for decision in deletions}
+by_name = {item.name: item for item in segments}
+left = [by_name.get(item.id, Segment(item.id, "dialogue" if item.kind == "history" else "evidence", item.text))
+        for item in session if item.id not in gone]
+after = assemble(left, next_budget)
+print(f"the next call: {after.used_tokens} of {next_budget}, every segment whole")  # [en]
+print(f"下一次调用：{next_budget} 里用了 {after.used_tokens}，每个片段都完整")  # [zh]

@@ -44,6 +44,7 @@ from forgelab.judge.outcomes import Outcome
 from forgelab.judge.settings import DEFAULT
 from forgelab.core.targets import resolve_target
 from forgelab.core.evidence import write_atomic
+from forgelab.core.text import join_cjk_lines
 from forgelab.site.builder import BUNDLE_PAGE
 from forgelab.site.pages import stage_page
 
@@ -89,6 +90,7 @@ def _digest_text(text: StageTexts) -> dict[str, Any]:
     """The text as the digest has always read it — ``[text.<lang>.fault]``, ``.transfer`` and ``.design`` keys
     flattened to ``fault_story`` … — so the committed notebooks stay current across the change of model."""
     table = text.model_dump()
+    table["docstrings"] = None  # the starters' words in another edition never enter a notebook
     for part in ("fault", "transfer", "design"):
         table.update({f"{part}_{key}": value for key, value in table.pop(part).items()})
     return table
@@ -225,7 +227,7 @@ class _Cells:
     def md(self, source: str) -> None:
         import nbformat
 
-        self.cells.append(nbformat.v4.new_markdown_cell(source.strip()))
+        self.cells.append(nbformat.v4.new_markdown_cell(join_cjk_lines(source.strip())))
 
     def code(self, source: str, *tags: str) -> None:
         import nbformat

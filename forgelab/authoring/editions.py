@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -81,9 +82,51 @@ def _documented(path: Path) -> tuple[bool, list[str]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(node):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef):
+            names += [node.name] if ast.get_docstring(node) else []
             names += [f"{node.name}.{item.name}" for item in node.body
                       if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(item)]
     return ast.get_docstring(tree) is not None, names
+
+
+def _english_left(course: Course, path: str, module: str | None, functions: Mapping[str, str],
+                  comments: Mapping[str, str], table: str) -> list[str]:
+    """What the Chinese edition of ``path`` would still say in English, or why it cannot be made."""
+    # lazy: the release's localizer is needed only when a build checks the editions
+    from forgelab.authoring.release.localize import LocalizeError, english_left, with_words
+
+    try:
+        source = (course.root / path).read_text(encoding="utf-8")
+        chinese = with_words(source, module, functions, comments, where=path)
+        return [f"{table}: {path} {line} is still English — translate it there" for line in
+                english_left(chinese, where=path)]
+    except (OSError, UnicodeDecodeError, LocalizeError) as error:
+        return [f"{table}: {error}"]
+
+
+def finished_problems(course: Course) -> list[str]:
+    """Every file of ``forge/`` that is not a stage module needs its Chinese words in ``course/docstrings.toml``."""
+    where = "course/docstrings.toml"
+    path = course.root / where
+    if not path.is_file():
+        return [f"{where} is missing (the Chinese docstrings and comments of forge/'s finished files)"]
+    try:
+        table = course_files.read(path, course_files.DocstringsFile)
+    except RegistryError as error:
+        return [str(error)]
+    words = table.text.get("zh", {})
+    stage_modules = {stage.module for stage in course.stages}
+    found: list[str] = []
+    files = sorted(p.relative_to(course.root).as_posix() for p in (course.root / "forge").rglob("*.py")
+                   if "__pycache__" not in p.parts)
+    for name in sorted(set(words) - set(files)):
+        found.append(f"{where} [text.zh.\"{name}\"]: no such file in forge/")
+    for name in files:
+        if name in stage_modules:
+            continue
+        entry = words.get(name, course_files.FileDocstrings())
+        found += _english_left(course, name, entry.module or None, entry.functions, entry.comments,
+                               f"{where} [text.zh.\"{name}\"]")
+    return found
 
 
 def demo_problems(course: Course, stage: Stage) -> list[str]:
@@ -139,6 +182,10 @@ def stage_problems(course: Course, stage: Stage) -> list[str]:
         if extra:
             found.append(f"{where}: [text.zh.docstrings.functions] names {', '.join(extra)}, which {stage.module} "
                          "does not document")
+        if not missing and not extra:
+            found += _english_left(course, stage.module, docs.starter, docs.functions, docs.comments,
+                                   f"{where} [text.zh.docstrings]")
+            found += _english_left(course, stage.transfer_file, docs.transfer, {}, {}, f"{where} [text.zh.docstrings]")
     found += demo_problems(course, stage)
     try:
         stage_figures = figures.stage_figures(stage.source_dir)
@@ -179,6 +226,8 @@ def course_problems(course: Course) -> list[str]:
         found.append("course/glossary.toml is missing")
     if not (course.root / "README.zh-CN.md").is_file() and (course.root / "solutions").is_dir():
         found.append("README.zh-CN.md is missing (the Chinese README, linked from the top of README.md)")
+    if (course.root / "solutions").is_dir():
+        found += finished_problems(course)
     return found
 
 

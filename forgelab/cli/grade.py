@@ -158,7 +158,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return fail(_("--into {into} is one of the shard folders").format(into=args.into),
                     _("merge into a new, empty folder"))
     try:
-        count, book, csv_path, pages = merge(course, folders, into)
+        count, book, csv_path, pages = merge(course, folders, into, args.allow_partial)
     except GradebookError as error:
         return fail(str(error))
     print(_("merged {shards} shard(s): {count} submission(s), {pages} feedback page(s)").format(
@@ -168,8 +168,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if read:
         print(_("shards read: {shards}").format(shards=_(", ").join(read)))
     if missing:
-        print(_("warning: shard(s) {shards} of this split are missing: their submissions are not in the merged "
-                "gradebook — merge again with every shard's folder").format(shards=_(", ").join(missing)))
+        print(_("partial (--allow-partial): shard(s) {shards} of this split are missing, so their submissions are not "
+                "in the merged gradebook; its CSV files and class report say partial — merge again with every shard's "
+                "folder").format(shards=_(", ").join(missing)))
     print(_("next: `forgelab grade report {folder} --html` shows what the class struggles with").format(
         folder=_shown(into)))
     return 0
@@ -215,4 +216,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     merge = actions.add_parser("merge", help=_("combine shard output folders into one gradebook, CSV and feedback set"))
     merge.add_argument("shards", nargs="+", metavar="OUT", help=_("the --out folders of the shard runs"))
     merge.add_argument("--into", required=True, help=_("a new folder for the merged gradebook"))
+    merge.add_argument("--allow-partial", action="store_true",
+                       help=_("merge even when shards of the split are missing; the merged gradebook is marked partial "
+                              "(a last CSV column, the class report)"))
     merge.set_defaults(handler=cmd_merge)

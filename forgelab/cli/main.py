@@ -209,11 +209,11 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
 # Each module has ``register(subparsers)``. Imports stay inside the handlers, so that
 # `forgelab --help` and `forgelab check` do not pay for tools they do not use.
-MODULES = ("learner", "course", "site", "grade", "grade_report", "project", "starters", "i18n")  # `--help` order
-LEARNER_MODULES = frozenset({"learner", "project", "starters"})  # the others are the course repository's
+MODULES = ("learner", "classroom", "course", "site", "grade", "grade_report", "hub", "project", "starters", "i18n")  # `--help` order
+LEARNER_MODULES = frozenset({"learner", "classroom", "project", "starters"})  # the others are the course repository's
 # what the course repository offers beyond the learner's commands (this module adds `materialize` there itself)
 INSTRUCTOR_COMMANDS = ("materialize", "new-stage", "build", "verify-course", "nbval", "site", "release", "grade",
-                       "gradebook", "i18n", "grade-report")
+                       "gradebook", "i18n", "grade-report", "hub", "class")
 # two words typed as one command: `forgelab grade report OUT` is the parser `grade-report` (a submission folder that
 # is really called `report` is graded as `forgelab grade ./report`)
 COMPOUND = {("grade", "report"): "grade-report"}

@@ -197,7 +197,8 @@ class DocstringsText(Table):
     """The starters' docstrings in another edition (``forgelab release --lang`` ships them)."""
 
     starter: str
-    functions: dict[str, str] = {}  # function (or Class.method) → its docstring
+    functions: dict[str, str] = {}  # function, class (or Class.method) → its docstring
+    comments: dict[str, str] = {}  # a comment's English words (after '#', stripped) → its words in this edition
     transfer: str
 
 
@@ -224,6 +225,24 @@ class StageTexts(Table):
     design: DesignText
     from_the_sources: str = ""  # what the stage takes from the curriculum and where it departs from it
     docstrings: DocstringsText | None = None
+
+
+# ---------------------------------------------------------------- docstrings.toml
+class FileDocstrings(Table):
+    """Another edition's words for one finished file of ``forge/`` (not a stage module): its module docstring,
+    the docstrings of its functions, classes and methods, and its comments (English words → translation)."""
+
+    module: str = ""
+    functions: dict[str, str] = {}
+    comments: dict[str, str] = {}
+
+
+class DocstringsFile(Table):
+    """``course/docstrings.toml``: the finished files of ``forge/`` in another edition (``forgelab release --lang``
+    ships them); the stage modules' words are in each ``stage.toml``'s ``[text.<lang>.docstrings]``."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    text: dict[str, dict[str, FileDocstrings]]  # language → path under the workbook (forge/…) → its words
 
 
 # ---------------------------------------------------------------- fault.toml, mutants.toml, glossary.toml

@@ -28,8 +28,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from forgelab.core.files import (DEFAULT_LIMITS, FileLimits, LayoutError, Problem, copy_sources, folder_sources,
-    zip_sources)
+from forgelab.core.files import (DEFAULT_LIMITS, FileLimits, LayoutError, Problem, Source, copy_sources,
+    folder_sources, zip_sources)
 from forgelab.core.i18n import _
 
 LIMITS = DEFAULT_LIMITS
@@ -166,6 +166,15 @@ def _enter(relative: PurePosixPath) -> bool:
     return False
 
 
+def snapshot_sources(root: Path, limits: FileLimits = LIMITS) -> list[Source]:
+    """The files of the workbook at ``root`` that grading reads (forge/, transfer/, labs/NN-slug/forge/, evidence/,
+    tests/stages/), under grading's limits: what a learner hands in (``forgelab submit`` zips exactly these).
+
+    Raises :class:`LayoutError` when the workbook breaks a limit (the same refusal grading would give).
+    """
+    return folder_sources(root, _wanted, _enter, limits)
+
+
 @dataclass(frozen=True)
 class LaidOut:
     """A submission copied into scratch: ``import_dir/forge`` and ``home`` (transfer/, labs/, evidence/, tests/)."""
@@ -218,4 +227,5 @@ def content_digest(files: dict[tuple[str, str], str]) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["LIMITS", "LaidOut", "LayoutError", "Submission", "SubmissionError", "discover", "lay_out", "safe_name"]
+__all__ = ["LIMITS", "LaidOut", "LayoutError", "Submission", "SubmissionError", "discover", "lay_out", "safe_name",
+           "snapshot_sources"]

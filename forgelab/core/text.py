@@ -38,8 +38,51 @@ def _markdown() -> MarkdownIt:
 
 
 def md(text: str) -> str:
-    """A block of stage text (paragraphs, lists) as HTML."""
-    return str(_markdown().render(text)).rstrip("\n")
+    """A block of stage text (paragraphs, lists) as HTML; a line break between two Chinese characters is joined."""
+    return str(_markdown().render(join_cjk_lines(text))).rstrip("\n")
+
+
+# Chinese characters and full-width punctuation: a line break between two of them is no space in Chinese text.
+_WIDE = "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_LAST = re.compile(f"[{_WIDE}]$")
+_CJK_FIRST = re.compile(f"[{_WIDE}]")
+
+
+@lru_cache(maxsize=1)
+def _commonmark() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def join_cjk_lines(text: str) -> str:
+    """``text`` with every line break inside a paragraph that falls between two Chinese characters (or full-width
+    punctuation) removed, with the next line's indentation.
+
+    Markdown renders such a break as a space, and Chinese puts no space between words ("自己找出原因， 说出它"):
+    the sources may wrap their Chinese lines for the author; the learner reads them joined. Only paragraphs are
+    touched (CommonMark's own reading, so list items' continuation lines too), never code blocks, headings or
+    tables; a break next to a Latin letter, a digit or a code span stays, since it reads as the space Chinese
+    text puts there anyway.
+    """
+    if "\n" not in text or not _CJK_FIRST.search(text):
+        return text
+    lines = text.split("\n")
+    joined: set[int] = set()
+    for token in _commonmark().parse(text):
+        if token.type == "paragraph_open" and token.map:
+            start, end = token.map
+            joined.update(i for i in range(start, end - 1)
+                          if _CJK_LAST.search(lines[i]) and _CJK_FIRST.match(lines[i + 1].lstrip()))
+    if not joined:
+        return text
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        if number - 1 in joined:
+            out[-1] += line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def inline(text: str) -> str:

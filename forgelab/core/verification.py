@@ -1,4 +1,9 @@
-"""verification.json as a Pydantic model, and its JSON Schema generated from it.
+"""verification.json as a Pydantic model: how it is written and read everywhere, and its JSON Schema.
+
+``forgelab check`` writes the file through :class:`Verification` (:func:`write`); status, watch, the notebooks and
+grading read it back through it (:func:`read`), so a file of another shape — a list, a key of the wrong type, a lone
+``"accepted": true``, not JSON at all — is :class:`Unreadable` ("unreadable: run check again"), never a traceback
+and never "accepted".
 
 ``forgelab/data/verification.schema.json`` — what the course page's self-check and the tests validate a
 learner's evidence with — is written by ``forgelab build`` from :class:`Verification` and never edited by hand;
@@ -14,11 +19,11 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from forgelab.core.evidence import SCHEMA_VERSION
+from forgelab.core.evidence import SCHEMA_VERSION, integrity_holds, write_document
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "data" / "verification.schema.json"
 
@@ -200,3 +205,56 @@ def schema() -> dict[str, Any]:
 def schema_text() -> str:
     """The schema file's text as ``forgelab build`` writes it."""
     return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- reading and writing a file
+
+
+class Unreadable(ValueError):
+    """A verification.json that is not a document this model describes (not JSON, another shape, a key missing or
+    of the wrong type): whoever reads it shows "unreadable: run check again", never a traceback and never
+    "accepted". ``reason`` says what is wrong, for a log or a grader (in English: the words come from JSON and
+    Pydantic)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def parse(text: str | bytes, path: Path) -> Verification:
+    """``text`` as a :class:`Verification`, or :class:`Unreadable` saying why not."""
+    try:
+        return Verification.model_validate_json(text, strict=True)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the document"
+        kind = "not JSON" if first["type"] == "json_invalid" else f"{where}: {first['msg']}"
+        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        raise Unreadable(path, kind + more) from None
+
+
+def read(path: Path) -> Verification:
+    """The verification.json at ``path`` through its model; :class:`Unreadable` for a file that cannot be read or is
+    not such a document (a missing file is the caller's case: look with ``path.is_file()`` first)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise Unreadable(path, error.strerror or type(error).__name__) from None
+    return parse(data, path)
+
+
+def document(verification: Verification) -> dict[str, Any]:
+    """The JSON document of ``verification``, exactly the keys it was made with (an optional key not given stays
+    absent): what is written, and what the integrity digest is computed over."""
+    return verification.model_dump(mode="json", exclude_unset=True)
+
+
+def intact(verification: Verification) -> bool:
+    """Its integrity digest matches its content (nobody edited it after ``forgelab check`` wrote it)."""
+    return integrity_holds(document(verification))
+
+
+def write(path: Path, verification: Verification) -> None:
+    """Write ``verification`` to ``path`` atomically, as ``forgelab check`` writes it."""
+    write_document(path, document(verification))

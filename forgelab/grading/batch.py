@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab import __version__
-from forgelab.grading import feedback, gradebook
+from forgelab.grading import feedback, gradebook, seal
 from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
 from forgelab.core.i18n import _
@@ -98,6 +98,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
     chosen = shard.select(subs) if shard else subs
     mode = isolation(settings.sandbox)  # raises SandboxUnavailable when required and missing: before any work
     out.mkdir(parents=True, exist_ok=True)
+    (out / seal.SEAL_NAME).unlink(missing_ok=True)  # sealed again when this run is done; an interrupted run is not
     connection = gradebook.open_gradebook(out / gradebook.FILENAME)
     try:
         run_id = gradebook.start_run(connection, started_at=_now(), tool_version=__version__,
@@ -145,6 +146,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
         gradebook.finish_run(connection, run_id, _now())
         graded.sort(key=lambda g: g.submission.id)
         pages, csv_path, totals_path = publish(course, connection, out)
+        seal.write(connection, out)
     finally:
         connection.close()
     return BatchResult(graded, out, out / gradebook.FILENAME, csv_path, totals_path, pages, run_id, mode.description)
@@ -163,11 +165,14 @@ def publish(course: Course, connection: object, out: Path) -> tuple[dict[str, Pa
     return pages, csv_path, totals_path
 
 
-def merge(course: Course, folders: list[Path], into: Path) -> tuple[int, Path, Path, dict[str, Path]]:
+def merge(course: Course, folders: list[Path], into: Path,
+          allow_partial: bool = False) -> tuple[int, Path, Path, dict[str, Path]]:
     """Combine shard output folders into ``into``; returns (submissions, gradebook, csv, pages)."""
-    connection, records = gradebook.merge(folders, into)
+    (into / seal.SEAL_NAME).unlink(missing_ok=True)
+    connection, records = gradebook.merge(folders, into, allow_partial)
     try:
         pages, csv_path, _ = publish(course, connection, into)
+        seal.write(connection, into)
     finally:
         connection.close()
     return len(records), into / gradebook.FILENAME, csv_path, pages

@@ -16,15 +16,13 @@ item its points and flags it for review: the instructor decides what it means.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from forgelab.core import evidence
+from forgelab.core import evidence, verification
 from forgelab.core.i18n import N_, _
 from forgelab.grading.rubric import ERROR, FAILED, MISSING, PASSED, REVIEW
 from forgelab.core.registry import Stage
+from forgelab.core.verification import Verification
 from forgelab.judge.outcomes import TestRow
 
 ACCEPTANCE_LABELS = {
@@ -54,15 +52,14 @@ def _observed_passed(stage: Stage, observed: tuple[TestRow, ...]) -> set[str]:
             if (rows := [r for r in observed if r.name == name]) and all(r.outcome == "passed" for r in rows)}
 
 
-def _claimed_passed(document: dict[str, Any]) -> set[str]:
+def _claimed_passed(document: Verification) -> set[str]:
     rows: dict[str, list[str]] = {}
-    for row in document.get("tests", []) or []:
-        if isinstance(row, dict) and isinstance(row.get("name"), str):
-            rows.setdefault(row["name"], []).append(str(row.get("outcome")))
+    for row in document.tests:
+        rows.setdefault(row.name, []).append(row.outcome)
     return {name for name, outcomes in rows.items() if outcomes and all(o == "passed" for o in outcomes)}
 
 
-def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestRow, ...],
+def over_claims(stage: Stage, document: Verification, observed: tuple[TestRow, ...],
                 acceptance_seen: dict[str, bool]) -> list[str]:
     """Everything the document claims that grading did not observe, in a stable order."""
     claims: list[str] = []
@@ -70,36 +67,24 @@ def over_claims(stage: Stage, document: dict[str, Any], observed: tuple[TestRow,
     tests = sorted(name for name in _claimed_passed(document) & set(stage.required_tests) if name not in seen)
     if tests:
         claims.append(_("tests passing that grading saw fail ({tests})").format(tests=_listed(tests)))
-    acceptance = _table(document, "acceptance")
+    acceptance = document.acceptance.model_dump()
     for key, label in ACCEPTANCE_LABELS.items():
         if acceptance.get(key) is True and acceptance_seen.get(key) is not True:
             if key == "required_tests_passed" and tests:
                 continue
             claims.append(_("{claim} (grading did not see that)").format(claim=_(label)))
-    if document.get("accepted") is True and not all(acceptance_seen.get(key) is True for key in ACCEPTANCE_LABELS):
+    if document.accepted and not all(acceptance_seen.get(key) is True for key in ACCEPTANCE_LABELS):
         claims.append(_("the stage accepted (grading does not accept it)"))
     return claims
 
 
-def _table(document: dict[str, Any], key: str) -> dict[str, Any]:
-    value = document.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _digest_at(document: dict[str, Any], *keys: str) -> object:
-    value: object = document
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def changed_since(stage: Stage, document: dict[str, Any], home: Path, module_file: Path | None) -> list[str]:
+def changed_since(stage: Stage, document: Verification, home: Path, module_file: Path | None) -> list[str]:
     """The handed-in files whose digest differs from the one the evidence recorded."""
     pairs = [
-        (stage.module, _digest_at(document, "digests", "module", "sha256"), module_file),
-        (stage.transfer_file, _digest_at(document, "transfer", "sha256"), home / stage.transfer_file),
-        (stage.design_answer_file, _digest_at(document, "design_answer", "sha256"), home / stage.design_answer_file),
-        (stage.lab_module, _digest_at(document, "fault_lab", "fixed_file_sha256"), home / stage.lab_module),
+        (stage.module, document.digests.module.sha256, module_file),
+        (stage.transfer_file, document.transfer.sha256, home / stage.transfer_file),
+        (stage.design_answer_file, document.design_answer.sha256, home / stage.design_answer_file),
+        (stage.lab_module, document.fault_lab.fixed_file_sha256, home / stage.lab_module),
     ]
     return [shown for shown, recorded, path in pairs
             if recorded is not None and recorded != evidence.sha256_file(path)]
@@ -130,25 +115,21 @@ def check(stage: Stage, course_root: Path, home: Path, module_file: Path | None,
                            REVIEW)
         return Finding(MISSING, reason, "")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(document, dict):
-            raise ValueError("not a JSON object")
-    except (ValueError, UnicodeDecodeError) as error:
-        return Finding(ERROR, _("{file} is not readable JSON ({error}): it was damaged or edited by hand").format(
-            file=shown, error=type(error).__name__), REVIEW)
+        document = verification.read(path)
+    except verification.Unreadable as error:  # not JSON, or not a verification.json: never a traceback, never points
+        return Finding(ERROR, _("{file} is unreadable ({reason}): it was damaged or edited by hand; `forgelab check "
+                                "{n}` writes it again").format(file=shown, reason=error.reason, n=stage.number), REVIEW)
 
-    if not evidence.integrity_holds(document):
+    if not verification.intact(document):
         problems.append(_("its integrity digest does not match its content (it was edited after `forgelab check` "
                           "wrote it)"))
-    if document.get("experiment_id") != stage.experiment_id:
+    if document.experiment_id != stage.experiment_id:
         problems.append(_("it is the evidence of {experiment}, not of this stage").format(
-            experiment=repr(str(document.get("experiment_id"))[:80])))
-    target = _table(document, "target")
-    if target.get("kind") != "learner":
+            experiment=repr(document.experiment_id[:80])))
+    if document.target.kind != "learner":
         problems.append(_("it was produced for target {target}, not for the learner's own forge/").format(
-            target=repr(str(target.get("name"))[:40])))
-    digests = _table(document, "digests")
-    test_digests = [row.get("sha256") for row in digests.get("tests", []) or [] if isinstance(row, dict)]
+            target=repr(document.target.name[:40])))
+    test_digests = [row.sha256 for row in document.digests.tests]
     course_digest = evidence.sha256_file(course_root / stage.test_file)
     if test_digests and any(digest != course_digest for digest in test_digests):
         problems.append(_("it was produced with stage tests whose digest differs from the course's (edited tests)"))

@@ -2,8 +2,11 @@
 
 Each stage is a table of the seven items: points, the result in plain words, what was checked,
 why points were lost, and what to do next. The page is the template ``forgelab/data/templates/feedback.html.j2``
-(Jinja2, autoescaped): its fixed words come from the tools' gettext catalogs (``jinja2.ext.i18n``), the reasons and
-next steps are Markdown rendered by :func:`forgelab.core.text.inline`, and nothing is put into the page unescaped.
+(Jinja2, autoescaped): its fixed words come from the tools' gettext catalogs (``jinja2.ext.i18n``), and nothing is put
+into the page unescaped. A reason can hold text the learner's code produced (an exception message, a value it returned),
+so reasons are shown as plain text, never read as Markdown: a learner's ``**bold**`` or code span stays the characters
+they wrote. Only course-authored text (the fixed words, what was checked, the next steps) is Markdown, rendered by
+:func:`forgelab.core.text.inline`.
 The instructor checks appear by name and outcome only — the rows never carry their code or assertion messages
 (see :func:`forgelab.grading.items.grade_instructor_checks`), and this page adds nothing from them.
 """

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab.core.i18n import _
+from forgelab.grading import seal
 from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
 
@@ -260,18 +261,33 @@ def _csv(rows: Iterable[Iterable[object]]) -> str:
     return "".join(lines)
 
 
-def csv_text(items: list[GradeItem]) -> str:
-    return _csv([CSV_COLUMNS, *([_cell(item.submission), item.stage, item.item, item.points, item.max_points,
-                                 item.outcome, _cell(item.reason), item.flag] for item in items)])
+PARTIAL_COLUMN = "partial"  # a last column, only in a gradebook merged with --allow-partial (see partial_note)
 
 
-def totals_text(items: list[GradeItem]) -> str:
-    """One line per submission: points per stage, the total, and how many items need review."""
+def partial_note(connection: sqlite3.Connection) -> str:
+    """'' for a whole gradebook; for one merged without some shards of its split, the words that say which."""
+    _found, missing = shards_read(run_records(connection))
+    return _("partial: shard(s) {missing} missing").format(missing=_(", ").join(missing)) if missing else ""
+
+
+def csv_text(items: list[GradeItem], partial: str = "") -> str:
+    """``partial`` (see :func:`partial_note`) adds a last column that says so on every line."""
+    extra: list[object] = [partial] if partial else []
+    return _csv([[*CSV_COLUMNS, *([PARTIAL_COLUMN] if partial else [])],
+                 *([_cell(item.submission), item.stage, item.item, item.points, item.max_points,
+                    item.outcome, _cell(item.reason), item.flag, *extra] for item in items)])
+
+
+def totals_text(items: list[GradeItem], partial: str = "") -> str:
+    """One line per submission: points per stage, the total, and how many items need review (and ``partial``, as
+    in :func:`csv_text`)."""
     stages = sorted({item.stage for item in items})
     by_sub: dict[str, list[GradeItem]] = {}
     for item in items:
         by_sub.setdefault(item.submission, []).append(item)
-    lines: list[list[object]] = [["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items"]]
+    extra: list[object] = [partial] if partial else []
+    lines: list[list[object]] = [["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items",
+                                  *([PARTIAL_COLUMN] if partial else [])]]
     for sub in sorted(by_sub):
         mine = by_sub[sub]
         per_stage = []
@@ -279,15 +295,16 @@ def totals_text(items: list[GradeItem]) -> str:
             rows_ = [i for i in mine if i.stage == stage]
             per_stage.append(f"{sum(i.points for i in rows_)}/{sum(i.max_points for i in rows_)}" if rows_ else "")
         lines.append([_cell(sub), *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
-                      sum(1 for i in mine if i.flag)])
+                      sum(1 for i in mine if i.flag), *extra])
     return _csv(lines)
 
 
 def export(connection: sqlite3.Connection, out: Path) -> tuple[Path, Path]:
     items = rows(connection)
     grades, totals = out / CSV_NAME, out / TOTALS_NAME
-    grades.write_text(csv_text(items), encoding="utf-8")
-    totals.write_text(totals_text(items), encoding="utf-8")
+    partial = partial_note(connection)
+    grades.write_text(csv_text(items, partial), encoding="utf-8")
+    totals.write_text(totals_text(items, partial), encoding="utf-8")
     return grades, totals
 
 
@@ -321,10 +338,15 @@ class Shard:
 
 
 def read_shard(folder: Path) -> Shard:
+    """The gradebook of one grading run's ``--out`` folder, checked against its seal first (:mod:`seal`)."""
     path = folder / FILENAME
     if not path.is_file():
         raise GradebookError(_("{folder} holds no {file}: give the --out folder of a `forgelab grade --shard` run").format(
             folder=folder, file=FILENAME))
+    try:
+        seal.check(folder, path)
+    except seal.SealError as error:
+        raise GradebookError(str(error)) from None
     connection = open_gradebook(path)
     try:
         runs = list(connection.execute("SELECT run_id, started_at, finished_at, tool_version, course_version, stages, "
@@ -342,13 +364,21 @@ def read_shard(folder: Path) -> Shard:
         connection.close()
 
 
-def merge(folders: list[Path], into: Path) -> tuple[sqlite3.Connection, list[SubmissionRecord]]:
+def merge(folders: list[Path], into: Path, allow_partial: bool = False) -> tuple[sqlite3.Connection,
+                                                                               list[SubmissionRecord]]:
     """One gradebook from the shards' gradebooks: the same rows a single run would have written.
 
-    A submission graded in two shards must have identical rows there; otherwise the merge is refused.
+    Refused: a shard that is not sealed or no longer matches its seal (:func:`read_shard`), shards graded
+    differently, a submission graded in two shards with different rows, and — unless ``allow_partial`` — a split
+    with a shard missing (a partial merge says so wherever it is shown: :func:`partial_note`).
     """
     shards = [read_shard(folder) for folder in folders]
     _same_grading(shards)
+    _found, missing = split_of([str(run[10] or "") for shard in shards for run in shard.runs])
+    if missing and not allow_partial:
+        raise GradebookError(_("shard(s) {missing} of this split are missing: give every shard's --out folder (their "
+                               "submissions would not be in the merged gradebook), or merge with --allow-partial to "
+                               "get a gradebook marked partial").format(missing=_(", ").join(missing)))
     into.mkdir(parents=True, exist_ok=True)
     target = into / FILENAME
     if target.exists() and any(target.resolve() == (s.path / FILENAME).resolve() for s in shards):
@@ -438,7 +468,12 @@ def _same_split(shards: list[Shard]) -> None:
 
 def shards_read(runs: list[RunRecord]) -> tuple[list[str], list[str]]:
     """The shards a gradebook's runs came from (``K/N``, in order) and the shards of that split that are missing."""
-    found = sorted({run.shard for run in runs if "/" in run.shard}, key=lambda text: int(text.split("/")[0]))
+    return split_of([run.shard for run in runs])
+
+
+def split_of(shards: list[str]) -> tuple[list[str], list[str]]:
+    """The ``K/N`` shards among ``shards`` (in order) and the shards of their split that are missing."""
+    found = sorted({text for text in shards if "/" in text}, key=lambda text: int(text.split("/")[0]))
     if not found:
         return [], []
     count = int(found[0].split("/")[1])

@@ -74,13 +74,14 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
     for stage in written:  # each stage's file alone, so that a test that hits a limit spoils only its own stage
         base = reference or (forge,)  # the course's implementation; the submission's only in a learner bundle
         test = ((laid.home / stage.transfer_file, stage.transfer_file),)
-        targets.append(TargetSpec(transfer_label(stage), base, stage.number))
+        # on the course's code (reference, variants) the test's failures say pass/fail and the learner's line only
+        targets.append(TargetSpec(transfer_label(stage), base, stage.number, course_code=reference is not None))
         learner_tests.append(LearnerTests(transfer_label(stage), test))
         variants = [jobs.fault_variant(workbook, stage)] if (workbook.root / stage.fault_variant).is_file() else []
         if reference is not None:
             variants += [folder for _name, folder in transfer_variants(workbook, stage, scratch / "variants")]
         for label, variant in zip(wrong_labels(stage, len(variants) - 1), variants):
-            targets.append(TargetSpec(label, (*base, variant), stage.number))
+            targets.append(TargetSpec(label, (*base, variant), stage.number, course_code=True))
             learner_tests.append(LearnerTests(label, test))
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,

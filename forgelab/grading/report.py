@@ -140,6 +140,7 @@ class ClassReport(_Model):
     has_tests: bool  # the gradebook holds per-test results (graded by a forgelab that records them)
     shards: list[ShardRead]
     missing_shards: list[str]
+    partial: bool  # merged with --allow-partial: shards of the split are missing, so submissions are missing too
     score_bins: list[int]  # submissions per tenth of the maximum (the last bin includes 100 %)
     stage_figures: list[StageFigure]
     items: list[ItemFigure]
@@ -193,7 +194,7 @@ def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], fa
     withheld = len(names) < min_class
     base = dict(course_version=", ".join(versions), stages=stages, submissions=len(names), left_out=len(lost),
                 min_class=min_class, withheld=withheld, has_tests=bool(tests), shards=shard_rows,
-                missing_shards=missing if shards else [])
+                missing_shards=missing if shards else [], partial=bool(shards and missing))
     if withheld:
         return ClassReport(**base, score_bins=[], stage_figures=[], items=[])  # type: ignore[arg-type]
     kept = set(names)

@@ -53,6 +53,8 @@ def words() -> dict[str, str]:
         "graded": _("graded"),
         "folder": _("folder"),
         "this_folder": _("this folder"),
+        "partial": _("Partial: this gradebook was merged with --allow-partial while shard(s) {shards} were missing, so "
+                     "their submissions are in none of the figures below."),
         "missing_shards": _("Missing shards: {shards} — the submissions of those slices are not in this report. "
                             "Merge every shard of the split, then report again."),
         "withheld": _("The class has {count} submission(s), fewer than {minimum}: per-stage and per-item figures are "

@@ -349,7 +349,7 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
         error = _loaded_exception(module, qualname, message) or _stand_in(module, qualname, bases)(message)
     trace = str(data.get("traceback") or "")
     if trace:
-        error.add_note("raised in the learner's code:\n" + trace)
+        error.add_note(_("raised in the learner's code:") + "\n" + trace)
     return error
 
 

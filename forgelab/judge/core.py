@@ -68,6 +68,10 @@ class TargetSpec:
     stage: str = ""
     probe: tuple[str, ...] = ()  # workbook module paths imported first, e.g. ("forge/instructions.py",)
     first_failure_ends: bool = False  # stop this target's tests at its first failure (a mutant needs only one)
+    # the course's own code (its reference, a fault variant, a mutant): a learner's test run on it reports only each
+    # test's outcome and the line of the learner's file where it failed, never a value, repr or message made while
+    # that code ran (the reference is never an oracle; see _sealed)
+    course_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -271,11 +275,55 @@ def _learner_file(label: str, test_file: Path, shown: str, target: TargetSpec, s
     tester_dir = relay.tester_folder(template, folder / "tester", test_file, shown)
     run = relay.run_file(tester_dir, shown, host_dir, settings, isolation, folder / "scratch", offer, budget)
     with i18n.speaking(settings.language):
-        return _read_learner_report(label, run, [shown], settings, isolation)
+        report = _read_learner_report(label, run, [shown], settings, isolation, show_output=not target.course_code)
+        return _sealed(report, shown, _line_count(test_file)) if target.course_code else report
+
+
+def _line_count(path: Path) -> int:
+    try:
+        return len(path.read_bytes().splitlines())
+    except OSError:
+        return 0
+
+
+def learner_line(text: str, shown: str, lines: int) -> int:
+    """The last line of the learner's file ``shown`` that ``text`` (pytest's report of a failure) names, or 0.
+
+    Only a line the file has counts: the report is the learner's process's claim, and the line is all of it that
+    leaves a sealed run (:func:`_sealed`)."""
+    place = re.compile(rf'(?:{re.escape(shown)}:(\d{{1,9}})|File "[^"]*{re.escape(shown)}", line (\d{{1,9}})'
+                       r'|^line (\d{1,9}): )', re.MULTILINE)
+    found = [int(next(group for group in match.groups() if group)) for match in place.finditer(text)]
+    found = [line for line in found if 1 <= line <= lines]
+    return found[-1] if found else 0
+
+
+def _at(shown: str, line: int) -> str:
+    return _("at line {line} of {file}").format(line=line, file=shown) if line else \
+        _("no line of {file} named").format(file=shown)
+
+
+def _sealed(report: RunReport, shown: str, lines: int) -> RunReport:
+    """What leaves a run of a learner's test on the course's own code: each test's outcome, the line of the learner's
+    file where it failed, and the judge's own words about limits — never the failure's message, traceback, repr or
+    what was printed, which the course's code may have computed (a test that fails on purpose with
+    ``repr(explain(case))`` in its message would read the reference's answers)."""
+    rows = []
+    for row in report.rows:
+        if row.outcome in (Outcome.PASSED, Outcome.SKIPPED):
+            rows.append(replace(row, cause="", detail="", printed=""))
+        elif row.limit is not None:  # the judge's own words about the limit it saw
+            rows.append(replace(row, detail="", printed=""))
+        else:
+            line = learner_line(row.detail, shown, lines) or learner_line(row.cause, shown, lines)
+            rows.append(replace(row, cause=_at(shown, line), detail="", printed=""))
+    errors = tuple(replace(error, cause=_at(shown, learner_line(f"{error.cause}\n{error.detail}", shown, lines)),
+                           detail="") for error in report.collect_errors)
+    return replace(report, rows=tuple(rows), collect_errors=errors)
 
 
 def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], settings: JudgeSettings,
-                         isolation: Isolation) -> RunReport:
+                         isolation: Isolation, show_output: bool = True) -> RunReport:
     """Events written by learner code: each read as one shape of :mod:`forgelab.judge.events` or dropped, nothing
     else trusted; then what the judge saw itself (a limit the learner's forge hit, what it printed, where it raised) on top."""
     # a cold check hands the judge its job before the rest of its tools load (forgelab.learner.checkjob)
@@ -351,7 +399,9 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
         problem = _("the run of {file} was stopped after {count} tests hit a limit").format(file=shown, count=run.gave_up)
     elif not events:
         tail = [line for line in run.output.strip().splitlines() if line.strip()][-2:] or ["no output"]
-        problem = _("your tests could not be run: {why}").format(why=" | ".join(tail)[:300])
+        problem = (_("your tests could not be run: {why}").format(why=" | ".join(tail)[:300]) if show_output else
+                   _("your tests could not be run (what the run printed is not shown: it ran on the course's own "
+                     "code)"))
     result = tuple(TestRow(nodeid, label, row["outcome"], row["cause"], row["detail"], int(row["duration"]),
                            row.get("limit"), run.printed.get(nodeid, "")[-MAX_PRINTED:])
                    for nodeid, row in ((n, rows[n]) for n in order))

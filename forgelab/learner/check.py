@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forgelab import __version__
-from forgelab.core import evidence
+from forgelab.core import evidence, verification
 from forgelab.core.i18n import N_, _, active
 from forgelab.judge import core
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
@@ -180,7 +180,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     path = None
     if write:
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
-        evidence.write_document(path, document)
+        verification.write(path, verification.Verification.model_validate(document))
     return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
                         problem, report, diagnosis_part)
 
@@ -307,5 +307,6 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
         "problems": problems,
         "disclaimer": evidence.DISCLAIMER,
     }
-    return evidence.seal(document)
+    # through its model: a document the model (and so the schema) does not describe is our bug, said here
+    return verification.document(verification.Verification.model_validate(evidence.seal(document)))
 

@@ -75,7 +75,7 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
             learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
             variant = jobs.fault_variant(workbook, stage)
             if (workbook.root / stage.fault_variant).is_file():
-                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,)))
+                targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,), course_code=True))
                 learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
     return jobs.job(course, workbook, targets, course_tests, learner_tests)
 

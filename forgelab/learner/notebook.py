@@ -30,12 +30,13 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
 from forgelab.learner import notebook_cells, state
 from forgelab.learner.recheck import Rechecker
+from forgelab.learner.status import EVIDENCE_WORDS
 from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
 from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.workbench import Workbench
-from forgelab.core.evidence import FILENAME
+from forgelab.core import verification
 from forgelab.judge.outcomes import Outcome
 from forgelab.learner.faultlab import FaultLabError, is_fixed
 from forgelab.verdicts.diagnosis import DiagnosisError
@@ -148,17 +149,10 @@ class StageTools:
 
     # part 4 — experiment card
     def card(self) -> None:
-        import json
-
-
-        path = self.workbook.workspace / self.stage.evidence_dir / FILENAME
-        status = _("pending — no evidence yet (part 10 writes it)")
-        if path.is_file():
-            try:
-                accepted = json.loads(path.read_text(encoding="utf-8")).get("accepted")
-                status = _("accepted") if accepted else _("not accepted yet — see part 10")
-            except (OSError, ValueError):
-                status = _("unreadable evidence — run part 10 again")
+        accepted = self._evidence_accepted()
+        status = (_("pending — no evidence yet (part 10 writes it)") if accepted is None
+                  else _(UNREADABLE) if accepted == "unreadable"
+                  else _("accepted") if accepted else _("not accepted yet — see part 10"))
         scenario = self.course.scenario(self.stage.scenario).input
         rows = [(_("experiment id"), self.stage.experiment_id), (_("input scenario"), scenario),
                 (_("module"), self.stage.module), (_("evidence folder"), f"{self.stage.evidence_dir}/"),
@@ -166,6 +160,17 @@ class StageTools:
         width = max(columns(label) for label, _value in rows) + 1
         for label, value in rows:
             print(f"{pad(label, width)}{value}")
+
+    def _evidence_accepted(self) -> bool | str | None:
+        """What the stage's verification.json says, read through its model: accepted or not, None when there is
+        none, ``"unreadable"`` when it is not such a document (never a traceback, never "accepted")."""
+        path = self.workbook.workspace / self.stage.evidence_file
+        if not path.is_file():
+            return None
+        try:
+            return verification.read(path).accepted
+        except verification.Unreadable:
+            return "unreadable"
 
     # part 6 — hints and tests
     def hint(self) -> Any:
@@ -511,9 +516,6 @@ class StageTools:
 
     def summary(self) -> None:
         """What is still open in this stage (runs the stage tests; writes nothing)."""
-        import json
-
-
         outcome = self.bench.check(self.stage, self.target_name, write=False)
         doc = outcome.document
         summary = doc["summary"]
@@ -522,12 +524,7 @@ class StageTools:
         words = word_count(answer.read_text(encoding="utf-8")) if answer.is_file() else 0
         fixed = is_fixed(self.workbook, self.stage)
         diagnosis = outcome.diagnosis
-        evidence = self.workbook.workspace / self.stage.evidence_file
-        try:
-            accepted = bool(json.loads(evidence.read_text(encoding="utf-8")).get("accepted")) if evidence.is_file() \
-                else None
-        except (OSError, ValueError):
-            accepted = False
+        accepted = self._evidence_accepted()
         rows = [
             (_("stage tests"), summary["required_passed"] == summary["required_total"],
              _("{passed}/{total} pass").format(passed=summary["required_passed"], total=summary["required_total"])),
@@ -542,6 +539,7 @@ class StageTools:
         open_items = [name for name, ok, _detail in rows if not ok]
         current = accepted is True and not open_items  # a file accepted earlier says nothing about the parts now
         evidence_detail = (_("not written yet (part 10 button)") if accepted is None
+                           else _(UNREADABLE) if accepted == "unreadable"
                            else _("written: accepted") if current
                            else _("written earlier, accepted then; a part is open now (part 10 writes it again)")
                            if accepted else _("written: not accepted"))
@@ -600,6 +598,8 @@ class StageTools:
 def stage_tools(stage_number: str, target: str | None = None, lang: str | None = None) -> StageTools:
     return StageTools(stage_number, target, lang)
 
+
+UNREADABLE = EVIDENCE_WORDS["unreadable"]  # "unreadable: run check again", as status says it
 
 # Widget HTML inherits the 28 px line height of a widget row; running text reads better at 1.5.
 _TEXT_STYLE = 'style="line-height: 1.5"'

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from forgelab.core import evidence
+from forgelab.core import evidence, verification
 from forgelab.learner import state
 from forgelab.verdicts.parts import MIN_DESIGN_WORDS, judge_transfer
 from forgelab.learner.answers import answer_path
@@ -323,18 +322,18 @@ def _design_cell(workbook: Workbook, stage: Stage) -> tuple[int | None, bool]:
 
 
 def evidence_cell(workbook: Workbook, stage: Stage) -> str:
-    """The stage's evidence as :data:`EVIDENCE_WORDS` names it (read, never run): none, accepted, stale_… ."""
+    """The stage's evidence as :data:`EVIDENCE_WORDS` names it (read through its model, never run): none, accepted,
+    stale_… ; "unreadable" for a file that is not a verification.json (another shape, a key missing, not JSON)."""
     path = workbook.workspace / stage.evidence_file
     if not path.is_file():
         return "none"
     try:
-        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        document = verification.read(path)
+    except verification.Unreadable:
         return "unreadable"
-    module_now = evidence.sha256_file(workbook.root / stage.module)
-    stale = document.get("digests", {}).get("module", {}).get("sha256") != module_now
-    verdict = "accepted" if document.get("accepted") else "not_accepted"
-    return f"stale_{verdict}" if stale and document.get("target", {}).get("kind") == "learner" else verdict
+    stale = document.digests.module.sha256 != evidence.sha256_file(workbook.root / stage.module)
+    verdict = "accepted" if document.accepted else "not_accepted"
+    return f"stale_{verdict}" if stale and document.target.kind == "learner" else verdict
 
 
 # ---------------------------------------------------------------- what to run, and in which order
@@ -389,7 +388,7 @@ def _job(course: Course, workbook: Workbook, tests: list[Stage], transfers: list
             continue
         label = f"known-wrong-{stage.number}"
         wrong[stage.number] = label
-        targets.append(TargetSpec(label, (forge, jobs.fault_variant(workbook, stage)), stage.number))
+        targets.append(TargetSpec(label, (forge, jobs.fault_variant(workbook, stage)), stage.number, course_code=True))
         learner_tests.append(LearnerTests(label, ((workbook.root / stage.transfer_file, stage.transfer_file),)))
     return jobs.job(course, workbook, targets, course_tests, learner_tests), wrong
 

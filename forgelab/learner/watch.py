@@ -30,11 +30,13 @@ import contextlib
 import datetime as _dt
 import os
 import select
+import signal
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 import watchfiles
@@ -155,6 +157,24 @@ class Keys:
         return got.lower()
 
 
+def _interrupted(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _hang_up_as_interrupt() -> Iterator[None]:
+    """SIGHUP (the terminal was closed) ends watch as Ctrl-C does, through every ``finally`` — its default ends the
+    process at once and left the warm worker's /tmp/forgelab-warm-* folder behind. Only the main thread can."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    previous = signal.signal(signal.SIGHUP, _interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 class Watch:
     """One stage watched for one target; :meth:`loop` returns the process's exit status."""
 
@@ -240,8 +260,9 @@ class Watch:
             self.warm = None
 
     def loop(self) -> int:
-        """Check, then watch until ``q`` (exit 0 when the stage is accepted, else 1). Ctrl-C propagates."""
-        with self.keys.active(), self.warm_worker():
+        """Check, then watch until ``q`` (exit 0 when the stage is accepted, else 1). Ctrl-C propagates, and so does a
+        closed terminal (SIGHUP, raised as Ctrl-C is): either way the warm worker and its folder are gone."""
+        with _hang_up_as_interrupt(), self.keys.active(), self.warm_worker():
             while True:
                 following = self._watch()
                 if following is None:

@@ -60,10 +60,14 @@ def starters(workbook: Workbook) -> Path:
     # every thread and process of every grader shares this folder: built once, atomically (see judge.cache)
     return build_once(cache, export)
 
-def spec(target: Target, label: str, stage: Stage | None = None, extra: tuple[Path, ...] = ()) -> TargetSpec:
-    """The judge's view of a target: its forge folders, laid over each other, plus ``extra`` on top."""
+def spec(target: Target, label: str, stage: Stage | None = None, extra: tuple[Path, ...] = (),
+         course_code: bool = False) -> TargetSpec:
+    """The judge's view of a target: its forge folders, laid over each other, plus ``extra`` on top. ``course_code``:
+    the target holds the course's own code (a reference, a fault variant), so a learner's test run on it reports
+    outcomes and lines only (:attr:`forgelab.judge.core.TargetSpec.course_code`); a reference target always does."""
     probe = (stage.module,) if stage is not None else ()
-    return TargetSpec(label, (*target.layers, *extra), stage.number if stage else "", probe)
+    return TargetSpec(label, (*target.layers, *extra), stage.number if stage else "", probe,
+                      course_code=course_code or target.is_reference)
 
 
 def fault_variant(workbook: Workbook, stage: Stage) -> Path:

@@ -158,7 +158,7 @@ def test_forgelab_holds_packages_by_purpose_each_saying_what_belongs() -> None:
     flat = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert flat == ["__init__.py", "__main__.py"]
     packages = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
-    assert packages == ["authoring", "cli", "core", "grading", "judge", "learner", "project", "site", "verdicts"]
+    assert packages == ["authoring", "cli", "core", "grading", "hub", "judge", "learner", "project", "site", "verdicts"]
     for name in packages:
         doc = ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text(encoding="utf-8")))
         assert doc and len(doc) > 200, f"forgelab/{name}/__init__.py: say what belongs here and what it may import"

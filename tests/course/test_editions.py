@@ -141,3 +141,56 @@ def test_a_chinese_demo_may_change_what_it_prints_but_not_what_it_does() -> None
         assert editions.same_demo_code(other) != editions.same_demo_code(english), other
     # a string that is not printed is data: translated, the demo would compute on other input
     assert editions.same_demo_code('plan = select(items, "安娜")\n') != editions.same_demo_code('plan = select(items, "ana")\n')
+
+
+# ---------------------------------------------------------------- every word a Chinese learner edits is Chinese
+@pytest.mark.parametrize("plant", ["stage-comment", "stage-class", "finished-comment", "finished-docstring", "stale"])
+def test_an_english_docstring_or_comment_left_for_the_chinese_edition_is_named(workbook, plant: str) -> None:
+    """The Chinese bundle's forge/ carries no English prose: build --check names each place the author must translate
+    (a stage module's table, or course/docstrings.toml for forge/'s finished files), and a translation whose
+    English no longer matches its file."""
+    root = workbook.root
+    if plant == "stage-comment":
+        path = root / "forge/fewshot.py"
+        path.write_text(path.read_text(encoding="utf-8").replace(
+            "from __future__ import annotations\n", "from __future__ import annotations  # keep types lazy\n", 1),
+            encoding="utf-8")
+        expected = "forge/fewshot.py line"
+        detail = "comment 'keep types lazy' is still English"
+    elif plant == "stage-class":
+        path = root / "forge/fewshot.py"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text + '\n\nclass Note:\n    """A note the learner keeps."""\n', encoding="utf-8")
+        expected = "stage.toml: [text.zh.docstrings.functions] lacks Note"
+        detail = "forge/fewshot.py documents them"
+    elif plant == "finished-comment":
+        path = root / "forge/project/tokens.py"
+        path.write_text(path.read_text(encoding="utf-8") + "\n# one more unit rule may follow\n", encoding="utf-8")
+        expected = 'course/docstrings.toml [text.zh."forge/project/tokens.py"]'
+        detail = "comment 'one more unit rule may follow' is still English"
+    elif plant == "finished-docstring":
+        path = root / "forge/project/tokens.py"
+        path.write_text(path.read_text(encoding="utf-8") + '\n\ndef units() -> int:\n    """How many rules."""\n'
+                        "    return 4\n", encoding="utf-8")
+        expected = 'course/docstrings.toml [text.zh."forge/project/tokens.py"]'
+        detail = "docstring of units is still English"
+    else:
+        path = root / "forge/project/schemas.py"
+        text = path.read_text(encoding="utf-8")
+        assert "# the one schema recovery mode always uses" in text
+        path.write_text(text.replace("# the one schema recovery mode always uses", "# the schema of recovery mode"),
+                        encoding="utf-8")
+        expected = 'course/docstrings.toml [text.zh."forge/project/schemas.py"]'
+        detail = "no comment reads 'the one schema recovery mode always uses'"
+    found = editions.problems(load_course(root))
+    assert any(expected in problem and detail in problem for problem in found), found
+
+
+def test_the_finished_files_words_cover_exactly_forge(repo_root) -> None:
+    from forgelab.core import course_files
+
+    table = course_files.read(repo_root / "course/docstrings.toml", course_files.DocstringsFile)
+    modules = {stage.module for stage in load_course(repo_root).stages}
+    finished = {p.relative_to(repo_root).as_posix() for p in (repo_root / "forge").rglob("*.py")
+                if "__pycache__" not in p.parts} - modules
+    assert set(table.text["zh"]) == finished

@@ -11,11 +11,11 @@ def _rows(reason: str = "the test `test_resolve` failed: *why*") -> list[GradeIt
     return [GradeItem("alice", "01", spec.key, 0, spec.max_points, "failed", reason) for spec in ITEMS]
 
 
-def test_the_english_page_says_en_and_renders_the_reasons_markdown(course) -> None:  # type: ignore[no-untyped-def]
+def test_the_english_page_says_en_and_shows_the_reasons_as_plain_text(course) -> None:  # type: ignore[no-untyped-def]
     page = feedback.page(course, "alice", "ab" * 32, _rows(), "en")
     assert page.startswith('<!doctype html>\n<html lang="en">')
     assert "<h1>Feedback for alice</h1>" in page and "Stage 01 · Instruction hierarchy — 0/100" in page
-    assert 'the test <code>test_resolve</code> failed: <em>why</em>' in page
+    assert 'the test `test_resolve` failed: *why*' in page  # a reason is not Markdown: it may hold the learner's text
     assert "Next step: Run <code>forgelab check 01</code>, read the cause of each failing test" in page
     assert "Graded files digest: <code>abababababababab</code>." in page
 
@@ -37,3 +37,13 @@ def test_everything_a_learner_controls_is_escaped_in_both_editions(course) -> No
         page = feedback.page(course, "<b>alice</b>", "", rows, lang)
         assert "<script>" not in page and "&lt;script&gt;" in page and "<img" not in page
         assert "<b>alice</b>" not in page and "&lt;b&gt;alice&lt;/b&gt;" in page
+
+
+def test_learner_markdown_inside_a_reason_is_shown_as_typed_not_as_formatting(course) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 (7): an exception message with Markdown used to render as bold and code inside the grader's words."""
+    reason = "1 of 5 required tests pass; failing: test_x (failed: ValueError: **you passed** — `grade = 100`)"
+    for lang in ("en", "zh"):
+        page = feedback.page(course, "alice", "ab" * 32, _rows(reason), lang)
+        assert "**you passed** — `grade = 100`" in page
+        assert "<strong>you passed</strong>" not in page and "<code>grade = 100</code>" not in page
+        assert "<code>forgelab check 01</code>" in page  # the course's own next step is still Markdown

@@ -362,20 +362,23 @@ def test_a_difference_seen_once_or_naming_a_submission_is_not_listed() -> None:
 
 
 def test_merge_refuses_shards_of_two_splits_and_names_missing_shards(tmp_path: Path) -> None:
-    from forgelab.grading import gradebook
+    from forgelab.grading import gradebook, seal
 
     def shard(folder: Path, text: str) -> Path:
         folder.mkdir()
         connection = gradebook.open_gradebook(folder / gradebook.FILENAME)
         gradebook.start_run(connection, started_at="2026-03-02T09:00:00Z", tool_version="0.1.0", course_version="0.1.0",
                             stages="01", jobs=2, network="none", submissions=0, shard=text, settings='{"cpu": 10}')
+        seal.write(connection, folder)
         connection.close()
         return folder
 
     one, two, three = shard(tmp_path / "a", "1/4"), shard(tmp_path / "b", "2/3"), shard(tmp_path / "c", "3/4")
     with pytest.raises(gradebook.GradebookError, match=r"shards of 3 and of 4 split the submissions differently"):
         gradebook.merge([one, two], tmp_path / "merged")
-    connection, _records = gradebook.merge([one, three], tmp_path / "merged-2")
+    with pytest.raises(gradebook.GradebookError, match=r"shard\(s\) 2/4, 4/4 of this split are missing"):
+        gradebook.merge([one, three], tmp_path / "merged-2")
+    connection, _records = gradebook.merge([one, three], tmp_path / "merged-2", allow_partial=True)
     try:
         read, missing = gradebook.shards_read(gradebook.run_records(connection))
         rows = list(connection.execute("SELECT shard, merged_from FROM runs ORDER BY run_id"))

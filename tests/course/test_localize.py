@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from forgelab.authoring.release.localize import LocalizeError, with_docstrings, with_stub_messages
+from forgelab.authoring.release.localize import (LocalizeError, english_left, with_comments, with_docstrings,
+                                                  with_stub_messages)
 from forgelab.core.registry import load_course
 
 SOURCE = '''"""Stage 99 — example.
@@ -93,3 +94,41 @@ def test_stub_messages_speak_the_edition_and_keep_the_hint_numbers(repo_root) ->
         "NotImplementedError")
     transfer = (repo_root / "transfer/test_06_injection_boundary.py").read_text(encoding="utf-8")
     assert "not written yet" not in with_stub_messages(transfer, "zh")
+
+
+def test_comments_are_replaced_by_their_words_and_nothing_else_changes() -> None:
+    result = with_comments(SOURCE, {"a comment stays": "注释也换成中文"}, where="forge/x.py")
+    assert 'return "cat"  # 注释也换成中文\n' in result
+    assert result.replace("注释也换成中文", "a comment stays") == SOURCE
+
+
+def test_a_translation_of_a_comment_the_file_no_longer_has_is_refused() -> None:
+    with pytest.raises(LocalizeError, match=r"forge/x\.py: no comment reads 'gone'"):
+        with_comments(SOURCE, {"gone": "没了"}, where="forge/x.py")
+    assert with_comments(SOURCE, {"gone": "没了"}, every_key=False) == SOURCE
+
+
+def test_a_translation_that_spans_lines_is_refused() -> None:
+    with pytest.raises(LocalizeError, match="spans lines"):
+        with_comments(SOURCE, {"a comment stays": "第一行\nx = 2"})
+
+
+def test_english_left_names_docstrings_and_comments_but_not_tool_directives() -> None:
+    source = ('"""模块。"""\nimport os  # noqa: F401\nx: int = 1  # type: ignore[assignment]\n'
+              'def f() -> None:\n    """Does a thing."""\n    # 中文注释\n    y = 2  # still English here\n')
+    assert english_left(source) == ["line 5: docstring of f", "line 7: comment 'still English here'"]
+    assert english_left(SOURCE)[0] == "line 1: the module docstring"
+
+
+def test_the_chinese_starters_and_finished_files_carry_no_english(repo_root) -> None:
+    """What the zh bundle ships in forge/ and transfer/, made here as release makes it: 0 English docstrings or
+    comments (issue 35)."""
+    from forgelab.authoring.release.contents import finished_docstrings, localized
+    course = load_course(repo_root)
+    files = {p.relative_to(repo_root).as_posix(): p.read_bytes() for folder in ("forge", "transfer")
+             for p in (repo_root / folder).rglob("*.py") if "__pycache__" not in p.parts}
+    committed = {"course/docstrings.toml": (repo_root / "course/docstrings.toml").read_bytes()}
+    chinese = localized(dict(files), course, "zh", finished_docstrings(committed, "zh"))
+    left = {path: english_left(data.decode("utf-8")) for path, data in chinese.items() if path.endswith(".py")}
+    assert {path: lines for path, lines in left.items() if lines} == {}
+    assert len([path for path in files if path.startswith("forge/")]) >= 19

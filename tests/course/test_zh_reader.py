@@ -196,7 +196,7 @@ def test_release_names_working_tree_changes_in_the_active_language(tmp_path: Pat
 # ---------------------------------------------------------------- gradebook merge across the class's languages
 
 def _shard_book(path: Path, submission: str, shard: str, language: str) -> None:
-    from forgelab.grading import gradebook
+    from forgelab.grading import gradebook, seal
     from forgelab.grading.rubric import GradeItem
 
     path.mkdir(parents=True)
@@ -208,6 +208,7 @@ def _shard_book(path: Path, submission: str, shard: str, language: str) -> None:
     gradebook.record(connection, run, gradebook.SubmissionRecord(submission, "0" * 64, f"/x/{submission}", "folder"),
                      [GradeItem(submission, "01", "stage_tests", 10, 40, "partial", "why")], [])
     gradebook.finish_run(connection, run, "u")
+    seal.write(connection, path)
     connection.close()
 
 
@@ -226,13 +227,14 @@ def test_shards_graded_in_two_languages_merge_but_other_limits_are_still_refused
 
 
 def _other_limits(path: Path) -> Any:
-    from forgelab.grading import gradebook
+    from forgelab.grading import gradebook, seal
 
     _shard_book(path, "carl", "2/2", "zh")
     connection = __import__("sqlite3").connect(path / gradebook.FILENAME)
     with connection:
         connection.execute("UPDATE runs SET settings = ?", (json.dumps({"sandbox": "required", "test_cpu_s": 3,
                                                                          "language": "zh"}),))
+    seal.write(connection, path)  # graded so: sealed with these settings
     connection.close()
     return gradebook.read_shard(path)
 

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from forgelab.authoring.release.contents import STARTERS_DIR, bundle_contents, bundle_page, learner_readmes, localized
+from forgelab.authoring.release.contents import (STARTERS_DIR, bundle_contents, bundle_page, finished_docstrings,
+                                                  learner_readmes, localized)
 from forgelab.authoring.release.leaks import reference_leaks
 from forgelab.core.checkpoint import manifest_for, pack_bytes, pack_name
 from forgelab.core.i18n import _
@@ -110,7 +111,7 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
         raise ReleaseError(_("the course has no {language!r} edition (course.toml languages = {languages}): choose "
                              "one of them").format(language=language, languages=list(course.languages)))
     contents, cleared = bundle_contents(committed)
-    contents = localized(contents, course, language)
+    contents = localized(contents, course, language, finished_docstrings(committed.files, language))
     contents.update(learner_readmes(committed, course))
     contents.update(bundle_page(contents))
     leaks = reference_leaks(committed, contents, course)

@@ -20,10 +20,12 @@ from forgelab.authoring.release.source import Committed, ReleaseError, shipped_f
 from forgelab.core.registry import Course, RegistryError, load_course
 from forgelab.core.i18n import N_, _, speaking
 from forgelab.site.builder import BUNDLE_PAGE, SiteError, build_site
-from forgelab.authoring.release.localize import LocalizeError, with_docstrings, with_stub_messages
+from forgelab.authoring.release.localize import LocalizeError, english_left, with_stub_messages, with_words
+from forgelab.core import course_files
 
 
 EDITION_FILE = "course/edition.toml"  # written into a bundle of another edition: the language its tools speak
+DOCSTRINGS_FILE = "course/docstrings.toml"  # forge/'s finished files in another edition (never shipped itself)
 
 
 # Pristine starters, shipped as course data: learner folder -> folder inside the bundle.
@@ -72,48 +74,79 @@ def starter_copies(committed: Committed) -> dict[str, bytes]:
 FAULT_HEADER = N_("(FAULT LAB: this copy has a defect to find and fix)")
 
 
-def localized(contents: dict[str, bytes], course: Course, language: str) -> dict[str, bytes]:
+def localized(contents: dict[str, bytes], course: Course, language: str,
+              finished: Mapping[str, course_files.FileDocstrings] | None = None) -> dict[str, bytes]:
     """The bundle in another edition: each starter and transfer starter (and their pristine copies under
-    ``course/starters/``) with that edition's docstrings and stub messages, each fault lab's copy with its header in
-    that edition, and ``course/edition.toml``
-    so the tools and ``make lab`` speak it. Code is unchanged (:mod:`forgelab.authoring.release.localize` checks that)."""
+    ``course/starters/``) with that edition's docstrings, comments and stub messages, every finished file of
+    ``forge/`` with its words from ``finished`` (``course/docstrings.toml``), each fault lab's copy with its header in
+    that edition, and ``course/edition.toml`` so the tools and ``make lab`` speak it. Code is unchanged
+    (:mod:`forgelab.authoring.release.localize` checks that), and a Python file of ``forge/`` or ``transfer/`` that
+    still has an English docstring or comment is refused: the learner edits these files in their own language."""
     if language == "en":
         return contents
     result = dict(contents)
+
+    def localize(path: str, module: str | None, functions: Mapping[str, str], comments: Mapping[str, str],
+                 every_key: bool = True) -> None:
+        try:
+            source = result[path].decode("utf-8")
+            text = with_stub_messages(with_words(source, module, functions, comments, where=path,
+                                                 every_key=every_key), language)
+        except (LocalizeError, UnicodeDecodeError) as error:
+            raise ReleaseError(_("cannot make the {language} edition of {path}: {error}").format(
+                language=language, path=path, error=error)) from None
+        result[path] = text.encode("utf-8")
+
     for stage in course.stages:
         docs = stage.texts[language].docstrings if language in stage.texts else None
         if docs is None:
             raise ReleaseError(_("stage {number} has no [text.{language}.docstrings]: the {language} bundle would ship "
                                  "English starters — translate them (forgelab build --check lists what is "
                                  "missing)").format(number=stage.number, language=language))
-        for shipped, module_doc, functions in ((stage.module, docs.starter, docs.functions),
-                                               (stage.transfer_file, docs.transfer, {})):
+        for shipped, module_doc, functions, comments in ((stage.module, docs.starter, docs.functions, docs.comments),
+                                                         (stage.transfer_file, docs.transfer, {}, {})):
             for path in (shipped, f"{STARTERS_DIR}/{shipped}"):
-                if path not in result:
-                    continue
-                try:
-                    source = result[path].decode("utf-8")
-                    text = with_stub_messages(with_docstrings(source, module_doc, functions, where=path), language)
-                except (LocalizeError, UnicodeDecodeError) as error:
-                    raise ReleaseError(_("cannot make the {language} edition of {path}: {error}").format(
-                        language=language, path=path, error=error)) from None
-                result[path] = text.encode("utf-8")
+                if path in result:
+                    localize(path, module_doc, functions, comments)
         variant = result.get(stage.fault_variant)
         if variant is not None:  # the fault lab's copy: the edition's docstrings, its first line saying what the copy is
             with speaking(language):
                 header = _(FAULT_HEADER)
             first, _newline, rest = docs.starter.partition("\n")
-            try:
-                text = with_docstrings(variant.decode("utf-8"), f"{first}{header}\n{rest}", docs.functions,
-                                       where=stage.fault_variant)
-            except (LocalizeError, UnicodeDecodeError) as error:
-                raise ReleaseError(_("cannot make the {language} edition of {path}: {error}").format(
-                    language=language, path=stage.fault_variant, error=error)) from None
-            result[stage.fault_variant] = text.encode("utf-8")
+            localize(stage.fault_variant, f"{first}{header}\n{rest}", docs.functions, docs.comments, every_key=False)
+    for path, words in (finished or {}).items():
+        for shipped in (path, f"{STARTERS_DIR}/{path}"):
+            if shipped in result:
+                localize(shipped, words.module or None, words.functions, words.comments)
+    left = [f"{path} {line}" for path in sorted(result) if _edited_by_learner(path)
+            for line in english_left(result[path].decode("utf-8", "replace"), where=path)]
+    if left:
+        raise ReleaseError(_("the {language} edition would ship English where the learner edits: {places} — translate "
+                             "them in the stage's [text.{language}.docstrings] (a stage module) or in {file} (any other "
+                             "file of forge/)").format(language=language, places=_(", ").join(left[:6]) +
+                                                       ("…" if len(left) > 6 else ""), file=DOCSTRINGS_FILE))
     result[EDITION_FILE] = (f'# This bundle is the "{language}" edition: forgelab and `make lab` speak it\n'
                             f'# (--lang en or FORGE_LANG=en switches the tools back to English).\n'
                             f'language = "{language}"\n').encode("utf-8")
     return result
+
+
+def _edited_by_learner(path: str) -> bool:
+    """A Python file the learner opens and edits: ``forge/…`` and ``transfer/…`` (and their pristine copies)."""
+    relative = path.removeprefix(f"{STARTERS_DIR}/")
+    return relative.endswith(".py") and relative.split("/", 1)[0] in ("forge", "transfer")
+
+
+def finished_docstrings(committed_files: Mapping[str, bytes], language: str) -> dict[str, course_files.FileDocstrings]:
+    """``course/docstrings.toml``'s words for ``language`` (path → words); none when the file is not committed."""
+    data = committed_files.get(DOCSTRINGS_FILE)
+    if data is None or language == "en":
+        return {}
+    try:
+        table = course_files.parse(Path(DOCSTRINGS_FILE), data, course_files.DocstringsFile)
+    except RegistryError as error:
+        raise ReleaseError(str(error)) from None
+    return dict(table.text.get(language, {}))
 
 
 def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:

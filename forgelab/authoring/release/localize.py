@@ -9,6 +9,10 @@ signatures and the learner's ``raise NotImplementedError`` bodies stay byte for 
 :func:`with_docstrings` checks its own result: the new file must parse, must read back exactly
 the docstrings it was given, and must have the same code once docstrings are set aside. Anything
 else raises :class:`LocalizeError` naming the file and the docstring.
+
+:func:`with_comments` does the same for comments (``[text.<lang>.docstrings.comments]``: the English comment →
+its translation), and :func:`english_left` lists what an edition's file still says in English, so a release can
+refuse to ship a Chinese starter with an English docstring or comment in it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import ast
 import contextvars
 import inspect
+import io
 import re
+import tokenize
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -168,3 +174,88 @@ def _json_string(text: str) -> str:
     if '"' in text or "\\" in text:
         raise LocalizeError(f"a stub message may not contain a quote or a backslash: {text!r}")
     return f'"{text}"'
+
+
+# A comment that only talks to a tool (``# noqa: F401``, ``# type: ignore[...]``) is not prose: it stays as it is.
+_DIRECTIVE = re.compile(r"(noqa|type: ?ignore|pragma|mypy|fmt|isort)\b[\w:,\[\] -]*")
+_PROSE = re.compile(r"[A-Za-z]{2,}")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def _comment_tokens(source: str, where: str) -> list[tokenize.TokenInfo]:
+    try:
+        return [token for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError) as error:
+        raise LocalizeError(f"{where}: not valid Python ({error})") from None
+
+
+def comment_text(token: str) -> str:
+    """A comment's words: the text after ``#``, stripped (the key of ``[text.<lang>.docstrings.comments]``)."""
+    return token[1:].strip()
+
+
+def with_comments(source: str, comments: Mapping[str, str], *, where: str = "<source>", every_key: bool = True) -> str:
+    """``source`` with every comment whose words are a key of ``comments`` replaced by its translation.
+
+    With ``every_key``, a key that no comment of ``source`` has is an error (the table is stale: the comment was
+    changed or removed); a change to anything but comments always is.
+    """
+    tokens = _comment_tokens(source, where)
+    unused = sorted(set(comments) - {comment_text(token.string) for token in tokens})
+    if unused and every_key:
+        raise LocalizeError(f"{where}: no comment reads {unused[0]!r} — the source and the edition's "
+                            "[text.<lang>.docstrings.comments] table disagree")
+    lines = source.splitlines(keepends=True)
+    for token in reversed(tokens):
+        words = comment_text(token.string)
+        if words not in comments:
+            continue
+        translated = comments[words].strip()
+        if "\n" in translated:
+            raise LocalizeError(f"{where}: the translation of comment {words!r} spans lines; a comment is one line")
+        row, col = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + f"# {translated}" + line[token.end[1]:]
+    result = "".join(lines)
+    if _without_comments(result) != _without_comments(source):
+        raise LocalizeError(f"{where}: localizing changed code, not only comments")
+    return result
+
+
+def with_words(source: str, module: str | None, functions: Mapping[str, str], comments: Mapping[str, str], *,
+               where: str = "<source>", every_key: bool = True) -> str:
+    """:func:`with_docstrings`, then :func:`with_comments`: ``source`` in another edition's words, its code unchanged."""
+    return with_comments(with_docstrings(source, module, functions, where=where), comments, where=where,
+                         every_key=every_key)
+
+
+def _without_comments(source: str) -> list[tuple[int, str]]:
+    return [(token.type, token.string) for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type not in (tokenize.COMMENT, tokenize.NL)]
+
+
+def english_left(source: str, *, where: str = "<source>") -> list[str]:
+    """What ``source`` still says in English: ``line N: docstring of NAME`` or ``line N: comment '…'``.
+
+    A docstring or comment counts when it has a word of Latin letters and not one Chinese character; a comment
+    that only speaks to a tool (``# noqa: F401``) does not count.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise LocalizeError(f"{where}: not valid Python ({error.msg}, line {error.lineno})") from None
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            text = ast.get_docstring(node, clean=False)
+            if text and _PROSE.search(text) and not _HAN.search(text):
+                name = getattr(node, "name", "")
+                line = node.body[0].lineno if node.body else 1
+                found.append((line, f"docstring of {name}" if name else "the module docstring"))
+    for token in _comment_tokens(source, where):
+        words = comment_text(token.string)
+        prose = _DIRECTIVE.sub("", words)
+        if _PROSE.search(prose) and not _HAN.search(prose):
+            found.append((token.start[0], f"comment {words!r}"))
+    return [f"line {line}: {what}" for line, what in sorted(found)]

@@ -1,0 +1,92 @@
+"""Learner commands on the class's hub: ``forgelab submit [NN|all]`` and ``forgelab feedback``."""
+
+from __future__ import annotations
+
+import argparse
+import webbrowser
+from pathlib import Path
+
+from forgelab.core.display import fail
+from forgelab.core.i18n import _
+from forgelab.core.paths import Workbook
+
+RECEIPTS = Path(".forgelab") / "receipts"
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.core.files import LayoutError
+    from forgelab.hub.client import Client, Connection, ServiceError, pack
+
+    workbook = Workbook.locate()
+    stage = args.stage.lower()
+    if stage != "all" and not (stage.isdigit() and len(stage) <= 2):
+        return fail(_("{stage} is not a stage: give its number, e.g. 03, or all").format(stage=repr(args.stage)),
+                    _("e.g. forgelab submit 03"))
+    stage = stage if stage == "all" else stage.zfill(2)
+    try:
+        data, files = pack(workbook.root)
+    except LayoutError as error:
+        return fail(_("your workbook cannot be handed in: {error}").format(error=error),
+                    _("remove the file it names (large or unusual files do not belong in forge/, transfer/, labs/ or "
+                      "evidence/) and submit again"))
+    if not any(name.startswith("forge/") for name in files):
+        return fail(_("your workbook has no forge/ folder to hand in"), _("run the command inside your workbook"))
+    try:
+        with Client(Connection.from_environment()) as client:
+            receipt = client.submit(data, stage)
+    except ServiceError as error:
+        return fail(_("not submitted: {error}").format(error=error.message), error.next_step or None)
+    folder = workbook.root / RECEIPTS
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"{receipt.received_at.strftime('%Y%m%dT%H%M%SZ')}-{receipt.id}.json"
+    kept.write_text(receipt.model_dump_json(indent=2), encoding="utf-8")
+    print(_("submitted: stage {stage}, submission {number}").format(stage=receipt.stage, number=receipt.id))
+    print(_("received:  {time}").format(time=receipt.received_at.strftime("%Y-%m-%d %H:%M:%S UTC")))
+    print(_("digest:    sha256 {digest}").format(digest=receipt.sha256))
+    print(_("contents:  {count} file(s): {files}").format(count=len(receipt.files), files=", ".join(receipt.files[:8]) +
+                                                          (" …" if len(receipt.files) > 8 else "")))
+    if receipt.late_for:
+        print(_("late for stage(s) {stages}: it is kept and marked late; your instructor grades the latest on-time "
+                "submission of a stage").format(stages=", ".join(receipt.late_for)))
+    print(_("receipt kept in {path}").format(path=workbook.relative(kept)))
+    return 0
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+    from forgelab.hub.client import Client, Connection, ServiceError
+
+    workbook = Workbook.locate()
+    try:
+        with Client(Connection.from_environment()) as client:
+            feedback = client.feedback()
+            page = client.feedback_page()
+    except ServiceError as error:
+        return fail(error.message, error.next_step or None)
+    path = Path(args.out).expanduser() if args.out else workbook.root / ".forgelab" / "feedback.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(page)
+    print(_("your feedback: {points} of {top} points (published {time})").format(
+        points=f"{feedback.points:g}", top=f"{feedback.max_points:g}",
+        time=feedback.published_at.strftime("%Y-%m-%d %H:%M UTC")))
+    print(_("the page is saved in {path}: open it in JupyterLab's file browser (Open in New Browser Tab)").format(
+        path=workbook.relative(path) if path.is_relative_to(workbook.root) else path))
+    if args.open:
+        webbrowser.open(path.resolve().as_uri())
+    return 0
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    submit = sub.add_parser("submit", help=_("hand in your workbook to the class's hub and get a receipt"),
+                            description=_("Zip what grading reads from your workbook (forge/, transfer/, labs/, "
+                                          "evidence/), send it to the course service of your hub, and keep the receipt "
+                                          "(digest, time, contents) in .forgelab/receipts/. Every submission is kept; "
+                                          "the instructor grades the latest on-time one."))
+    submit.add_argument("stage", nargs="?", default="all", metavar="NN|all",
+                        help=_("the stage you hand in for (default: all)"))
+    submit.set_defaults(handler=cmd_submit)
+    feedback = sub.add_parser("feedback", help=_("get your feedback page from the class's hub"))
+    feedback.add_argument("--out", help=_("where to save the page (default: .forgelab/feedback.html)"))
+    feedback.add_argument("--open", action="store_true", help=_("open it in a browser as well"))
+    feedback.set_defaults(handler=cmd_feedback)

@@ -134,7 +134,18 @@ def judge_lab(stage: Stage, report: RunReport, label: str) -> LabCheck:
     if target is None:
         return LabCheck("error", None, False, "", failing,
                         report.problem or _("{test} did not run").format(test=stage.fault.target_test))
-    match = re.search(stage.fault.symptom, target.detail or target.cause)
+    output = target.detail or target.cause
+    match = re.search(stage.fault.symptom, output)
     fixed = target.outcome is Outcome.PASSED and not failing and not report.problem
-    return LabCheck("fixed" if fixed else "broken", target, bool(match), match.group(0) if match else "",
+    return LabCheck("fixed" if fixed else "broken", target, bool(match), _symptom_line(output, match) if match else "",
                     failing, report.problem)
+
+
+def _symptom_line(output: str, match: re.Match[str]) -> str:
+    """The whole line of the failure the contract's symptom matched in (the pattern itself may stop mid-value, as
+    ``('trusted', True, []) == ('untrusted',`` does): what the learner reads, not a fragment of a pattern."""
+    start = output.rfind("\n", 0, match.start()) + 1
+    end = output.find("\n", match.end())
+    line = output[start:end if end >= 0 else len(output)].strip()
+    line = re.sub(r"^(?:E\s+)?(?:AssertionError:\s*)?(?:assert\s+)?", "", line)  # the comparison itself
+    return line if len(line) <= 240 else line[:239] + "…"

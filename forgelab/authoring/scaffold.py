@@ -61,6 +61,7 @@ def plan(course: Course, number: str, slug: str, module: str, title: str = "") -
         f"course/stages/{key}/demo.py": DEMO.format(name=name, function=function, todo=TODO),
         f"course/stages/{key}/mutants.toml": MUTANTS.format(module=module, todo=TODO),
         f"course/stages/{key}/fault.toml": FAULT.format(key=key, module=module, todo=TODO),
+        f"course/stages/{key}/seal.py": SEAL.format(number=number, name=name, function=function, todo=TODO),
         module: STARTER.format(number=number, title=title, function=function, todo=TODO, body=STUB.format(
             function=function, number=number)),
         f"solutions/{module}": STARTER.format(number=number, title=title, function=function, todo=TODO,
@@ -101,7 +102,7 @@ def unfinished(course: Course, number: str) -> list[str]:
 # ---------------------------------------------------------------- files nobody owns
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
-STAGE_SOURCES = re.compile(r"^(stage\.toml|demo\.py|mutants\.toml|fault\.toml|figure[-\w]*\.(svg|mmd|py))$")
+STAGE_SOURCES = re.compile(r"^(stage\.toml|demo\.py|mutants\.toml|fault\.toml|seal\.py|figure[-\w]*\.(svg|mmd|py))$")
 COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/learner/README.md", "course/learner/README.zh-CN.md")
 
 
@@ -110,7 +111,7 @@ def owned(course: Course) -> set[str]:
     files = set(COURSE_FILES)
     for stage in course.stages:
         files |= {stage.module, stage.solution_module, stage.test_file, stage.transfer_file, stage.reference_transfer,
-                  stage.reference_answer, stage.notebook, stage.fault_variant, stage.fault_contract_file,
+                  stage.reference_answer, stage.notebook, stage.fault_variant, stage.fault_contract_file, stage.seal_probes,
                   f"{stage.failure_lab}/fixtures/diagnosis.json"}
     return files
 
@@ -287,6 +288,24 @@ DEMO = '''# %% [markdown] en
 from forge.{name} import {function}
 
 print({function}("{todo}"))
+'''
+
+SEAL = '''"""Stage {number}'s seal probes — {todo}: inputs the stage tests do not use, whose answers the contract fixes.
+
+The bundle ships the fault lab encrypted with a key made from the reference's answers to these probes
+(forgelab.core.seal); `forgelab fault start {number}` opens it with the learner's answers. Record only what the stage
+tests pin exactly (never a message an honest implementation may word its own way), as JSON data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from forge.{name} import {function}
+
+
+def test_answers(forgelab_record: Callable[[object], None]) -> None:
+    forgelab_record([{function}("{todo}")])
 '''
 
 MUTANTS = '''# Known-wrong single-point variants of solutions/{module}; each must fail >= 1 stage test.

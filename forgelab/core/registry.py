@@ -154,6 +154,16 @@ class Stage:
     def fault_contract_file(self) -> str:
         return f"{self.failure_lab}/fixtures/failure.json"
 
+    @property
+    def sealed_lab(self) -> str:
+        """In a learner bundle, the broken module encrypted until the stage passes (:mod:`forgelab.core.seal`)."""
+        return f"{self.failure_lab}/sealed-lab.json"
+
+    @property
+    def seal_probes(self) -> str:
+        """The course's probes whose answers make the sealed lab's key, relative to the root (shipped as course code)."""
+        return f"course/stages/{self.source_dir.name}/seal.py"
+
     # ---------------------------------------------------------------- written by the tools (workspace)
     @property
     def evidence_dir(self) -> str:

@@ -256,7 +256,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     data = json.loads(report_path.read_text(encoding="utf-8"))
     rows = tuple(TestRow(row["nodeid"], row["target"], Outcome(row["outcome"]), row["cause"], row["detail"],
                          int(row["duration_ms"]), Limit(row["limit"]) if row.get("limit") else None, row.get("printed", ""),
-                         bool(row.get("unfinished")))
+                         bool(row.get("unfinished")), str(row.get("recorded", "")))
                  for row in data["rows"])
     problems = {label: ImportProblem(p["module"], ImportKind(p["kind"]), p["message"], p["file"], int(p["line"]),
                                      p["error_type"], p.get("stage", "")) for label, p in data["import_problems"].items()}

@@ -85,6 +85,9 @@ class TestRow:
     limit: Limit | None = None
     printed: str = ""  # what the learner's code printed during this test (capped)
     unfinished: bool = False  # it failed on a function that is still the starter's stub (NotImplementedError)
+    # what a course test handed back with the session's ``forgelab_record`` fixture: JSON text (sorted keys), the
+    # value the learner's code computed, carried as data (the fault lab's seal derives its key from such values)
+    recorded: str = ""
 
     @property
     def name(self) -> str:

@@ -18,6 +18,7 @@ import gc
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,21 @@ def _not_run(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
     except Exception:  # noqa: BLE001 - a fixture's teardown failing belongs to the test that set it up
         pass
     return True
+
+
+@pytest.fixture
+def forgelab_record(request: pytest.FixtureRequest) -> Callable[[object], None]:
+    """A course test hands the judge a value to carry back on its row (:attr:`TestRow.recorded`): JSON data only,
+    written with sorted keys, so the same value is the same text in every run. The fault lab's seal uses it: its
+    probes record what the target's code answers (:mod:`forgelab.verdicts.seal`)."""
+    session = request.config.pluginmanager.get_plugin("forgelab-judge-session")
+
+    def record(value: object) -> None:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if isinstance(session, JudgeSession):
+            session.recorded[request.node.nodeid] = text
+
+    return record
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -169,6 +185,7 @@ class JudgeSession:
         self.causes: dict[str, str] = {}  # a cause the judge itself worded (a limit, a stub not written yet)
         self.unfinished: set[str] = set()  # tests that failed on a starter stub
         self.stop_early = {label for label, spec in job["targets"].items() if spec.get("first_failure_ends")}
+        self.recorded: dict[str, str] = {}  # node id -> what the test recorded (forgelab_record), kept if it passed
 
     # ------------------------------------------------------------ where a test belongs
 
@@ -274,6 +291,8 @@ class JudgeSession:
             printed = self.pool.take_output(target)
             if printed.strip():
                 row["printed"] = _cut(printed, MAX_PRINTED)
+        if report.when == "call" and report.passed and report.nodeid in self.recorded:
+            row["recorded"] = self.recorded[report.nodeid]
         if report.passed or row["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
             return
         if target in self.stop_early and not report.skipped:
@@ -319,6 +338,9 @@ class JudgeSession:
         problems = {label: {"module": p.module, "kind": str(p.kind), "message": p.message, "file": p.file,
                             "line": p.line, "error_type": p.error_type, "stage": p.stage}
                     for label, p in self.pool.import_problems.items() if p is not None}
+        for row in self.rows.values():  # a value recorded by a test that failed after all (its teardown) is no answer
+            if row["outcome"] != str(Outcome.PASSED):
+                row.pop("recorded", None)
         payload = {"rows": [self.rows[key] for key in self.order], "import_problems": problems,
                    "collect_errors": self.collect_errors, "exitstatus": int(exitstatus)}
         Path(self.job["report"]).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")

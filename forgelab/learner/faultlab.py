@@ -1,7 +1,9 @@
 """The fault lab: a broken copy of one stage module in its own workspace, ``labs/NN-slug/``.
 
 ``start`` lays out ``labs/NN-slug/forge/`` (a copy of the learner's modules with the broken module
-laid over it, so a stage that builds on earlier ones still imports), ``check`` runs
+laid over it, so a stage that builds on earlier ones still imports) — in a learner bundle, where the broken module
+ships sealed, only after :func:`unseal` opened it (the stage's required tests pass on the learner's own code,
+:mod:`forgelab.core.seal`) — ``check`` runs
 the stage tests there and shows whether the declared symptom appears, ``diff`` compares the
 learner's fix with the broken file, ``reset`` puts the broken file back (after a backup). The
 learner's own ``forge/`` is only read (once, at start), never written.
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from forgelab.learner import backups, state
 from forgelab.core import evidence
+from forgelab.core import seal
 from forgelab.core.i18n import _
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.core.paths import Workbook
@@ -22,6 +25,7 @@ from forgelab.core.registry import Course, Stage
 from forgelab.verdicts.parts import LabCheck, judge_lab
 from forgelab.judge import core
 from forgelab.verdicts import jobs
+from forgelab.verdicts import seal as seal_verdict
 from forgelab.judge.core import CourseTests
 
 LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
@@ -39,6 +43,64 @@ def broken_file(workbook: Workbook, stage: Stage) -> Path:
     return workbook.root / stage.fault_variant
 
 
+def sealed_file(workbook: Workbook, stage: Stage) -> Path:
+    return workbook.root / stage.sealed_lab
+
+
+def is_sealed(workbook: Workbook, stage: Stage) -> bool:
+    """The lab's broken module ships sealed here and has not been opened yet (a learner bundle)."""
+    return not broken_file(workbook, stage).is_file() and sealed_file(workbook, stage).is_file()
+
+
+def unseal(workbook: Workbook, course: Course, stage: Stage, layers: tuple[Path, ...],
+           settings: JudgeSettings = DEFAULT) -> Path:
+    """Open the sealed lab of ``stage`` with the answers of ``layers`` (the learner's ``forge/``): write the broken
+    module where the course repository keeps it (:attr:`Stage.fault_variant`) and return it.
+
+    The stage's tests and seal probes run through the judge first; the lab opens only when every required test
+    passes and the probes' answers make the key. Otherwise :class:`FaultLabError` says what is missing and what to
+    do next."""
+    shown = stage.sealed_lab
+    try:
+        sealed = seal.load(sealed_file(workbook, stage).read_bytes(), shown)
+        probes = (workbook.root / sealed.probes).read_bytes()
+    except OSError as error:
+        raise FaultLabError(_("the sealed fault lab of stage {number} cannot be read ({error}): restore {path} and "
+                              "{probes} from the bundle").format(number=stage.number, error=error.strerror or error,
+                                                                 path=shown, probes=stage.seal_probes)) from None
+    except seal.SealError as error:
+        raise FaultLabError(str(error)) from None
+    if sealed.stage != stage.number or sealed.module != stage.fault_variant or sealed.probes != stage.seal_probes:
+        raise FaultLabError(_("{path} was sealed for another lab (stage {found}, {module}): restore it from the "
+                              "bundle").format(path=shown, found=sealed.stage, module=sealed.module))
+    job = seal_verdict.seal_job(stage, course.root, jobs.starters(workbook), jobs.stage_modules(course), layers,
+                                cache_dir=workbook.state_dir / "cache")
+    run = seal_verdict.run_seal(stage, job, settings)
+    number, total = stage.number, len(run.required)
+    if not run.all_pass:
+        why = _(" (your code could not be judged: {problem})").format(problem=run.problem) if run.problem else ""
+        raise FaultLabError(_("stage {number}: {passing} of {total} required tests pass on your forge/{why} — the fault "
+                              "lab opens when all pass: run `forgelab check {number}`").format(
+            number=number, passing=len(run.passing), total=total, why=why))
+    try:
+        module = seal.open_sealed(sealed, probes, run.answers)
+    except seal.SealError as error:
+        raise FaultLabError(str(error)) from None
+    if module is None:
+        silent = (_(" ({probes} gave no answer)").format(probes=_(", ").join(run.unanswered)) if run.unanswered else "")
+        raise FaultLabError(_("stage {number}: all {total} required tests pass on your forge/, but its answers to the "
+                              "lab's seal probes in {file}{silent} are not the ones the stage's contract asks for, so "
+                              "the lab stays sealed: compare those calls with the contract in {module}'s docstring, or "
+                              "ask your instructor").format(number=number, total=total, file=stage.seal_probes,
+                                                            silent=silent, module=stage.module))
+    target = broken_file(workbook, stage)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.opening")
+    temporary.write_bytes(module)
+    temporary.replace(target)
+    return target
+
+
 def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> tuple[Path, bool]:
     """Create the lab; returns (module path, created). An existing lab is kept as it is.
 
@@ -50,6 +112,9 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
     if module.is_file():
         return module, False
     source = broken_file(workbook, stage)
+    if is_sealed(workbook, stage):
+        raise FaultLabError(_("the fault lab of stage {number} is still sealed: `forgelab fault start {number}` opens it "
+                              "once the stage's required tests pass on your forge/").format(number=stage.number))
     if not source.is_file():
         raise FaultLabError(_("the broken variant {path} is missing: restore it from the workbook").format(
             path=workbook.relative(source)))

@@ -280,13 +280,20 @@ class Workbench:
 
     def fault_start(self, stage: Stage, target: str = "learner") -> Message:
         chosen = self.target(target)
+        opened = False
+        if faultlab.is_sealed(self.workbook, stage) and not (faultlab.lab_path(self.workbook, stage)
+                                                             / stage.fault.fault_file).is_file():
+            faultlab.unseal(self.workbook, self.course, stage, chosen.layers, self.settings)
+            opened = True
         with chosen.importable() as import_dir:
             base = import_dir / "forge" if chosen.kind != "learner" else None
             module, created = faultlab.start(self.workbook, stage, base)
         shown = self.workbook.relative(module)
         number = stage.number
         if created:
-            lines = [_("fault lab {number} started: the broken module is {path}").format(number=number, path=shown),
+            unsealed = [_("stage {number}'s required tests pass on your forge/: its fault lab is open").format(
+                number=number)] if opened else []
+            lines = [*unsealed, _("fault lab {number} started: the broken module is {path}").format(number=number, path=shown),
                      _("your own forge/ is not touched by the lab"), *self._prerequisites_note(stage)]
             return Message(tuple(lines), True, _("`forgelab fault check {number}` to watch the target test fail").format(
                 number=number))

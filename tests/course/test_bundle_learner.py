@@ -248,3 +248,61 @@ def test_the_readmes_give_measured_timings_with_the_machine_state(repo: Path) ->
     for name, load in (("course/learner/README.md", "load average"), ("course/learner/README.zh-CN.md", "负载平均值")):
         assert load in (repo / name).read_text(encoding="utf-8"), name
     assert (repo / "benchmarks" / "bench_make_lab.py").is_file()
+
+
+# ---------------------------------------------------------------- issue 30: no reference before the stage passes
+
+# a line of the reference module of stage 06 that the fault lab keeps (its defect is elsewhere)
+REFERENCE_LINE = b'invisible = {ord(char): None for char in set(folded) if unicodedata.category(char) == "Cf"}'
+REFUSED_06 = {"en": re.compile(r"stage 06: (\d+) of 20 required tests pass on your forge/ — the fault lab opens when "
+                               r"all pass: run `forgelab check 06`"),
+              "zh": re.compile(r"阶段 06：20 个必需测试中有 (\d+) 个在你的 forge/ 上通过——全部通过后故障实验才会打开：运行 "
+                               r"`forgelab check 06`")}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_fault_lab_opens_only_when_the_learners_own_stage_passes(language: str, repo: Path, zips: dict[str, Path],
+                                                                    tmp_path: Path) -> None:
+    bundle = _unzip(zips[language], tmp_path / "fresh")
+    stage = load_course(repo).stage("06")
+    assert REFERENCE_LINE in (repo / stage.solution_module).read_bytes()
+    assert [path for path in bundle.rglob("*") if path.is_file() and REFERENCE_LINE in path.read_bytes()] == []
+    assert list((bundle / "failure_labs").glob("*/forge/*")) == [] and (bundle / stage.sealed_lab).is_file()
+
+    refused = run(bundle, "fault", "start", "06")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.output
+    found = REFUSED_06[language].search(refused.stderr)
+    assert found is not None and int(found.group(1)) < 20, refused.stderr
+    assert not (bundle / stage.fault_variant).exists() and not (bundle / stage.lab_module).exists()
+
+    # an honest learner whose stage 06 (and the stage 01 it builds on) passes: here, the reference stands in
+    for number in ("01", "06"):
+        done = load_course(repo).stage(number)
+        shutil.copyfile(repo / done.solution_module, bundle / done.module)
+    opened = run(bundle, "fault", "start", "06")
+    assert opened.returncode == 0, opened.output
+    variant = (bundle / stage.fault_variant).read_bytes()
+    assert REFERENCE_LINE in variant and (bundle / stage.lab_module).read_bytes() == variant
+    checked = run(bundle, "fault", "check", "06")
+    assert checked.returncode == 1 and "test_retrieved_operational_instruction_is_data_not_authority" in checked.stdout
+    assert "('trusted', True, [])" in checked.stdout, checked.stdout  # the contract's symptom
+
+
+def test_a_sealed_lab_that_does_not_open_says_why_without_a_traceback(repo: Path, bundle: Path) -> None:
+    course = load_course(repo)
+    stage = course.stage("01")
+    shutil.copyfile(repo / stage.solution_module, bundle / stage.module)
+    sealed = json.loads((bundle / stage.sealed_lab).read_text(encoding="utf-8"))
+    ciphertext = sealed["ciphertext"]
+    sealed["ciphertext"] = ("B" if ciphertext[0] != "B" else "C") + ciphertext[1:]  # another key would read the same
+    (bundle / stage.sealed_lab).write_text(json.dumps(sealed), encoding="utf-8")
+    wrong = run(bundle, "fault", "start", "01")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr, wrong.output
+    assert ("stage 01: all 13 required tests pass on your forge/, but its answers to the lab's seal probes in "
+            "course/stages/01-instruction-hierarchy/seal.py are not the ones the stage's contract asks for") in wrong.stderr
+    assert not (bundle / stage.fault_variant).exists()
+    probes = bundle / stage.seal_probes
+    probes.write_text(probes.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    changed = run(bundle, "fault", "start", "01")
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr, changed.output
+    assert "course/stages/01-instruction-hierarchy/seal.py is not the file this lab was sealed with" in changed.stderr

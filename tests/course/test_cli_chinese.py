@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -136,8 +137,6 @@ def zh_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _copy(bundle: Path, to: Path) -> Path:
-    import shutil
-
     shutil.copytree(bundle, to, ignore=shutil.ignore_patterns(".venv", ".forgelab"))
     return to
 
@@ -224,8 +223,12 @@ def test_a_chinese_class_meets_no_english(zh_bundle: Path, tmp_path: Path, repo_
 
 
 @pytest.mark.slow
-def test_the_chinese_fault_lab_copy_says_what_it_is_in_chinese(zh_bundle: Path) -> None:
-    variant = zh_bundle / "failure_labs" / "01-instruction-hierarchy" / "forge" / "instructions.py"
+def test_the_chinese_fault_lab_copy_says_what_it_is_in_chinese(zh_bundle: Path, tmp_path: Path, repo_root: Path) -> None:
+    learner = _copy(zh_bundle, tmp_path / "ana")  # the lab ships sealed: it opens once stage 01 passes
+    shutil.copyfile(repo_root / "solutions" / "forge" / "instructions.py", learner / "forge" / "instructions.py")
+    done = run_cli(learner, "fault", "start", "01")
+    assert done.returncode == 0 and "阶段 01 的必需测试在你的 forge/ 上全部通过：它的故障实验已经打开" in done.stdout, done.output
+    variant = learner / "failure_labs" / "01-instruction-hierarchy" / "forge" / "instructions.py"
     first = variant.read_text(encoding="utf-8").splitlines()[0]
     assert first == '"""阶段 01——指令层级。（故障实验：这份副本里有一个缺陷，找到它并修好）', first
     assert "FAULT LAB" not in variant.read_text(encoding="utf-8")

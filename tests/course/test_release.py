@@ -21,7 +21,7 @@ import pytest
 from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
 
-from forgelab.core.registry import load_course
+from forgelab.core.registry import Stage, load_course
 from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
 
 PREFIX = f"{BUNDLE_NAME}/"
@@ -183,11 +183,6 @@ def _secret_bodies(repo: Path) -> list[tuple[str, str, str, str]]:
     return secrets
 
 
-def _fault_lab_of(module: str, bundle_path: str) -> bool:
-    """A fault lab is the reference module with one planted defect: it ships the functions it leaves intact."""
-    return bool(re.fullmatch(r"failure_labs/[^/]+/" + re.escape(module), bundle_path))
-
-
 def test_no_file_of_solutions_is_inside(repo: Path, contents: dict[str, bytes]) -> None:
     assert [name for name in contents if name.startswith("solutions/") or "/solutions/" in name] == []
     assert [name for name in contents if name.endswith("mutants.toml")] == []
@@ -212,9 +207,7 @@ def test_no_reference_function_body_is_inside(repo: Path, contents: dict[str, by
         flat = " ".join(data.decode("utf-8", errors="replace").split())
         if name.endswith(".ipynb"):
             flat = " ".join(" ".join(_code_of(name, data)).split()) + " " + flat
-        for module, function, dump, text in secrets:
-            if _fault_lab_of(module, name):
-                continue
+        for module, function, dump, text in secrets:  # a fault lab's module too: it ships only sealed
             if dump in dumps or (len(text) >= 20 and text in flat):
                 leaks.append(f"{module}:{function}() in {name}")
     assert leaks == []
@@ -337,7 +330,18 @@ def test_a_reference_answer_paragraph_is_refused(clone, tmp_path: Path) -> None:
     assert "solutions/answers/02-context-selection.md: a paragraph of the reference answer appears in README.md" in stderr
 
 
-def test_a_fault_variant_ships_only_in_its_own_stage(clone, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_reference_body_in_a_shipped_helper_is_refused_with_its_file_and_function(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    node = _reference_function(clone.root, "find_flags", "injection.py")
+    node.name = "matching_phrases"
+    helper = clone.root / "forge" / "project" / "phrases.py"  # given code shipped with the starters
+    helper.write_text('"""Phrases."""\n\nfrom forge.injection import DANGEROUS, normalize_for_matching\n\n\n'
+                      + ast.unparse(node) + "\n", encoding="utf-8")
+    commit_all(clone.root, "a helper")
+    stderr = _refused(clone, tmp_path)
+    assert "solutions/forge/injection.py: body of find_flags() appears in" in stderr and "forge/project/phrases.py" in stderr
+
+
+def test_a_fault_variant_ships_only_sealed(clone, tmp_path: Path) -> None:  # noqa: ANN001
     course = load_course(clone.root)
     first, second = course.stages[0], course.stages[1]
     variant = clone.root / first.failure_lab / first.module
@@ -464,9 +468,23 @@ def _code_without_docstrings(source: bytes) -> str:
     return ast.dump(tree)
 
 
+def _opened(stage: Stage, contents: dict[str, bytes], answers: dict[str, str]) -> bytes:
+    """A bundle's sealed lab of ``stage``, opened with the reference's answers to its probes."""
+    from forgelab.core import seal
+
+    opened = seal.open_sealed(seal.load(contents[stage.sealed_lab], stage.sealed_lab), contents[stage.seal_probes], answers)
+    assert opened is not None, stage.number
+    return opened
+
+
 def test_the_zh_bundle_ships_chinese_starters_with_the_same_code(repo: Path, contents: dict[str, bytes],
                                                                   zh_contents: dict[str, bytes]) -> None:
+    from forgelab.authoring.release.sealing import reference_answers
+    from forgelab.authoring.release.source import read_committed
+
     course = load_course(repo)
+    answers = reference_answers(read_committed(repo), course)
+    assert not [path for path in contents if path.startswith("failure_labs/") and "/forge/" in path]
     assert set(zh_contents) == set(contents) | {"course/edition.toml"}
     assert b'language = "zh"' in zh_contents["course/edition.toml"]
     for stage in course.stages:
@@ -480,11 +498,12 @@ def test_the_zh_bundle_ships_chinese_starters_with_the_same_code(repo: Path, con
         transfer = ast.parse(zh_contents[stage.transfer_file].decode("utf-8"))
         assert ast.get_docstring(transfer) == docs.transfer.strip()
         assert zh_contents[f"course/starters/{stage.transfer_file}"] == zh_contents[stage.transfer_file]
-        # the fault lab's copy: the Chinese docstrings, its first line saying what the copy is; code unchanged
-        variant = zh_contents[stage.fault_variant]
+        # the fault lab's copy, sealed: the Chinese docstrings, its first line saying what the copy is; code unchanged
+        variant, english = (_opened(stage, bundle, answers[stage.number]) for bundle in (zh_contents, contents))
         assert "（故障实验：" in variant.decode("utf-8").splitlines()[0] and b"FAULT LAB" not in variant
-        assert _code_without_docstrings(variant) == _code_without_docstrings(contents[stage.fault_variant])
-    variants = {stage.fault_variant for stage in course.stages}
+        assert _code_without_docstrings(variant) == _code_without_docstrings(english)
+        assert english == (repo / stage.fault_variant).read_bytes()
+    variants = {stage.sealed_lab for stage in course.stages}
     # everything else is the English bundle's, byte for byte (notebooks of both editions included)
     same = [path for path in contents if path.startswith(("notebooks/", "tests/", "forgelab/", "failure_labs/"))
             and path not in variants]

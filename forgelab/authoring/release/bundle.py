@@ -1,7 +1,8 @@
 """The learner bundle: one zip with everything a learner receives and none of the reference solutions.
 
 :func:`build_bundle` reads the committed course (:mod:`~forgelab.authoring.release.source`), puts together
-what the learner receives (:mod:`~forgelab.authoring.release.contents`), refuses when it would reveal a
+what the learner receives (:mod:`~forgelab.authoring.release.contents`), seals each fault lab's broken module
+(:mod:`~forgelab.authoring.release.sealing`), refuses when it would reveal a
 reference solution (:mod:`~forgelab.authoring.release.leaks`) and writes the zip. The zip is deterministic:
 entries sorted, fixed timestamps and permissions, fixed compression; the same commit gives the same bytes.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from forgelab.authoring.release.contents import (STARTERS_DIR, bundle_contents, bundle_page, finished_docstrings,
                                                   learner_readmes, localized)
 from forgelab.authoring.release.leaks import reference_leaks
+from forgelab.authoring.release.sealing import sealed_labs
 from forgelab.core.checkpoint import manifest_for, pack_bytes, pack_name
 from forgelab.core.i18n import _
 from forgelab.core.registry import RegistryError
@@ -112,9 +114,10 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
                              "one of them").format(language=language, languages=list(course.languages)))
     contents, cleared = bundle_contents(committed)
     contents = localized(contents, course, language, finished_docstrings(committed.files, language))
+    contents = sealed_labs(committed, course, contents, language)  # the fault labs' modules ship only encrypted
     contents.update(learner_readmes(committed, course))
     contents.update(bundle_page(contents))
-    leaks = reference_leaks(committed, contents, course)
+    leaks = reference_leaks(committed, contents)
     if leaks:
         raise ReleaseError(_("the bundle (HEAD {commit}) would reveal a reference solution: {leaks}").format(
             commit=short, leaks=_shown(leaks)))

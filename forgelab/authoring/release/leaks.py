@@ -10,23 +10,22 @@ itself (:func:`reference_leaks`), never against the current ``forge/``:
 * the body of every reference transfer test (``solutions/transfer/*.py``);
 * every paragraph of a reference design answer (``solutions/answers/*.md``).
 
-One exception, by the fault contract: a stage's fault variant is its reference module with one
-planted defect, so it ships the functions it leaves intact — in ``failure_labs/<its stage>/`` only.
+No exception: a stage's fault variant is its reference module with one planted defect, so it ships only sealed
+(:mod:`forgelab.authoring.release.sealing`), and every other shipped file — a fault lab's module left in plain text
+included — is checked like any other.
 """
 
 from __future__ import annotations
 
 import ast
-import fnmatch
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from forgelab.authoring.release.source import Committed, ReleaseError, committed_course, run_git, read_blobs
+from forgelab.authoring.release.source import Committed, ReleaseError, run_git, read_blobs
 from forgelab.core.i18n import _
-from forgelab.core.registry import Course
 
 
 MIN_BODY_CHARS = 20  # shorter function bodies (e.g. ``return x``) are too generic to count as a leak
@@ -135,21 +134,13 @@ class Secret:
 
     origin: str  # e.g. "solutions/forge/instructions.py: body of explain()"
     text: str  # normalized
-    allowed_in: tuple[str, ...] = ()  # globs of bundle paths that legitimately contain it
     dump: str = ""  # ast.dump of a function body, matched against every function in the bundle
     group: str = ""  # the secret this one is part of (a line of a body): reported only when the body is not
     note: str = ""  # why it counts as the learner's to write, when the starter at HEAD no longer says so
 
 
-def _fault_labs_of(course: Course, relative: PurePosixPath) -> tuple[str, ...]:
-    """solutions/forge/x.py → the fault variant of the stage whose module is forge/x.py (its own stage only)."""
-    learner_path = PurePosixPath(*relative.parts[1:]).as_posix()
-    return tuple(f"{stage.failure_lab}/{learner_path}" for stage in course.stages if stage.module == learner_path)
-
-
-def reference_secrets(committed: Committed, course: Course | None = None) -> list[Secret]:
+def reference_secrets(committed: Committed) -> list[Secret]:
     """What of ``solutions/`` (as committed) must never appear in the bundle."""
-    course = course if course is not None else committed_course(committed)
     # starter path -> functions whose body was ``raise NotImplementedError`` in some committed version of that starter
     # (HEAD included), and (starter path, function) -> a short commit id where it was
     written_by_learner, history_commits = _learner_functions_in_history(committed.root, committed.commit, committed.files)
@@ -170,7 +161,6 @@ def reference_secrets(committed: Committed, course: Course | None = None) -> lis
         learner_writes = written_by_learner.get(counterpart, frozenset())
         given_normalized = _given_text(starter_data.decode("utf-8", "replace"),
                                        learner_writes | {n for n, b in given.items() if b.not_implemented})
-        allowed = _fault_labs_of(course, relative) if kind == "forge" else ()
         for name, body in sorted(reference.items()):
             if len(body.text) < MIN_BODY_CHARS or body.not_implemented:
                 continue  # too generic to count, or not a real body
@@ -182,12 +172,12 @@ def reference_secrets(committed: Committed, course: Course | None = None) -> lis
             if starter is not None and not starter.not_implemented and name in learner_writes:
                 where = history_commits.get((counterpart, name), "an earlier commit")
                 note = f"{name}() is the learner's to write: its starter body was `raise NotImplementedError` at {where}"
-            secrets.append(Secret(origin, body.text, allowed, body.dump, note=note))
+            secrets.append(Secret(origin, body.text, body.dump, note=note))
             if kind == "transfer":
                 continue  # a test shares many lines with the stage tests and demos; only its whole body is secret
             for line in sorted(set(body.lines)):
                 if len(line) >= MIN_LINE_CHARS and line not in given_normalized:
-                    secrets.append(Secret(f"{path}: a line of {name}(): {line[:60]}", line, allowed, group=origin))
+                    secrets.append(Secret(f"{path}: a line of {name}(): {line[:60]}", line, group=origin))
     for path, data in sorted(committed.files.items()):
         if path.startswith("solutions/") and path.endswith(".md"):
             for paragraph in re.split(r"\n\s*\n", data.decode("utf-8", "replace")):
@@ -249,7 +239,7 @@ def _function_dumps(path: str, data: bytes) -> set[str]:
     return dumps
 
 
-def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course: Course | None = None) -> list[str]:
+def reference_leaks(committed: Committed, contents: Mapping[str, bytes]) -> list[str]:
     """Every place where the bundle would reveal a reference solution, as readable lines (sorted)."""
     leaks = [f"{path} is a file of solutions/" for path in sorted(contents) if path.startswith("solutions/")]
     references = {normalize(data.decode("utf-8", "replace")): path for path, data in sorted(committed.files.items())
@@ -259,15 +249,13 @@ def reference_leaks(committed: Committed, contents: Mapping[str, bytes], course:
     for path, text in texts.items():
         if text in references:
             leaks.append(f"{path} is a copy of {references[text]}")
-    secrets = reference_secrets(committed, course)
+    secrets = reference_secrets(committed)
     dumps = {path: _function_dumps(path, data) for path, data in sorted(contents.items())}
     found: dict[str, list[str]] = {}  # origin -> bundle paths
     notes = {secret.origin: secret.note for secret in secrets if secret.note}
     whole: set[tuple[str, str]] = set()  # (origin, path) where the whole body was found
     for secret in secrets:
         for path, text in texts.items():
-            if any(fnmatch.fnmatch(path, glob) for glob in secret.allowed_in):
-                continue
             if secret.group and (secret.group, path) in whole:
                 continue  # the whole body is already reported for this file
             if secret.text in text or (secret.dump and secret.dump in dumps.get(path, set())):

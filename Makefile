@@ -9,7 +9,7 @@ STAMP := $(VENV)/.forge-workbook-installed
 PORT ?= 8888
 JOBS ?= auto
 
-.PHONY: lab test install verify typecheck imports nbval course-tests bench clean help
+.PHONY: lab hub test install verify typecheck imports nbval course-tests bench clean help
 
 # The workbook's edition (course/edition.toml in a bundle released with --lang zh): make speaks it, installs
 # JupyterLab's Simplified Chinese language pack and opens JupyterLab in Chinese (Settings → Language switches back).
@@ -42,6 +42,7 @@ help:
 	@echo "$(SAY_HELP_LAB)"
 	@if [ -d solutions ]; then \
 	  echo "make test   — install into $(VENV) and run the whole test suite"; \
+	  echo "make hub    — run the class on JupyterHub on this machine (EDITION=zh, INSTRUCTORS=a,b, HUB_PORT=8000)"; \
 	  echo "make bench  — run the benchmarks and print their ratios"; \
 	  echo "make typecheck — mypy --strict over forgelab/ and forge/ (also part of make test)"; \
 	  echo "make imports — the dependency rule of forgelab/'s packages (lint-imports; also part of make test)"; \
@@ -97,6 +98,32 @@ lab: $(STAMP)
 	 mkdir -p "$(LAB_WORKSPACES)"; \
 	 $(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$$START \
 	   --LabApp.workspaces_dir="$(LAB_WORKSPACES)" --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $$ROOT_FLAG
+
+# The class on JupyterHub (docs/instructor.md): JupyterHub and NativeAuthenticator into $(VENV), configurable-http-proxy
+# from npm into node_modules/ (package.json), the learners' bundle released from the committed course into build/hub/,
+# then `forgelab hub`: the hub on 127.0.0.1:$(HUB_PORT) with SQLite and the course service; each learner gets their own
+# workbook on first sign-in. EDITION=zh gives the Chinese workbook and JupyterLab in Chinese. INSTRUCTORS=a,b names
+# the instructors (hub group `instructors`, admins who approve sign-ups).
+comma := ,
+HUB_PORT ?= 8000
+EDITION ?= en
+INSTRUCTORS ?= instructor
+HUB_BUNDLE := build/hub/forge-workbook-lab$(if $(filter zh,$(EDITION)),-zh,).zip
+hub: $(STAMP)
+	@test -d solutions || { echo "make hub runs a class from the course repository (it releases the learners' bundle from it)"; exit 2; }
+	@$(BIN)/python -c 'import jupyterhub, nativeauthenticator' 2>/dev/null || { \
+	  echo "installing JupyterHub and NativeAuthenticator into $(VENV)…"; \
+	  $(PIP) install --quiet 'jupyterhub>=5.2,<7' 'jupyterhub-nativeauthenticator>=1.3'; }
+	@test -x node_modules/.bin/configurable-http-proxy || { \
+	  command -v npm >/dev/null || { echo "make hub needs npm (Node.js 18 or newer) for configurable-http-proxy"; exit 2; }; \
+	  echo "installing configurable-http-proxy from npm into node_modules/…"; npm install --no-audit --no-fund --silent; }
+	@mkdir -p build/hub && echo "releasing the learners' bundle ($(EDITION)) into build/hub/…" && \
+	  $(BIN)/forgelab release --lang $(EDITION) --out build/hub >/dev/null
+	@mkdir -p $(LAB_OVERRIDES) && cp forgelab/data/jupyterlab-overrides.json $(LAB_OVERRIDES)/forge-workbook.json
+	@if [ "$(EDITION)" = zh ]; then cp forgelab/data/jupyterlab-overrides-zh.json $(LAB_OVERRIDES)/forge-workbook-zh.json; \
+	 else rm -f $(LAB_OVERRIDES)/forge-workbook-zh.json; fi
+	@$(BIN)/forgelab --lang $(EDITION) hub --port $(HUB_PORT) --bundle $(HUB_BUNDLE) \
+	  --proxy node_modules/.bin/configurable-http-proxy $(foreach name,$(subst $(comma), ,$(INSTRUCTORS)),--instructor $(name))
 
 test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \

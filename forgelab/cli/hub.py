@@ -146,7 +146,9 @@ def cmd_hub(args: argparse.Namespace) -> int:
                         folder=bundle.parent))
     proxy = args.proxy or shutil.which("configurable-http-proxy") or str(
         workbook.root / "node_modules" / ".bin" / "configurable-http-proxy")
-    if not Path(proxy).exists() and not shutil.which(proxy):
+    if Path(proxy).exists():
+        proxy = str(Path(proxy).resolve())  # the hub runs in its own folder
+    elif not shutil.which(proxy):
         return fail(_("configurable-http-proxy is not installed ({path})").format(path=proxy),
                     _("`make hub` installs it from npm (npm install configurable-http-proxy), or give --proxy"))
     jupyterhub = Path(sys.executable).parent / "jupyterhub"
@@ -177,8 +179,9 @@ def cmd_hub(args: argparse.Namespace) -> int:
         print(_("Accounts: test sign-in (DummyAuthenticator): any name is accepted. Instructors: {names}").format(
             names=", ".join(instructors)))
     print(_("Each learner gets their own workbook on first sign-in, opening on {notebook}; `forgelab submit` in their "
-            "terminal hands it in. Instructors: `forgelab class grade` in their terminal.").format(
-        notebook=opening_notebook(plan)), flush=True)
+            "terminal hands it in. Instructors grade from the course repository: a token from {url}hub/token in "
+            "FORGELAB_COURSE_TOKEN, FORGELAB_COURSE_URL={url}services/forge-course/, then `forgelab class grade`.").format(
+        url=url, notebook=opening_notebook(plan)), flush=True)
     os.chdir(state)
     os.execv(str(jupyterhub), [str(jupyterhub), "-f", str(config)])
 

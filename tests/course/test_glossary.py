@@ -38,7 +38,7 @@ def test_the_course_speaks_one_terminology(course) -> None:
 
 def test_every_clash_of_the_issue_is_settled_in_the_glossary(repo_root) -> None:
     terms = {term.id: term for term in terminology.load(repo_root)}
-    assert (terms["harness"].zh, terms["harness"].wrong) == ("框架", ("Harness",))
+    assert (terms["harness"].zh, terms["harness"].wrong) == ("Harness", ("框架",))  # as the sources write it
     assert terms["instruction-authority"].zh == "指令权" and "权威" in terms["instruction-authority"].wrong
     assert terms["memory-precedence"].zh == "权限层级"
     assert (terms["pipeline"].zh, terms["case"].zh, terms["contract"].zh, terms["workbook"].zh) == \
@@ -47,6 +47,27 @@ def test_every_clash_of_the_issue_is_settled_in_the_glossary(repo_root) -> None:
     assert terms["contract"].wrong == ("合同",) and terms["workbook"].wrong == ("工作簿",)
     catalog = (repo_root / "forgelab/locale/zh/LC_MESSAGES/forgelab.po").read_text(encoding="utf-8")
     assert f'msgid "passed"\nmsgstr "{terms["passed"].zh}"' in catalog  # the text says what the table prints
+
+
+# issue 35: each clash a native reader found has one rendering (the sources' own where they have one)
+ONE_RENDERING = {"trust-rank": ("可信层级", "可信等级"), "gate": ("门禁", "门槛"), "trailing-comma": ("尾逗号", "尾随逗号"),
+                 "json-wrapping": ("外壳", "外层包装"), "system-prompt": ("系统提示词", "系统 Prompt"),
+                 "instructor": ("讲师", "老师"), "learner": ("学员", "学习者"), "learner-bundle": ("实验包", "学员包"),
+                 "design-answer": ("设计题回答", "设计回答"), "design-question": ("设计题", "设计问题"),
+                 "chapter-project": ("本章项目", "章节项目"), "agent": ("Agent", "智能体"),
+                 "worked-demonstration": ("教师示范", "完整示范"), "evidence-folder": ("证据目录", "证据文件夹"),
+                 "api-key": ("API key", "API 密钥"), "wall-clock": ("挂钟时间", "墙钟时间"),
+                 "access-token": ("令牌", "带 token"), "answer-key": ("标准答案", "答案钥匙"),
+                 "grading-item": ("评分项", "题目"), "harness": ("Harness", "框架")}
+
+
+@pytest.mark.parametrize("term_id", sorted(ONE_RENDERING))
+def test_each_term_has_one_rendering_and_a_planted_synonym_is_named(repo_root, term_id: str) -> None:
+    terms = {term.id: term for term in terminology.load(repo_root)}
+    rendering, synonym = ONE_RENDERING[term_id]
+    assert terms[term_id].zh == rendering and synonym in terms[term_id].wrong
+    found = terminology.check([Passage("docs/learner.zh-CN.md:3", f"这一段里写了{synonym}。")], list(terms.values()))
+    assert any(f"{synonym!r} is not the course's word" in line and f"write {rendering!r}" in line for line in found), found
 
 
 def test_a_planted_wrong_variant_fails_the_build_check(workbook) -> None:
@@ -62,10 +83,10 @@ def test_a_planted_wrong_variant_fails_the_build_check(workbook) -> None:
 
 
 def test_a_term_left_in_english_fails_and_names_its_rendering(workbook) -> None:
-    _plant(workbook.root, "title", "示例选择", "harness 的示例选择")
+    _plant(workbook.root, "title", "示例选择", "pipeline 的示例选择")
     found = terminology.problems(load_course(workbook.root))
-    assert found == [f"{STAGE} [text.zh.title]: 'harness' is left in English: the Chinese edition writes '框架' "
-                     "(course/glossary.toml, term 'harness'; code goes in backticks)"]
+    assert found == [f"{STAGE} [text.zh.title]: 'pipeline' is left in English: the Chinese edition writes '流水线' "
+                     "(course/glossary.toml, term 'pipeline'; code goes in backticks)"]
     assert run_cli(workbook.root, "build", "--check").returncode == 2
 
 

@@ -1,7 +1,7 @@
 # caption: Selection under a budget of 400 tokens, as the worked demonstration computes it: required items first, then by value per token; an item that does not fit is skipped and the next one is still tried.
 # alt: A bar chart of the six candidates of the worked demonstration, in the order they are decided, each bar starting where the previous chosen one ended. write-policy (80 tokens) and api-contract (60) are required and go first. test-helpers (50) and product-list-component (120) are selected, filling 310 of the 400 tokens. design-notes (150) would end at 460, past the budget line, and is skipped. forum-snippet (40) still fits and ends at 350.
-# caption.zh: 400 个 token 预算下的选择，数字来自完整示范的计算：先放必需项，再按每个 token 的价值排序；放不下的项被跳过，下一项仍会尝试。
-# alt.zh: 完整示范中六个候选项的条形图，按决定的先后排列，每根条从上一个选中项结束的位置开始。write-policy（80 个 token）和 api-contract（60）是必需项，最先放入。test-helpers（50）和 product-list-component（120）被选中，占用 400 个 token 中的 310 个。design-notes（150）会在 460 处结束，超过预算线，因此被跳过。forum-snippet（40）仍然放得下，在 350 处结束。
+# caption.zh: 400 个 Token 预算下的选择，数字来自教师示范的计算：先放必需项，再按每个 Token 的价值排序；放不下的项被跳过，下一项仍会尝试。
+# alt.zh: 教师示范中六个候选项的条形图，按决定的先后排列，每根条从上一个选中项结束的位置开始。write-policy（80 个 Token）和 api-contract（60）是必需项，最先放入。test-helpers（50）和 product-list-component（120）被选中，占用 400 个 Token 中的 310 个。design-notes（150）会在 460 处结束，超过预算线，因此被跳过。forum-snippet（40）仍然放得下，在 350 处结束。
 """Stage 02's figure: the worked demonstration's candidates walked by the reference ``explain_choice``.
 
 ``forgelab build`` runs this file against the reference and writes ``figure-budget.svg`` beside it, and
@@ -20,10 +20,10 @@ WORDS = {
            "required_mark": " (required)", "included": "{tokens} tokens · {reason} · {used} used",
            "skipped": "{tokens} tokens · skipped: {left} left", "axis": "tokens", "budget": "budget {budget}",
            "legend": ("required", "selected", "skipped: does not fit")},
-    "zh": {"title": "{budget} 个 token 预算下的选择",
-           "subtitle": "先放必需项，再按每个 token 的价值排序；跳过一项不会停止遍历",
-           "required_mark": "（必需）", "included": "{tokens} 个 token · {reason} · 已用 {used}",
-           "skipped": "{tokens} 个 token · 跳过：剩 {left}", "axis": "token", "budget": "预算 {budget}",
+    "zh": {"title": "{budget} 个 Token 预算下的选择",
+           "subtitle": "先放必需项，再按每个 Token 的价值排序；跳过一项不会停止遍历",
+           "required_mark": "（必需）", "included": "{tokens} 个 Token · {reason} · 已用 {used}",
+           "skipped": "{tokens} 个 Token · 跳过：剩 {left}", "axis": "Token", "budget": "预算 {budget}",
            "legend": ("必需", "选中", "跳过：放不下")},
 }[LANG]
 

@@ -1,6 +1,6 @@
 # caption: The case × invariant matrix of the worked demonstration, as the reference run_suite judges it: each prompt version on each fixed case, checked for structure and the exact permission — never for wording.
 # alt: A grid with one row per prompt version and case and three invariant columns: required fields present, write permission unchanged, the call answered with a dict. v1 and v2 hold every invariant on both cases, although v2 words the goal differently. v3 breaks the write permission of the read-only case. A broken call breaks the read-only case's permission (the string "false") and the add-search case's answer (a timeout), and the suite still runs both.
-# caption.zh: 完整示范的用例 × 不变量矩阵，由参考实现的 run_suite 判定：每个 Prompt 版本在每个固定用例上检查结构和精确的权限——从不检查措辞。
+# caption.zh: 教师示范的用例 × 不变量矩阵，由参考实现的 run_suite 判定：每个 Prompt 版本在每个固定用例上检查结构和精确的权限——从不检查措辞。
 # alt.zh: 一个网格，每行是一个 Prompt 版本与用例的组合，三列不变量：必需字段齐全、写入权限不变、调用返回的是 dict。v1 和 v2 在两个用例上都满足全部不变量，尽管 v2 对目标的措辞不同。v3 破坏了只读用例的写入权限。一次出错的调用破坏了只读用例的权限（字符串 "false"）和添加搜索用例的回答（超时），而回归集仍然把两个用例都运行完。
 """Stage 07's figure: the demonstration's cases and prompt versions through the reference ``run_suite``.
 

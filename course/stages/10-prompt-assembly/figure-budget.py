@@ -1,6 +1,6 @@
 # caption: The budget bar B = W − O − R − S with the worked demonstration's numbers, and how the reference assemble fills B: required segments and the notice's room first, then evidence and dialogue; memory does not fit and gives way to the notice.
 # alt: Top bar: a context window W of 1000 tokens split into the input budget B of 110, 700 kept for the output O, 120 kept for tool results R and 70 as a safety margin S. Bottom bar: the 110 tokens of B, filled by the required segments system 18, tools 30, policy 11 and user 15, then 12 tokens kept for the memory notice, evidence 14 and dialogue 10, which fill B exactly. The memory segment of 26 tokens is drawn hatched beside the bar: it does not fit and is dropped whole, and the notice takes its place.
-# caption.zh: 用完整示范里的数字画出的预算条 B = W − O − R − S，以及参考实现的 assemble 如何填满 B：先放必需片段，并为提示行留出位置，再放证据和对话；记忆放不下，让位给提示行。
+# caption.zh: 用教师示范里的数字画出的预算条 B = W − O − R − S，以及参考实现的 assemble 如何填满 B：先放必需片段，并为提示行留出位置，再放证据和对话；记忆放不下，让位给提示行。
 # alt.zh: 上方的条：1000 个 Token 的上下文窗口 W 分成四份——输入预算 B 110、为输出 O 预留的 700、为工具结果 R 预留的 120、安全余量 S 70。下方的条：B 的 110 个 Token 先放必需片段（system 18、tools 30、policy 11、user 15），再为记忆的提示行预留 12 个 Token，然后放证据 14 和对话 10，正好填满 B。26 个 Token 的记忆片段画在条旁，带斜线：它放不下，被整段舍弃，由提示行顶替。
 """Stage 10's figure: the demonstration's window and segments, placed by the reference ``assemble``.
 

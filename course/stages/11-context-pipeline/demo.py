@@ -5,7 +5,7 @@
 # admitted together with all three — a closure of four objects.
 
 # %% [markdown] zh
-# 回到问题里 Ana 的疑问：为什么一个空的 exclude 过滤器会跳过所有条目？检索器找到了 `e17`——`src/filter.py` 在 r42 版本里的一行代码。框架知道这行代码要读懂还需要什么：配置类型（而配置类型又要靠 `Filter` 的真值语义才说得清），以及 `skip` 这个辅助函数。我们预期 `e17` 会连同这三个对象一起被准入——一个由四个对象组成的闭包。
+# 回到问题里 Ana 的疑问：为什么一个空的 exclude 过滤器会跳过所有条目？检索器找到了 `e17`——`src/filter.py` 在 r42 版本里的一行代码。Harness 知道这行代码要读懂还需要什么：配置类型（而配置类型又要靠 `Filter` 的真值语义才说得清），以及 `skip` 这个辅助函数。我们预期 `e17` 会连同这三个对象一起被准入——一个由四个对象组成的闭包。
 
 # %%
 from forge.context_pipeline import (ContextBudgetError, ContextObject, cache_break_even, close_dependencies,

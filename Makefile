@@ -25,6 +25,11 @@ SAY_OPENING = 正在用 JupyterLab 打开 $$START——下面会打印它的地�
 SAY_CHECK_ALL = == 实验包：检查练习册的每个阶段（forgelab check all）
 SAY_HELP_LAB = make lab    — 安装到 $(VENV)，并在 JupyterLab 中打开练习册
 SAY_HELP_TEST = make test   — 检查练习册的每个阶段（forgelab check all）
+SAY_HUB_REPO = make hub 在课程仓库里运行一个班级（它从课程仓库发布学员的实验包）；实验包里没有这个目标
+SAY_TYPECHECK_REPO = 类型门禁检查的是课程自己的工具：它在课程仓库里运行，不在实验包里
+SAY_IMPORTS_REPO = 依赖规则检查的是课程自己的工具：它在课程仓库里运行，不在实验包里
+SAY_BENCH_REPO = 基准测试属于课程仓库，不在实验包里
+SAY_MUTATION_REPO = 变异测试需要参考实现：它在课程仓库里运行，不在实验包里
 else
 SAY_PYTHON = Forge Workbook needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1). Set PYTHON=python3.11
 SAY_CREATING = creating $(VENV)…
@@ -36,6 +41,11 @@ SAY_OPENING = Opening JupyterLab on $$START — the URL (with its token) is prin
 SAY_CHECK_ALL = == learner bundle: checking every stage of your workbook (forgelab check all)
 SAY_HELP_LAB = make lab    — install into $(VENV) and open the workbook in JupyterLab
 SAY_HELP_TEST = make test   — check every stage of your workbook (forgelab check all)
+SAY_HUB_REPO = make hub runs a class from the course repository (it releases the learners' bundle from it)
+SAY_TYPECHECK_REPO = the type gate checks the course's tooling: it runs in the course repository
+SAY_IMPORTS_REPO = the dependency rule checks the course's tooling: it runs in the course repository
+SAY_BENCH_REPO = the benchmarks are part of the course repository, not of the learner bundle
+SAY_MUTATION_REPO = mutation testing needs the reference solutions: it runs in the course repository, not the learner bundle
 endif
 
 help:
@@ -110,7 +120,7 @@ EDITION ?= en
 INSTRUCTORS ?= instructor
 HUB_BUNDLE := build/hub/forge-workbook-lab$(if $(filter zh,$(EDITION)),-zh,).zip
 hub: $(STAMP)
-	@test -d solutions || { echo "make hub runs a class from the course repository (it releases the learners' bundle from it)"; exit 2; }
+	@test -d solutions || { echo "$(SAY_HUB_REPO)"; exit 2; }
 	@$(BIN)/python -c 'import jupyterhub, nativeauthenticator' 2>/dev/null || { \
 	  echo "installing JupyterHub and NativeAuthenticator into $(VENV)…"; \
 	  $(PIP) install --quiet 'jupyterhub>=5.2,<7' 'jupyterhub-nativeauthenticator>=1.3'; }
@@ -140,18 +150,18 @@ verify: $(STAMP)
 	$(BIN)/forgelab verify-course --mutants
 
 typecheck: $(STAMP)
-	@test -d solutions || { echo "the type gate checks the course's tooling: it runs in the course repository"; exit 2; }
+	@test -d solutions || { echo "$(SAY_TYPECHECK_REPO)"; exit 2; }
 	$(BIN)/mypy
 
 imports: $(STAMP)
-	@test -d solutions || { echo "the dependency rule checks the course's tooling: it runs in the course repository"; exit 2; }
+	@test -d solutions || { echo "$(SAY_IMPORTS_REPO)"; exit 2; }
 	$(BIN)/lint-imports --no-cache
 
 nbval: $(STAMP)
 	$(BIN)/forgelab nbval
 
 bench: $(STAMP)
-	@test -d benchmarks || { echo "the benchmarks are part of the course repository, not of the learner bundle"; exit 2; }
+	@test -d benchmarks || { echo "$(SAY_BENCH_REPO)"; exit 2; }
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit $$?; echo; done
 
 clean:
@@ -161,5 +171,5 @@ clean:
 # 95 % killed per module, listed equivalents excluded. Two to three minutes on 2 CPUs.
 .PHONY: mutation
 mutation: $(STAMP)
-	@test -d solutions || { echo "mutation testing needs the reference solutions: it runs in the course repository, not the learner bundle"; exit 2; }
+	@test -d solutions || { echo "$(SAY_MUTATION_REPO)"; exit 2; }
 	$(BIN)/python benchmarks/mutation.py

@@ -57,3 +57,32 @@ def test_the_judge_names_the_learners_traceback_in_the_language_spoken() -> None
     with speaking("zh"):
         error = rebuild_error(data, lambda module, name: None, lambda value: value)
     assert error.__notes__ == ['在学员的代码中抛出：\n  File "forge/instructions.py", line 12, in resolve']
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_make_speaks_the_bundles_edition_where_a_course_target_is_refused(repo_root: Path, tmp_path: Path,
+                                                                          language: str) -> None:
+    """In a learner bundle (no solutions/, no benchmarks/) the course's own targets refuse in the bundle's language:
+    the Chinese bundle's make said 'the type gate checks the course's tooling…' in English."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    bundle = tmp_path / "bundle"
+    (bundle / "course").mkdir(parents=True)
+    shutil.copy(repo_root / "Makefile", bundle / "Makefile")
+    (bundle / "pyproject.toml").write_text("", encoding="utf-8")
+    if language == "zh":
+        (bundle / "course/edition.toml").write_text('language = "zh"\n', encoding="utf-8")
+    stamp = bundle / ".venv/.forge-workbook-installed"  # installed already: make goes straight to the target
+    stamp.parent.mkdir()
+    stamp.touch()
+    later = time.time() + 5
+    os.utime(stamp, (later, later))
+    for target in ("typecheck", "imports", "bench", "mutation", "hub"):
+        done = subprocess.run(["make", "-s", target], cwd=bundle, capture_output=True, text=True, timeout=60)
+        said = done.stdout + done.stderr
+        assert done.returncode == 2, (target, said)
+        chinese = any("\u4e00" <= char <= "\u9fff" for char in said)
+        assert chinese == (language == "zh"), (target, said)

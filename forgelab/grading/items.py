@@ -27,7 +27,7 @@ from forgelab.grading.plan import Laid, check_files, lab_handed_in, sub_label, t
 from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
                                      GradeItem, outcome_for, proportional)
 from forgelab.core.files import LayoutError
-from forgelab.core.i18n import N_, _, renderings
+from forgelab.core.i18n import N_, _, active, renderings
 from forgelab.judge.outcomes import Outcome, RunReport, TestRow
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
@@ -244,13 +244,21 @@ def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -
     passed = len(rows) - len(failing)
     top = SPEC["notebook"].max_points
     points = proportional(top, passed, len(rows))
+    # the learner reads the notebook of their own language: its graded cells are the English one's, in the same places
     head = _("{passed} of {total} graded cells of {notebook} reproduce the reference output").format(
-        passed=passed, total=len(rows), notebook=stage.notebook)
+        passed=passed, total=len(rows), notebook=stage.notebook_in(active()))
     if not failing:
         return ctx.item("notebook", points, PASSED, head)
-    listed = [_("{place}: {cause}").format(place=row.nodeid.rsplit("::", 1)[-1], cause=_cause(row)) for row in failing]
+    listed = [_("{place}: {cause}").format(place=_cell_place(row.nodeid), cause=_cause(row)) for row in failing]
     result = TIMEOUT if _limit_outcome(failing) else outcome_for(points, top)
     return ctx.item("notebook", points, result, _("{head}; {failing}").format(head=head, failing=_listed(listed)))
+
+
+def _cell_place(nodeid: str) -> str:
+    """``…ipynb::cell-13`` as a reader names it: "cell 13" (the number JupyterLab's cell ids end with)."""
+    name = nodeid.rsplit("::", 1)[-1]
+    number = name.removeprefix("cell-")
+    return _("cell {number}").format(number=int(number)) if number.isdigit() else name
 
 
 def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook) -> GradeItem:

@@ -167,6 +167,13 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             # the bundle has no reference implementation: check judges on the learner's forge, and says so
             transfer_part = Part(transfer_part.status, _(ON_OWN_FORGE).format(detail=transfer_part.detail),
                                  transfer_part.extra)
+        if (transfer_part.status == "passed" and on_wrong is None and (workbook.root / stage.sealed_lab).is_file()
+                and not (workbook.root / stage.fault_variant).is_file()):
+            # a learner bundle whose fault lab is still sealed: the run on the known-wrong implementation (the lab's
+            # module) waits until the stage passes and the lab is open
+            transfer_part = Part("passed", _("{detail}; it is run on the known-wrong implementation too once the fault "
+                                             "lab is open (`forgelab fault start {number}`)").format(
+                detail=transfer_part.detail, number=stage.number), transfer_part.extra)
     if FAULT_LAB not in parts and previous is not None:
         lab_part = previous.fault_lab
     else:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from forgelab.learner import backups, state
 from forgelab.core import evidence
-from forgelab.core import seal
 from forgelab.core.i18n import _
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.core.paths import Workbook
@@ -60,6 +59,8 @@ def unseal(workbook: Workbook, course: Course, stage: Stage, layers: tuple[Path,
     The stage's tests and seal probes run through the judge first; the lab opens only when every required test
     passes and the probes' answers make the key. Otherwise :class:`FaultLabError` says what is missing and what to
     do next."""
+    from forgelab.core import seal  # lazy: cryptography loads only when a lab is opened, not with every command
+
     shown = stage.sealed_lab
     try:
         sealed = seal.load(sealed_file(workbook, stage).read_bytes(), shown)

@@ -306,3 +306,15 @@ def test_a_sealed_lab_that_does_not_open_says_why_without_a_traceback(repo: Path
     changed = run(bundle, "fault", "start", "01")
     assert changed.returncode == 2 and "Traceback" not in changed.stderr, changed.output
     assert "course/stages/01-instruction-hierarchy/seal.py is not the file this lab was sealed with" in changed.stderr
+
+
+def test_while_the_lab_is_sealed_check_says_the_known_wrong_run_waits_for_it(repo: Path, bundle: Path) -> None:
+    stage = load_course(repo).stage("01")
+    shutil.copyfile(repo / stage.solution_module, bundle / stage.module)
+    shutil.copyfile(repo / stage.reference_transfer, bundle / stage.transfer_file)
+    sealed = run(bundle, "check", "01")
+    assert "once the fault lab is open (`forgelab fault start 01`)" in " ".join(sealed.stdout.split()), sealed.stdout
+    assert run(bundle, "fault", "start", "01").returncode == 0
+    opened = run(bundle, "check", "01")
+    flat = " ".join(opened.stdout.split())
+    assert "it fails on the known-wrong implementation, as it should" in flat and "once the fault lab is open" not in flat

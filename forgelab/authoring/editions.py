@@ -228,6 +228,15 @@ def course_problems(course: Course) -> list[str]:
         found.append("README.zh-CN.md is missing (the Chinese README, linked from the top of README.md)")
     if (course.root / "solutions").is_dir():
         found += finished_problems(course)
+    docs = course.root / "docs"
+    if docs.is_dir() and (course.root / "solutions").is_dir():
+        for english in sorted(docs.glob("*.md")):
+            if english.name.endswith(".zh-CN.md"):
+                if not english.with_name(english.name.removesuffix(".zh-CN.md") + ".md").is_file():
+                    found.append(f"docs/{english.name} has no English edition: write docs/"
+                                 f"{english.name.removesuffix('.zh-CN.md')}.md beside it")
+            elif not english.with_name(english.stem + ".zh-CN.md").is_file():
+                found.append(f"docs/{english.name} has no Chinese edition: write docs/{english.stem}.zh-CN.md beside it")
     return found
 
 

@@ -4,7 +4,8 @@
 renderings that are wrong (``wrong``: words a translator reaches for and the course does not use, e.g. 合同 for
 contract). :func:`problems` reads every learner-facing Chinese text — each stage's ``[text.zh]`` (docstrings
 included), the Chinese notebooks' Markdown cells, the course's ``[text.zh]`` and scenarios, the ``msgstr`` of the
-tools' catalog, ``README.zh-CN.md`` and the learner bundle's Chinese README — and reports, with file and line:
+tools' catalog, ``README.zh-CN.md``, the Chinese role documents ``docs/*.zh-CN.md`` and the learner bundle's
+Chinese README — and reports, with file and line:
 
 * a wrong variant anywhere in the prose;
 * a term left in English where the glossary translates it (its ``zh`` does not contain the English word), e.g.
@@ -30,7 +31,8 @@ from forgelab.core.registry import Course
 
 GLOSSARY = Path("course") / "glossary.toml"
 CATALOG = Path(__file__).resolve().parents[1] / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po"
-READMES = ("README.zh-CN.md", "course/learner/README.zh-CN.md")
+READMES = ("README.zh-CN.md", "course/learner/README.zh-CN.md", "docs/learner.zh-CN.md", "docs/instructor.zh-CN.md",
+           "docs/authoring.zh-CN.md", "docs/architecture.zh-CN.md")
 
 
 class GlossaryError(ValueError):

@@ -91,7 +91,7 @@ BUNDLE_TEXT = {
     "zh": N_("This is the Chinese edition of the lab bundle: its starters and transfer starters carry Chinese "
              "docstrings, `make lab` opens the Chinese notebooks in `notebooks/zh/`, and the `forgelab` tool speaks "
              "Chinese (its `course/edition.toml` says so; `--lang en` switches a command to English). Unzip it and "
-             "run `make lab` in the unzipped folder: it installs the workbook into `.venv` (`README.zh-CN.md` has the "
+             "run `make lab` in the unzipped folder: it installs the workbook into `.venv` (its `README.md` has the "
              "details). Like the English bundle, it holds the starters, tests, notebooks, fault labs and the "
              "`forgelab` tool — no reference solutions."),
 }

@@ -128,13 +128,22 @@ def test_the_notebooks_last_cell_opens_the_page(repo: Path) -> None:
 # ---------------------------------------------------------------- item 2: a bundle that speaks to learners
 
 
-def test_the_bundle_readme_is_the_learners(repo: Path, zips: dict[str, Path]) -> None:
+@pytest.mark.parametrize("edition, readmes", [("en", (("README.md", "en", "README.zh-CN.md"),
+                                                        ("README.zh-CN.md", "zh", "README.md"))),
+                                              ("zh", (("README.md", "zh", "README.en.md"),
+                                                      ("README.en.md", "en", "README.md")))])
+def test_the_bundle_readme_is_the_learners(repo: Path, zips: dict[str, Path], edition: str,
+                                           readmes: tuple[tuple[str, str, str], ...]) -> None:
     course = load_course(repo)
-    contents = _zip_contents(zips["en"])
+    contents = _zip_contents(zips[edition])
     assert "course/learner/README.md" not in contents
-    for name, language in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+    assert sorted(name for name in contents if name.startswith("README")) == sorted(name for name, _, _ in readmes)
+    for name, language, other in readmes:
         text = contents[name].decode("utf-8")
-        assert text != (repo / name).read_text(encoding="utf-8")  # not the course repository's README
+        source = "course/learner/README.md" if language == "en" else "course/learner/README.zh-CN.md"
+        assert text.splitlines()[1:] != (repo / source).read_text(encoding="utf-8").splitlines()[1:]  # table filled
+        assert text.split("\n", 1)[1].startswith((repo / source).read_text(encoding="utf-8").split("\n", 1)[1][:200])
+        assert f"]({other})" in text.splitlines()[0], (name, "its first line links the other edition")
         assert not [word for word in INSTRUCTOR_WORDS if word in text], (name, [w for w in INSTRUCTOR_WORDS if w in text])
         for stage in course.stages:
             assert stage.text(language).title in text and stage.module in text
@@ -142,6 +151,11 @@ def test_the_bundle_readme_is_the_learners(repo: Path, zips: dict[str, Path]) ->
                         "forgelab backup restore"):
             assert command in text, (name, command)
         assert "page/" in text and "<!--" not in text
+    for guide in ("docs/learner.md", "docs/learner.zh-CN.md"):  # the learner guide ships; no other document does
+        assert contents[guide] == (repo / guide).read_bytes()
+        text = contents[guide].decode("utf-8")
+        assert not [word for word in INSTRUCTOR_WORDS if word in text], (guide, [w for w in INSTRUCTOR_WORDS if w in text])
+    assert sorted(name for name in contents if name.startswith("docs/")) == ["docs/learner.md", "docs/learner.zh-CN.md"]
 
 
 def test_help_lists_learner_commands_only_and_instructor_tools_are_named(bundle: Path) -> None:
@@ -240,13 +254,15 @@ def test_the_unzipped_bundle_self_checks_from_file_with_the_network_blocked(bund
 # ---------------------------------------------------------------- item 10: timings that name the machine state
 
 
-def test_the_readmes_give_measured_timings_with_the_machine_state(repo: Path) -> None:
-    for name, load in (("README.md", "load average"), ("README.zh-CN.md", "负载平均值")):
+def test_measured_timings_live_in_results_with_the_machine_state(repo: Path) -> None:
+    results = (repo / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    make_lab = results[results.index("## The first `make lab`"):]
+    assert "benchmarks/bench_make_lab.py" in make_lab and "load" in make_lab.split("\n## ")[0]
+    assert "**13 s**" not in results  # the earlier figure that was not reproduced
+    for name in ("README.md", "README.zh-CN.md", "docs/learner.md", "docs/learner.zh-CN.md",
+                 "course/learner/README.md", "course/learner/README.zh-CN.md"):
         text = (repo / name).read_text(encoding="utf-8")
-        assert "benchmarks/bench_make_lab.py" in text and load in text, name
-        assert "**13 s**" not in text and "**13 s**（" not in text, name  # the earlier figure that was not reproduced
-    for name, load in (("course/learner/README.md", "load average"), ("course/learner/README.zh-CN.md", "负载平均值")):
-        assert load in (repo / name).read_text(encoding="utf-8"), name
+        assert "load average" not in text and "负载平均值" not in text, name  # a figure without its run is no figure
     assert (repo / "benchmarks" / "bench_make_lab.py").is_file()
 
 

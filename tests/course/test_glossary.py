@@ -139,3 +139,11 @@ def test_a_malformed_glossary_is_named(tmp_path) -> None:
                                                    'wrong = ["叉"]\n', encoding="utf-8")
     with pytest.raises(terminology.GlossaryError, match="term 'x': wrong = … lists an empty word or the term's own"):
         terminology.load(tmp_path)
+
+
+def test_the_chinese_role_documents_speak_the_glossary(workbook) -> None:
+    guide = workbook.root / "docs" / "instructor.zh-CN.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n讲师用工作簿给提交评分。\n", encoding="utf-8")
+    found = terminology.problems(load_course(workbook.root))
+    assert len(found) == 1 and found[0].startswith("docs/instructor.zh-CN.md"), found
+    assert "'工作簿' is not the course's word for 'workbook'" in found[0]

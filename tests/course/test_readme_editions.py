@@ -1,9 +1,12 @@
-"""The Chinese README keeps the English one's facts: every command and every number it quotes.
+"""The Chinese edition of each document keeps the English one's facts: every command and every number it quotes.
 
-README.zh-CN.md is written, not machine-translated, so its sentences differ; what must not differ is what a reader
-types or relies on. Commands are the ``forgelab …``/``make …`` lines of code spans and code blocks; numbers are
-those of the prose (timings, limits, counts, stage numbers), each as often as the English README quotes it. The
-Chinese README may say more (an example more), never less.
+The documents are the README (the front door) and the four role documents under docs/ (learner, instructor,
+authoring, architecture), each with a Chinese edition beside it (``README.zh-CN.md``, ``docs/<role>.zh-CN.md``).
+They are written, not machine-translated, so their sentences differ; what must not differ is what a reader types or
+relies on. Commands are the ``forgelab …``/``make …`` lines of code spans and code blocks; numbers are those of the
+prose (limits, counts, stage numbers), each as often as the English edition of the same document quotes it. A
+Chinese edition may say more (an example more), never less. Measured figures live in benchmarks/RESULTS.md, which
+is not compared.
 """
 
 from __future__ import annotations
@@ -28,24 +31,37 @@ def numbers(text: str) -> Counter[str]:
     return Counter(re.findall(r"(?<![\w.\-/])\d+(?:\.\d+)?(?![\w.]*\d)", prose))
 
 
-def _readmes() -> tuple[str, str]:
-    return (ROOT / "README.md").read_text(encoding="utf-8"), (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+DOCUMENTS = ("README.md", "docs/learner.md", "docs/instructor.md", "docs/authoring.md", "docs/architecture.md")
 
 
-def test_the_chinese_readme_quotes_every_command_of_the_english_one() -> None:
-    english, chinese = _readmes()
-    assert len(commands(english)) > 50
-    assert sorted(commands(english) - commands(chinese)) == []
+def chinese_edition(name: str) -> str:
+    return name.removesuffix(".md") + ".zh-CN.md"
 
 
-def test_the_chinese_readme_quotes_every_number_of_the_english_one() -> None:
-    english, chinese = _readmes()
-    assert sum(numbers(english).values()) > 200
-    assert dict(numbers(english) - numbers(chinese)) == {}
+def _editions(name: str) -> tuple[str, str]:
+    return ((ROOT / name).read_text(encoding="utf-8"), (ROOT / chinese_edition(name)).read_text(encoding="utf-8"))
+
+
+def test_every_document_quotes_the_commands_of_its_english_edition() -> None:
+    everything: set[str] = set()
+    for name in DOCUMENTS:
+        english, chinese = _editions(name)
+        everything |= commands(english)
+        assert sorted(commands(english) - commands(chinese)) == [], chinese_edition(name)
+    assert len(everything) > 50
+
+
+def test_every_document_quotes_the_numbers_of_its_english_edition() -> None:
+    total = 0
+    for name in DOCUMENTS:
+        english, chinese = _editions(name)
+        total += sum(numbers(english).values())
+        assert dict(numbers(english) - numbers(chinese)) == {}, chinese_edition(name)
+    assert total > 100
 
 
 def test_the_comparison_notices_a_changed_number_and_a_missing_command() -> None:
-    english, chinese = _readmes()
+    english, chinese = _editions("docs/learner.md")
     changed = chinese.replace("10 秒", "12 秒", 1)
     assert changed != chinese and numbers(english) - numbers(changed)
     dropped = re.sub(r"`forgelab check 01`", "", chinese)

@@ -485,7 +485,11 @@ def test_the_zh_bundle_ships_chinese_starters_with_the_same_code(repo: Path, con
     course = load_course(repo)
     answers = reference_answers(read_committed(repo), course)
     assert not [path for path in contents if path.startswith("failure_labs/") and "/forge/" in path]
-    assert set(zh_contents) == set(contents) | {"course/edition.toml"}
+    # the same files but for the edition file and the READMEs: the Chinese one is README.md, the English README.en.md
+    readmes = {"README.md", "README.zh-CN.md", "README.en.md"}
+    assert set(zh_contents) - readmes == (set(contents) - readmes) | {"course/edition.toml"}
+    assert zh_contents["README.md"] == contents["README.zh-CN.md"].replace(b"](README.md)", b"](README.en.md)", 1)
+    assert zh_contents["README.en.md"] == contents["README.md"].replace(b"](README.zh-CN.md)", b"](README.md)", 1)
     assert b'language = "zh"' in zh_contents["course/edition.toml"]
     for stage in course.stages:
         docs = stage.text("zh").docstrings

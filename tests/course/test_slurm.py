@@ -1,4 +1,4 @@
-"""Grading on a real Slurm cluster: the README's scripts, unchanged, on a one-node cluster started by the test.
+"""Grading on a real Slurm cluster: the instructor guide's scripts, unchanged, on a one-node cluster the test starts.
 
 ``instructor/slurm/submit.sh`` submits ``instructor/slurm/grade-array.sbatch`` as a job array (four shards, the
 script's own ``--array=1-4``) over the class of eight (``class_fixtures.py``, stages 01 and 05), and a job that
@@ -8,7 +8,8 @@ grading the same class in one run, and the report's figures the same. The cluste
 on 127.0.0.1, as root, in the test's temporary folder) is stopped by PID at the end.
 
 Skipped, with the reason, only where Slurm cannot run: not installed (``apt-get install slurm-wlm munge``; .ci/run
-installs it) or not root. The README quotes the two scripts as they are in the repository (tested here too).
+installs it) or not root. The instructor guide (docs/instructor.md, both editions) quotes the two scripts as they are
+in the repository (tested here too).
 The wall times of the array and of the one-machine run go to ``test-artifacts/slurm/wall-times.json``.
 """
 
@@ -43,7 +44,7 @@ def _fenced_blocks(text: str) -> list[str]:
     return [match.group(1) for match in re.finditer(r"^```[a-z]*\n(.*?)^```$", text, re.S | re.M)]
 
 
-@pytest.mark.parametrize("readme", ["README.md", "README.zh-CN.md"])
+@pytest.mark.parametrize("readme", ["docs/instructor.md", "docs/instructor.zh-CN.md"])
 def test_the_readme_quotes_the_slurm_scripts_as_they_are(readme: str) -> None:
     blocks = _fenced_blocks((ROOT / readme).read_text(encoding="utf-8"))
     for script in SCRIPTS:

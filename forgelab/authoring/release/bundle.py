@@ -115,7 +115,9 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
     contents, cleared = bundle_contents(committed)
     contents = localized(contents, course, language, finished_docstrings(committed.files, language))
     contents = sealed_labs(committed, course, contents, language)  # the fault labs' modules ship only encrypted
-    contents.update(learner_readmes(committed, course))
+    for front_door in ("README.md", "README.zh-CN.md"):  # the course repository's README, never the learner's
+        contents.pop(front_door, None)
+    contents.update(learner_readmes(committed, course, language))
     contents.update(bundle_page(contents))
     leaks = reference_leaks(committed, contents)
     if leaks:

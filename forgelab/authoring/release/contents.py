@@ -172,8 +172,12 @@ def bundle_contents(committed: Committed) -> tuple[dict[str, bytes], list[str]]:
     return contents, cleared
 
 
-LEARNER_READMES = {"README.md": ("course/learner/README.md", "en"),
-                   "README.zh-CN.md": ("course/learner/README.zh-CN.md", "zh")}
+LEARNER_READMES = {"en": {"README.md": ("course/learner/README.md", "en"),
+                          "README.zh-CN.md": ("course/learner/README.zh-CN.md", "zh")},
+                   "zh": {"README.md": ("course/learner/README.zh-CN.md", "zh"),
+                          "README.en.md": ("course/learner/README.md", "en")}}
+"""Per bundle edition: each README the bundle ships at its root and its source. The bundle's own edition is README.md;
+the other edition sits beside it, and each README's first line links to the other under its shipped name."""
 
 
 STAGES_PLACEHOLDER = "<!-- forgelab release: the stages -->"
@@ -188,11 +192,14 @@ def stage_table(course: Course, language: str) -> str:
     return "\n".join([head, "|---|---|---|---|", *rows])
 
 
-def learner_readmes(committed: Committed, course: Course) -> dict[str, bytes]:
-    """``README.md`` and ``README.zh-CN.md`` of the bundle: the learner's own (``course/learner/``), with the stage
-    table filled in from the registry — not the course repository's README, which is the instructor's."""
+def learner_readmes(committed: Committed, course: Course, edition: str = "en") -> dict[str, bytes]:
+    """The bundle's READMEs (:data:`LEARNER_READMES`): the learner's own (``course/learner/``), with the stage table
+    filled in from the registry and the link to the other edition pointing at the name it ships under — not the
+    course repository's README, which is the front door of the course for everyone."""
+    shipped_as = LEARNER_READMES["zh" if edition == "zh" else "en"]
+    by_source = {source: shipped for shipped, (source, _language) in shipped_as.items()}
     readmes: dict[str, bytes] = {}
-    for shipped, (source, language) in LEARNER_READMES.items():
+    for shipped, (source, language) in shipped_as.items():
         data = committed.files.get(source)
         if data is None:
             raise ReleaseError(_("{source} is not committed at HEAD ({commit}): the bundle's {shipped} is the learner's "
@@ -202,7 +209,12 @@ def learner_readmes(committed: Committed, course: Course) -> dict[str, bytes]:
         if STAGES_PLACEHOLDER not in text:
             raise ReleaseError(_("{source} has no {placeholder} line: put it where the list of stages goes").format(
                 source=source, placeholder=STAGES_PLACEHOLDER))
-        readmes[shipped] = text.replace(STAGES_PLACEHOLDER, stage_table(course, language)).encode("utf-8")
+        text = text.replace(STAGES_PLACEHOLDER, stage_table(course, language))
+        first, newline, rest = text.partition("\n")
+        for other_source, other_shipped in by_source.items():
+            if other_source != source:
+                first = first.replace(f"({Path(other_source).name})", f"({other_shipped})")
+        readmes[shipped] = (first + newline + rest).encode("utf-8")
     return readmes
 
 

@@ -35,6 +35,8 @@ INCLUDE: tuple[str, ...] = (
     "Makefile",
     "README.md",
     "README.zh-CN.md",
+    "docs/learner.md",  # the learner guide in both editions; docs/ holds the instructor's and the authors' too
+    "docs/learner.zh-CN.md",
     "LICENSE",
     ".gitignore",
     "evidence/README.md",
@@ -44,7 +46,7 @@ INCLUDE: tuple[str, ...] = (
 # Never shipped even inside an included folder (posix globs on the path relative to the root).
 EXCLUDED_FILES: tuple[str, ...] = (
     "solutions/*",
-    "course/learner/*",  # the bundle's own README files: shipped as README.md and README.zh-CN.md at its root
+    "course/learner/*",  # the bundle's own README files: shipped at its root (contents.LEARNER_READMES)
     "course/stages/*/mutants.toml",  # exact lines of the reference modules, for mutation testing
     "course/stages/*/fault.toml",  # the fault lab's defect as edits of the reference module (reference lines)
     "course/docstrings.toml",  # forge/'s finished files in another edition: the release writes them into the files

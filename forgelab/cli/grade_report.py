@@ -97,7 +97,10 @@ def summary(course: Course, report: ClassReport) -> str:
                      _("none handed in") if not stage.diagnoses_stated else
                      _("{right} of {count} stated").format(right=stage.diagnoses_right_first_try,
                                                           count=stage.diagnoses_stated))
-        minutes = (_("no record holds both times") if stage.median_minutes_to_accept is None else
+        withheld = _("withheld: {count} record(s), fewer than --min-class {minimum}")
+        minutes = (_("no record holds both times") if not stage.accepted_timed else
+                   withheld.format(count=stage.accepted_timed, minimum=report.min_class)
+                   if stage.median_minutes_to_accept is None else
                    _("{minutes} min (over {count})").format(minutes=stage.median_minutes_to_accept,
                                                            count=stage.accepted_timed))
         wrong = [f"{chr(ord('A') + choice.value)} × {choice.count}" for choice in stage.prediction_choices
@@ -111,6 +114,8 @@ def summary(course: Course, report: ClassReport) -> str:
                 bad=stage.transfer_cannot_tell, count=stage.transfer_written)),
             (_("median hint depth"), _("{median} of {available} ({count} record(s))").format(
                 median=stage.hints.median, available=stage.hints.available, count=stage.hints.recorded)
+             if stage.hints.median is not None else withheld.format(count=stage.hints.recorded,
+                                                                    minimum=report.min_class)
              if stage.hints.recorded else _("no learning record covers this stage")),
             (_("prediction quiz, wrong options chosen"), ", ".join(wrong) if wrong else _("none") if
              stage.prediction_answered else _("nobody's record holds an answer")),
@@ -121,7 +126,7 @@ def summary(course: Course, report: ClassReport) -> str:
         for test in stage.tests:
             top = test.differences[0] if test.differences else None
             shown = (_("instructor check: name and share only") if test.kind == "instructor_check" else
-                     f"{top.text} × {top.count}" if top else "")
+                     f"{top.words()} × {top.count}" if top else "")
             rows.append((f"{test.label} {test.test}", f"{round(100 * test.fail_share)} % ({test.failing}/{test.submissions})",
                          shown))
         lines.append(table([_("test"), _("failing"), _("most common first difference")], rows))

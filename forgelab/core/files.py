@@ -15,7 +15,10 @@ is: the submission's, with the limit it broke. So:
 * files are copied one by one, in chunks, with a byte count that stops at the size the file had when it
   was checked (a file that grows while it is read is refused, not followed).
 
-Every refusal is a :class:`LayoutError` naming the problem (:class:`Problem`), the path and the limit.
+Every refusal is a :class:`LayoutError` naming the problem (:class:`Problem`), the path and the limit. What is
+skipped rather than refused — a symbolic link, a named pipe, a socket or a device file where grading would read a
+file — is handed back as :class:`Skipped`, so that a reason can say what it was instead of "not handed in". A path
+shown in a reason is the path as written in the folder or zip, with characters that cannot be printed escaped.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _
 
 CHUNK = 1 << 20
 SPARSE_FROM = 1 << 20  # a file this large that takes less than half its size on disk is sparse
@@ -56,6 +59,47 @@ class LayoutError(ValueError):
         self.problem, self.what, self.limit = problem, what, limit
 
 
+class Kind(enum.StrEnum):
+    """What an entry that is not a regular file or folder is (such an entry is skipped, never read)."""
+
+    LINK = "link"
+    FIFO = "fifo"
+    SOCKET = "socket"
+    DEVICE = "device"
+
+
+KIND_WORDS = {
+    Kind.LINK: N_("a symbolic link"),
+    Kind.FIFO: N_("a named pipe (FIFO)"),
+    Kind.SOCKET: N_("a socket"),
+    Kind.DEVICE: N_("a device file"),
+}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry where grading would read a file, skipped because it is not one: its path and what it is."""
+
+    relative: PurePosixPath
+    kind: Kind
+
+    def words(self) -> str:
+        return _("{path} is {kind}, not a regular file: it was skipped (grading reads only regular files) — hand in "
+                 "the file itself").format(path=shown(self.relative), kind=_(KIND_WORDS[self.kind]))
+
+
+def _kind(mode: int) -> Kind | None:
+    if stat.S_ISLNK(mode):
+        return Kind.LINK
+    if stat.S_ISFIFO(mode):
+        return Kind.FIFO
+    if stat.S_ISSOCK(mode):
+        return Kind.SOCKET
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return Kind.DEVICE
+    return None
+
+
 @dataclass(frozen=True)
 class FileLimits:
     depth: int = 32  # folder levels below the top
@@ -77,12 +121,18 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that cannot be printed (a line break, a control character) escaped."""
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+
+
 def shown(relative: PurePosixPath, keep: int = 4) -> str:
-    """A path as a reason may show it: at most ``keep`` leading parts and the last one."""
+    """A path as a reason may show it: at most ``keep`` leading parts and the last one, unprintable characters
+    escaped."""
     parts = relative.parts
     if len(parts) <= keep + 1:
-        return relative.as_posix()
-    return "/".join((*parts[:keep], "…", parts[-1]))
+        return printable(relative.as_posix())
+    return printable("/".join((*parts[:keep], "…", parts[-1])))
 
 
 @dataclass(frozen=True)
@@ -131,11 +181,12 @@ class _Budget:
 
 
 def folder_sources(root: Path, wanted: Callable[[PurePosixPath], bool], enter: Callable[[PurePosixPath], bool],
-                   limits: FileLimits = DEFAULT_LIMITS) -> list[Source]:
+                   limits: FileLimits = DEFAULT_LIMITS, skipped: list[Skipped] | None = None) -> list[Source]:
     """The files under ``root`` that ``wanted`` keeps, looking only into folders that ``enter`` allows.
 
     Symbolic links (to files or folders) and special files (pipes, sockets, devices) are skipped, never
-    followed; ``root`` itself must not be a link. Raises :class:`LayoutError`.
+    followed, and — where grading would have read them (``wanted`` or ``enter``) — added to ``skipped``; ``root``
+    itself must not be a link. Raises :class:`LayoutError`.
     """
     budget = _Budget(limits)
     found: list[Source] = []
@@ -171,6 +222,10 @@ def folder_sources(root: Path, wanted: Callable[[PurePosixPath], bool], enter: C
                                                                        disk=_mb(info.st_blocks * 512)),
                                       _("no sparse files"))
                 found.append(Source(path, info.st_size, _opener(Path(entry.path), path)))
+            elif skipped is not None and (kind := _kind(info.st_mode)) is not None and (wanted(path) or enter(path)):
+                skipped.append(Skipped(path, kind))
+    if skipped is not None:
+        skipped.sort(key=lambda entry: entry.relative)
     return sorted(found, key=lambda source: source.relative)
 
 
@@ -195,12 +250,13 @@ def unsafe_member(name: str) -> bool:
 
 
 def zip_sources(archive: zipfile.ZipFile, prefix: str, wanted: Callable[[PurePosixPath], bool],
-                limits: FileLimits = DEFAULT_LIMITS) -> list[Source]:
+                limits: FileLimits = DEFAULT_LIMITS, skipped: list[Skipped] | None = None) -> list[Source]:
     """The members of ``archive`` under ``prefix`` that ``wanted`` keeps (paths without the prefix).
 
     Refused: a member path that is absolute or climbs out (``..``), members whose paths clash (two with
     the same path, or a file where another member needs a folder), and anything past the limits (by the
-    sizes the zip declares; the copy holds them to it). Links stored in a zip are skipped.
+    sizes the zip declares; the copy holds them to it). Links stored in a zip are skipped (and added to
+    ``skipped`` where ``wanted`` would have kept the member). A member's path is shown as written, escaped.
     """
     budget = _Budget(limits)
     files: dict[PurePosixPath, zipfile.ZipInfo] = {}
@@ -225,7 +281,11 @@ def zip_sources(archive: zipfile.ZipFile, prefix: str, wanted: Callable[[PurePos
         if info.is_dir():
             folders.add(relative)
             continue
-        if stat.S_ISLNK(info.external_attr >> 16) or not wanted(relative):
+        if not wanted(relative):
+            continue
+        if stat.S_ISLNK(info.external_attr >> 16):
+            if skipped is not None:
+                skipped.append(Skipped(relative, Kind.LINK))
             continue
         _check_name(relative, limits)
         if relative in files:

@@ -28,7 +28,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from forgelab.core.files import (DEFAULT_LIMITS, FileLimits, LayoutError, Problem, Source, copy_sources,
+from forgelab.core.files import (DEFAULT_LIMITS, FileLimits, LayoutError, Problem, Skipped, Source, copy_sources,
     folder_sources, zip_sources)
 from forgelab.core.i18n import _
 
@@ -124,9 +124,33 @@ def safe_name(text: str) -> str:
     return cleaned or "submission"
 
 
+def id_problem(name: str) -> str | None:
+    """Why ``name`` (a folder's name, a zip's name without .zip) cannot be a submission's id, or None.
+
+    An id names the submission in the gradebook, the CSV files and its feedback page's name: it must name a learner,
+    not a place — no empty or blank name, no name of dots only (``...zip`` would be the id ``..``), no slash or
+    backslash, no character that cannot be printed."""
+    if not name.strip():
+        return _("it is empty or blank")
+    if set(name) <= {"."}:
+        return _("{name} is a name of dots only, which names a folder, not a learner").format(name=repr(name))
+    if "/" in name or "\\" in name:
+        return _("{name} holds a slash or backslash, so it reads as a path").format(name=repr(name))
+    if not name.isprintable():
+        return _("{name} holds characters that cannot be printed").format(name=repr(name))
+    return None
+
+
 def discover(paths: list[str]) -> list[Submission]:
     """Validate every path and give each a stable, unique id (in the order given)."""
     found = [inspect(text) for text in paths]
+    for text, (path, kind, _prefix) in zip(paths, found):
+        why = id_problem(_base_name(path, kind))
+        if why is not None:
+            raise SubmissionError(_("{path} cannot be graded under its name: {why}. The id of a submission is its "
+                                    "folder's name or its zip's name without .zip; the name was given by whoever "
+                                    "collected it, not by the learner's work — rename it to the learner's name (e.g. "
+                                    "ana-lima.zip) and grade again").format(path=repr(text), why=why))
     seen: dict[Path, int] = {}
     for index, (path, _kind, _prefix) in enumerate(found):
         if path in seen:
@@ -183,6 +207,7 @@ class LaidOut:
     home: Path
     files: dict[tuple[str, str], str]  # (area, posix path) → sha256 of the file
     content_sha256: str
+    skipped: tuple[Skipped, ...] = ()  # links and special files where grading would have read a file
 
 
 def lay_out(submission: Submission, scratch: Path, limits: FileLimits = LIMITS) -> LaidOut:
@@ -198,13 +223,14 @@ def lay_out(submission: Submission, scratch: Path, limits: FileLimits = LIMITS) 
         area, inside = _destination(relative) or (_HOME, relative)
         return scratch / area / inside
 
+    skipped: list[Skipped] = []
     if submission.kind == "folder":
-        sources = folder_sources(submission.path, _wanted, _enter, limits)
+        sources = folder_sources(submission.path, _wanted, _enter, limits, skipped)
         digests = copy_sources(sources, place, limits)
     else:
         try:
             with zipfile.ZipFile(submission.path) as archive:
-                digests = copy_sources(zip_sources(archive, submission.prefix, _wanted, limits), place, limits)
+                digests = copy_sources(zip_sources(archive, submission.prefix, _wanted, limits, skipped), place, limits)
         except (zipfile.BadZipFile, EOFError) as error:
             raise LayoutError(Problem.UNREADABLE, _("{path} is not a readable zip ({error})").format(
                 path=submission.path.name, error=error), _("a zip that unpacks")) from None
@@ -215,7 +241,7 @@ def lay_out(submission: Submission, scratch: Path, limits: FileLimits = LIMITS) 
     for relative, sha in digests.items():
         area, inside = _destination(relative) or (_HOME, relative)
         files[(area, inside.as_posix())] = sha
-    return LaidOut(import_dir, home, files, content_digest(files))
+    return LaidOut(import_dir, home, files, content_digest(files), tuple(skipped))
 
 
 def content_digest(files: dict[tuple[str, str], str]) -> str:
@@ -227,5 +253,5 @@ def content_digest(files: dict[tuple[str, str], str]) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["LIMITS", "LaidOut", "LayoutError", "Submission", "SubmissionError", "discover", "lay_out", "safe_name",
-           "snapshot_sources"]
+__all__ = ["LIMITS", "LaidOut", "LayoutError", "Skipped", "Submission", "SubmissionError", "discover", "lay_out",
+           "safe_name", "snapshot_sources"]

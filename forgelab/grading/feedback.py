@@ -29,6 +29,8 @@ RESULT_WORDS = {
     "failed": N_("Not yet."),
     "timeout": N_("Stopped at a limit: it ran too long or used too much (the reason says which limit, and what to "
                   "look for)."),
+    "ended": N_("Your code's process ended (it exited, or a signal ended it): the reason gives its exit status or the "
+                "signal."),
     "error": N_("Could not run."),
     "missing": N_("Not handed in."),
     "not_graded": N_("Not graded for this stage."),

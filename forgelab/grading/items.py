@@ -17,6 +17,7 @@ it broke (:func:`cannot_lay_out`), not flagged.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -24,11 +25,11 @@ from forgelab.verdicts.diagnosis import grading_note
 from forgelab.verdicts.parts import Part, judge_design, judge_lab, judge_transfer
 from forgelab.grading import consistency
 from forgelab.grading.plan import Laid, check_files, lab_handed_in, sub_label, transfer_label, wrong_label
-from forgelab.grading.rubric import (ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC, TIMEOUT,
-                                     GradeItem, outcome_for, proportional)
-from forgelab.core.files import LayoutError
+from forgelab.grading.rubric import (ENDED, ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC,
+                                     TIMEOUT, GradeItem, outcome_for, proportional)
+from forgelab.core.files import LayoutError, Skipped
 from forgelab.core.i18n import N_, _, active, renderings
-from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+from forgelab.judge.outcomes import Limit, Outcome, RunReport, TestRow
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 
@@ -54,7 +55,8 @@ def clean(text: str, course_root: Path) -> str:
     """One deterministic line: no course, judge or temporary paths, no memory addresses."""
     text = text.replace(str(course_root) + "/", "").replace(str(course_root), "<course>")
     text, _count = without_judge_places(text)
-    text = re.sub(r"/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
+    # a temporary path, where one starts (not "/tmp/" inside a longer path, e.g. a zip member's '../../tmp/x')
+    text = re.sub(r"(?<![\w.~/-])/tmp/[A-Za-z0-9_.\-/]+", "<tmp>", text)
     text = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", text)
     text = " ".join(text.split())
     return text if len(text) <= 900 else text[:899] + "…"
@@ -107,6 +109,7 @@ def _cause(row: TestRow) -> str:
     return _short(text)
 
 
+ENDED_WORDS = N_("ended")
 # each outcome in plain words (every message id literal, so the catalog extraction sees them all)
 OUTCOME_WORDS: dict[Outcome, str] = {
     Outcome.PASSED: N_("passed"),
@@ -119,7 +122,10 @@ OUTCOME_WORDS: dict[Outcome, str] = {
 
 
 def _outcome_words(row: TestRow) -> str:
-    """The row's outcome in plain words, in the active language (``not_run`` → "not run")."""
+    """The row's outcome in plain words, in the active language (``not_run`` → "not run"; a process that ended is
+    "ended", not a timeout: no limit of time or memory stopped it)."""
+    if row.limit is Limit.CRASH and row.outcome is Outcome.TIMEOUT:
+        return _(ENDED_WORDS)
     return _(OUTCOME_WORDS[Outcome(row.outcome)])
 
 
@@ -170,6 +176,15 @@ def _limit_outcome(rows: list[TestRow]) -> bool:
     return any(row.stopped_by_limit for row in rows)
 
 
+def _stopped(rows: list[TestRow], otherwise: str) -> str:
+    """The item's outcome when some of ``rows`` were stopped: a timeout when a limit (time, memory, output) stopped
+    one, "ended" when the learner's process only ended by itself (an exit or a signal), else ``otherwise``."""
+    stopped = [row for row in rows if row.stopped_by_limit]
+    if not stopped:
+        return otherwise
+    return ENDED if all(row.limit is Limit.CRASH for row in stopped) else TIMEOUT
+
+
 def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
     stage = ctx.stage
     total = len(stage.required_tests)
@@ -193,7 +208,7 @@ def grade_tests(ctx: _Stage, report: RunReport, label: str) -> GradeItem:
     points = proportional(top, passed, total)
     if not failing:
         return ctx.item("stage_tests", points, PASSED, _("all {total} required tests pass").format(total=total))
-    result = TIMEOUT if _limit_outcome(bad_rows) else outcome_for(points, top)
+    result = _stopped(bad_rows, outcome_for(points, top))
     return ctx.item("stage_tests", points, result, _("{passed} of {total} required tests pass; failing: {failing}").format(
         passed=passed, total=total, failing=_listed(failing)))
 
@@ -222,7 +237,7 @@ def grade_instructor_checks(ctx: _Stage, report: RunReport, label: str, files: l
     if not failing:
         return ctx.item("instructor_checks", points, PASSED, _("all {total} instructor checks pass").format(total=len(names)))
     listed = [_("{test} ({cause})").format(test=name, cause=_outcome_words(row)) for name, row in failing]
-    result = TIMEOUT if _limit_outcome([row for _name, row in failing]) else outcome_for(points, top)
+    result = _stopped([row for _name, row in failing], outcome_for(points, top))
     return ctx.item("instructor_checks", points, result,
                     _("{passed} of {total} instructor checks pass; not passing: {failing}").format(
                         passed=passed, total=len(names), failing=_listed(listed)))
@@ -250,7 +265,7 @@ def grade_notebook(ctx: _Stage, report: RunReport, label: str, course: Course) -
     if not failing:
         return ctx.item("notebook", points, PASSED, head)
     listed = [_("{place}: {cause}").format(place=_cell_place(row.nodeid), cause=_cause(row)) for row in failing]
-    result = TIMEOUT if _limit_outcome(failing) else outcome_for(points, top)
+    result = _stopped(failing, outcome_for(points, top))
     return ctx.item("notebook", points, result, _("{head}; {failing}").format(head=head, failing=_listed(listed)))
 
 
@@ -284,7 +299,7 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
     else:
         detail = _("the target test passes, but the fix breaks: {tests}").format(
             tests=_(", ").join(verdict.failing[:MAX_LISTED]))
-    result = TIMEOUT if _limit_outcome(list(rows)) else FAILED
+    result = _stopped(list(rows), FAILED)
     return ctx.item("fault_lab", 0, result, _("{file} is not fixed: {detail}; {diagnosis}").format(
         file=where, detail=detail, diagnosis=diagnosis))
 
@@ -402,7 +417,20 @@ def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, re
         grade_design(ctx, laid),
     ]
     rows.append(lost.get("evidence") or grade_evidence(ctx, report, laid, rows, part.status))
-    return rows
+    return [with_skipped(row, laid.skipped) for row in rows]
+
+
+def with_skipped(item: GradeItem, skipped: tuple[Skipped, ...]) -> GradeItem:
+    """The row, its reason opening with what each skipped link or special file named in it was: a named pipe
+    where the module should be is not "not handed in" or "does not exist" but a pipe, skipped."""
+    if item.outcome == PASSED:
+        return item
+    said = [entry.words() for entry in skipped
+            if (path := entry.relative.as_posix()) in item.reason or f"{path}/" in item.reason]
+    if not said:
+        return item
+    return dataclasses.replace(item, reason=_("{skipped}; {reason}").format(skipped=_("; ").join(said),
+                                                                           reason=item.reason))
 
 
 def _lost_to_the_grader(ctx: _Stage, report: RunReport, laid: Laid, course_root: Path) -> dict[str, GradeItem]:
@@ -427,10 +455,12 @@ def failed_stage(submission: str, stage: Stage, outcome: str, reason: str, cours
     """Every item of a stage lost for one cause: a grader failure (flagged for re-grading), or a submission that
     cannot be laid out (``flag=""``)."""
     rows = []
+    # a reason of the grader's own failure may hold scratch paths; a submission's layout problem holds only paths as
+    # written in the submission (a zip member '../../tmp/x' stays what it is)
+    said = clean(reason, course_root) if flag else " ".join(reason.split())
     for key, can in gradeable(course_root, stage).items():
         if can:
-            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, clean(reason, course_root),
-                                  flag))
+            rows.append(GradeItem(submission, stage.number, key, 0, SPEC[key].max_points, outcome, said, flag))
         else:
             rows.append(GradeItem(submission, stage.number, key, 0, 0, NOT_GRADED,
                                   _("not graded: the course has nothing to grade this item with for this stage")))

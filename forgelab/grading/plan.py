@@ -44,12 +44,13 @@ class Laid:
     import_dir: Path
     home: Path
     file_count: int
+    skipped: tuple[submissions.Skipped, ...] = ()  # links and special files not read (named in the reasons)
 
 
 def lay_out(sub: submissions.Submission, scratch: Path) -> Laid:
     """Raises :class:`~forgelab.core.submission.LayoutError` when the submission cannot be laid out."""
     laid = submissions.lay_out(sub, scratch)
-    return Laid(sub, laid.content_sha256, laid.import_dir, laid.home, len(laid.files))
+    return Laid(sub, laid.content_sha256, laid.import_dir, laid.home, len(laid.files), laid.skipped)
 
 
 def lab_handed_in(laid: Laid, stage: Stage) -> bool:

@@ -13,10 +13,19 @@ test: its difficulty (the share that passes it) and its discrimination — the p
 correlation of the item (0 or 1) with the rest of the total (the number of the *other* tests
 passed) — flagging the items that do not separate strong submissions from weak ones.
 
-Privacy: a class smaller than ``min_class`` (default :data:`MIN_CLASS`) gets no per-stage or per-item
-figure at all, only its size and where the report read it from. A first difference is listed only
-when at least two submissions share it, and never when its text names a submission: text a single
-learner's code produced is theirs, not the class's. Instructor checks are reported by name and
+Only course-authored text: everything the report shows is built from the course's own texts (test names, the
+kind of each difference, the path of a first difference in the course's expected value), counts and numbers.
+Free text a learner's process produced — an exception or assertion message, a value it returned, what it
+printed — never enters it: a first difference is shown as its kind (:func:`course_difference`: "values differ at
+['format']", "raised ValueError", "stopped at a limit"), and each name in its path must be a word of the course's
+own files (stage tests, reference and starter modules), or the path stops before it. So a message naming a third
+person, however many submissions raise it, is never published.
+
+Privacy: a class smaller than ``min_class`` (default :data:`MIN_CLASS`, ``--min-class``) gets no per-stage or
+per-item figure at all, only its size and where the report read it from; within a larger class, a median over a
+group smaller than ``min_class`` (learners whose record holds their hint use or their time to acceptance) is
+withheld, since it would be one or two learners' own figure. A first difference is listed only when at least two
+submissions share it, and never when its text names a submission. Instructor checks are reported by name and
 share only, never with their messages, so the report can be shown to the class.
 
 Submissions whose rows the grader lost (flag ``regrade``) are left out of every figure and counted.
@@ -26,6 +35,7 @@ summary, the HTML page and the figures are drawn from it.
 
 from __future__ import annotations
 
+import builtins
 import datetime as _dt
 import math
 import re
@@ -41,8 +51,10 @@ from pydantic import BaseModel, ConfigDict
 from forgelab.grading import MIN_CLASS, gradebook
 from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _, renderings
 from forgelab.core.registry import Course
+from forgelab.judge.explain import MARKER
+from forgelab.judge.outcomes import Outcome
 from forgelab.core.evidence import write_atomic
 
 DISCRIMINATION_MIN = 0.2  # below this an item separates strong from weak submissions poorly (Ebel's rule of thumb)
@@ -51,15 +63,34 @@ MIN_SHARED = 2  # a first difference is listed only when this many submissions s
 BINS = 10  # the score distribution: 0–10 %, 10–20 %, … 90–100 %
 KIND = "forge-workbook/class-report"
 HIDDEN = "(not shown: the text names a submission)"
+TOP_LEVEL = N_("the top level")  # as forgelab.judge.explain names the whole value
+# Python's own exception classes: their names are Python's text, not the learner's (a class of their own is not named)
+PYTHON_ERRORS = frozenset(name for name, value in vars(builtins).items()
+                          if isinstance(value, type) and issubclass(value, BaseException))
+_SEGMENT = re.compile(r"\.(?P<field>[A-Za-z_]\w*)|\[(?P<index>\d{1,6})\]|\['(?P<key>[A-Za-z_]\w*)'\]")
+_RAISED = re.compile(r"^(?:forge/[\w./-]+\.py, line \d+: )?(?:[A-Za-z_][\w.]*\.)?(?P<name>[A-Za-z_]\w*)(?::|$)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
+DifferenceKind = Literal["values_differ_at", "values_differ_at_top", "values_differ", "raised", "assertion", "stopped",
+                         "not_run", "could_not_run"]
+
+
 class Difference(_Model):
-    text: str
+    """A kind of first difference shared by ``count`` submissions, in course-authored terms only: ``at`` is the path
+    into the course's expected value (``values_differ_at``) or the name of Python's exception (``raised``), else ''.
+    The JSON holds the kind, not words, so that it is the same in either edition; :meth:`words` says it."""
+
+    kind: DifferenceKind
+    at: str
     count: int
+
+    def words(self) -> str:
+        return difference_words(self.kind, self.at)
 
 
 class TestFigure(_Model):
@@ -168,6 +199,71 @@ def open_graded(folder: Path) -> sqlite3.Connection:
         raise ReportError(str(error)) from None
 
 
+def course_words(course: Course) -> frozenset[str]:
+    """Every identifier-like word of the course's own files a first difference's path may name: the stage tests
+    (and their fixtures), the reference modules and the starters."""
+    words: set[str] = set()
+    for folder, patterns in (("tests/stages", ("*.py", "*.json", "*.toml")), ("solutions/forge", ("*.py",)),
+                             ("forge", ("*.py",))):
+        for pattern in patterns:
+            for path in sorted((course.root / folder).rglob(pattern)):
+                try:
+                    words.update(_WORD.findall(path.read_text(encoding="utf-8")))
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return frozenset(words)
+
+
+def difference_words(kind: str, at: str) -> str:
+    """A first difference's kind (see :class:`Difference`) in the active language."""
+    if kind == "values_differ_at":
+        return _("values differ at {path}").format(path=at)
+    if kind == "values_differ_at_top":
+        return _("values differ at {path}").format(path=_(TOP_LEVEL))
+    if kind == "raised":
+        return _("raised {error}").format(error=at)
+    return {"values_differ": _("values differ"), "assertion": _("an assertion failed"),
+            "stopped": _("stopped at a limit"), "not_run": _("not run"), "could_not_run": _("could not run")}[kind]
+
+
+def course_difference(outcome: str, cause: str, words: frozenset[str]) -> tuple[DifferenceKind, str] | None:
+    """A test's first difference in course-authored terms only, as (kind, at), or None when none can be said
+    without the learner's text: its kind (values differ, raised one of Python's exceptions, an assertion failed,
+    stopped at a limit, not run, could not run), and for values that differ the path into the expected value, kept
+    up to the first name that is not a word of the course (``words``). ``cause`` is read, never shown."""
+    if outcome == Outcome.TIMEOUT:
+        return "stopped", ""
+    if outcome == Outcome.NOT_RUN:
+        return "not_run", ""
+    if outcome not in (Outcome.FAILED, Outcome.ERROR):
+        return None
+    text = cause.strip()
+    lowered = text.lower()
+    for marker in renderings(MARKER):
+        at = lowered.find(marker.lower())
+        if at == -1:
+            continue
+        where = text[at + len(marker):].lstrip()
+        path, top = [], any(where.startswith(name) for name in renderings(TOP_LEVEL))
+        position = 0
+        while not top and (segment := _SEGMENT.match(where, position)) is not None:
+            name = segment.group("field") or segment.group("key")
+            if name is not None and name not in words:
+                break
+            path.append(segment.group())
+            position = segment.end()
+        if path:
+            return "values_differ_at", "".join(path)
+        return ("values_differ_at_top", "") if top else ("values_differ", "")
+    raised = _RAISED.match(text)
+    if raised is not None and raised.group("name") in PYTHON_ERRORS:
+        name = raised.group("name")
+        return ("assertion", "") if name == "AssertionError" else ("raised", name)
+    if lowered.startswith("assert ") or lowered == "assert":
+        return "assertion", ""
+    return ("could_not_run", "") if outcome == Outcome.ERROR else None
+
+
 def build(course: Course, folder: Path, min_class: int = MIN_CLASS) -> ClassReport:
     """The report over the gradebook in ``folder`` (read only; a gradebook of an older schema is migrated)."""
     connection = open_graded(folder)
@@ -202,7 +298,8 @@ def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], fa
     tests = [test for test in tests if test.submission in kept]
     facts = [entry for entry in facts if entry[0] in kept]
     privacy = _Names(names)
-    figures = [_stage_figure(course, stage, grades, tests, facts, privacy) for stage in stages]
+    words = course_words(course)
+    figures = [_stage_figure(course, stage, grades, tests, facts, privacy, words, min_class) for stage in stages]
     return ClassReport(**base, score_bins=_score_bins(names, grades), stage_figures=figures,  # type: ignore[arg-type]
                        items=_items(names, tests, figures))
 
@@ -244,7 +341,8 @@ def _labels(tests: list[TestResult]) -> dict[tuple[str, str], str]:
     return labels
 
 
-def _test_figures(course: Course, stage: str, tests: list[TestResult], privacy: _Names) -> list[TestFigure]:
+def _test_figures(course: Course, stage: str, tests: list[TestResult], privacy: _Names,
+                  words: frozenset[str]) -> list[TestFigure]:
     mine = [test for test in tests if test.stage == stage]
     order = {name: index for index, name in enumerate(course.stage(stage).required_tests)}
     mine.sort(key=lambda t: (t.kind != STAGE_TEST, order.get(t.test, len(order)), t.test, t.submission))
@@ -253,10 +351,11 @@ def _test_figures(course: Course, stage: str, tests: list[TestResult], privacy: 
     for (kind, test), label in labels.items():
         results = [t for t in mine if t.kind == kind and t.test == test]
         failing = [t for t in results if not t.passed]
-        causes = Counter(t.cause for t in failing if kind == STAGE_TEST and t.cause and not privacy.hides(t.cause))
-        shared = sorted(((text, count) for text, count in causes.items() if count >= MIN_SHARED),
+        said = [course_difference(t.outcome, t.cause, words) for t in failing if kind == STAGE_TEST]
+        causes = Counter(found for found in said if found is not None and not privacy.hides(found[1]))
+        shared = sorted(((found, count) for found, count in causes.items() if count >= MIN_SHARED),
                         key=lambda pair: (-pair[1], pair[0]))
-        listed = [Difference(text=text, count=count) for text, count in shared[:TOP_DIFFERENCES]]
+        listed = [Difference(kind=kind_, at=at, count=count) for (kind_, at), count in shared[:TOP_DIFFERENCES]]
         figures.append(TestFigure.model_validate(dict(
             kind=kind, test=test, label=label, submissions=len(results), failing=len(failing),
             fail_share=_round(len(failing) / len(results)) if results else 0.0, differences=listed,
@@ -271,15 +370,17 @@ def _minutes(first: str, accepted: str) -> float:
     return (parse(accepted) - parse(first)).total_seconds() / 60
 
 
-def _hint_use(depths: list[int], available: int) -> HintUse:
+def _hint_use(depths: list[int], available: int, min_class: int) -> HintUse:
+    """How deep into a ladder learners went; the median only over a group of at least ``min_class``."""
     counts = Counter(depths)
     return HintUse(recorded=len(depths), available=available,
                    depths=[Count(value=depth, count=counts.get(depth, 0)) for depth in range(available + 1)],
-                   median=_round(float(statistics.median(depths))) if depths else None)
+                   median=_round(float(statistics.median(depths))) if depths and len(depths) >= min_class else None)
 
 
 def _stage_figure(course: Course, stage: str, grades: list[GradeItem], tests: list[TestResult],
-                  facts: list[tuple[str, str, StageFacts]], privacy: _Names) -> StageFigure:
+                  facts: list[tuple[str, str, StageFacts]], privacy: _Names, words: frozenset[str],
+                  min_class: int) -> StageFigure:
     text = course.stage(stage).text()
     rows = [row for row in grades if row.stage == stage]
     per_sub: dict[str, list[GradeItem]] = {}
@@ -307,14 +408,14 @@ def _stage_figure(course: Course, stage: str, grades: list[GradeItem], tests: li
         transfer_written=sum(1 for entry in found.values() if entry.transfer not in ("missing", "not_written")),
         transfer_cannot_tell=sum(1 for entry in found.values() if entry.transfer == "cannot_tell"),
         learning_recorded=len(recorded), learning_unreadable=sum(1 for e in found.values() if e.learning == "unreadable"),
-        hints=_hint_use([entry.hints_deepest or 0 for entry in recorded], len(text.hints)),
-        fault_hints=_hint_use(rungs, max([ladder, *rungs])) if rungs else None,
+        hints=_hint_use([entry.hints_deepest or 0 for entry in recorded], len(text.hints), min_class),
+        fault_hints=_hint_use(rungs, max([ladder, *rungs]), min_class) if rungs else None,
         prediction_answered=sum(choices.values()), prediction_answer=text.prediction.answer,
         prediction_choices=[Count(value=index, count=choices.get(index, 0))
                             for index in range(len(text.prediction.options))],
         accepted_timed=len(timed),
-        median_minutes_to_accept=_round(statistics.median(timed)) if timed else None,
-        tests=_test_figures(course, stage, tests, privacy))
+        median_minutes_to_accept=_round(statistics.median(timed)) if timed and len(timed) >= min_class else None,
+        tests=_test_figures(course, stage, tests, privacy, words))
 
 
 # ---------------------------------------------------------------- item analysis

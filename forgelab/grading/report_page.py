@@ -89,6 +89,7 @@ def words() -> dict[str, str]:
         "time_to_accept": _("median time from the first check to acceptance"),
         "minutes": _("{minutes} min (over {count} learner(s))"),
         "no_time": _("no record holds both times"),
+        "withheld_median": _("withheld: {count} record(s), fewer than --min-class {minimum}"),
         "tests": _("Tests"),
         "test": _("test"),
         "failing": _("failing"),

@@ -52,7 +52,8 @@ SPEC: dict[str, ItemSpec] = {spec.key: spec for spec in ITEMS}
 # outcome of one item
 PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED = (
     "passed", "partial", "failed", "timeout", "error", "missing", "not_graded")
-OUTCOMES = (PASSED, PARTIAL, FAILED, TIMEOUT, ERROR, MISSING, NOT_GRADED)
+ENDED = "ended"  # the learner's process ended by itself (an exit, a signal) while it was judged: no limit stopped it
+OUTCOMES = (PASSED, PARTIAL, FAILED, TIMEOUT, ENDED, ERROR, MISSING, NOT_GRADED)
 REVIEW = "review"  # flag: an instructor should look at this item by hand
 REGRADE = "regrade"  # flag: the grader failed on this item; grade the submission again
 FLAGS = ("", REVIEW, REGRADE)

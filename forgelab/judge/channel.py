@@ -45,7 +45,7 @@ from typing import Any
 
 from forgelab.core.i18n import _
 from forgelab.judge import bytecode, wire
-from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit
+from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit, ended_how
 from forgelab.judge.printed import PrintedOutput
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
@@ -943,8 +943,9 @@ class Host:
         elif ended_by_cpu_rlimit(code):
             limit, text = Limit.CPU, self._over_cpu()  # its own hard limit struck before the watch saw it: same words
         else:
-            limit, text = Limit.CRASH, _("your code's process ended in the middle of a call (exit status {code}): look "
-                                         "for os._exit(), sys.exit() at import, or a crash in native code").format(code=code)
+            limit, text = Limit.CRASH, _("your code's process ended in the middle of a call ({how}): look for "
+                                         "os._exit(), sys.exit() at import, a signal, or a crash in native code").format(
+                how=ended_how(code))
         self._stop(limit)
         return LimitExceeded(limit, text)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import signal
 from dataclasses import dataclass, field
 from forgelab.core.i18n import _
 
@@ -33,6 +34,19 @@ class ImportKind(enum.StrEnum):
     SYNTAX = "syntax"
     IMPORT = "import"  # an exception while the module was imported
     LIMIT = "limit"  # importing it hit a limit (e.g. a loop at module level)
+
+
+def ended_how(code: int | None) -> str:
+    """How a process ended, from its exit code as ``subprocess`` gives it: an exit status, or the signal (negative)."""
+    if code is None:
+        return _("its exit status could not be read")
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return _("ended by signal {signal}").format(signal=name)
+    return _("exit status {code}").format(code=code)
 
 
 @dataclass(frozen=True)

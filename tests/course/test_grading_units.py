@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from forgelab.core import submission
-from forgelab.grading import feedback, gradebook
+from forgelab.grading import feedback, gradebook, seal
 from forgelab.grading.batch import ShardSpec
 from forgelab.grading.rubric import ITEMS, GradeItem, parse_stages
 from forgelab.core.registry import RegistryError, load_course
@@ -204,6 +204,7 @@ def _book(path: Path, rows: list[GradeItem], shard: str = "", digest: str = "0" 
         gradebook.record(connection, run, gradebook.SubmissionRecord(name, digest, f"/x/{name}", "folder"),
                          [row for row in rows if row.submission == name], [("01", "stage_tests_s", 1.5)])
     gradebook.finish_run(connection, run, "u")
+    seal.write(connection, path)  # as a grading run that finished seals its gradebook
     connection.close()
 
 

@@ -43,11 +43,13 @@ def _laid(tmp_path: Path, path: Path) -> submission.LaidOut:
 # ---------------------------------------------------------------- special files and links, named and skipped
 
 
-def test_a_fifo_a_socket_and_a_device_in_a_folder_are_named_and_skipped(tmp_path: Path) -> None:
+def test_a_fifo_a_socket_and_a_device_in_a_folder_are_named_and_skipped(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _workbook(tmp_path / "ana")
     os.mkfifo(folder / STAGE.module)  # where forge/instructions.py should be
     listening = socket.socket(socket.AF_UNIX)
-    listening.bind(str(folder / STAGE.transfer_file))
+    monkeypatch.chdir(folder)  # a socket's path is bound relative: an absolute one may pass AF_UNIX's 108 bytes
+    listening.bind(STAGE.transfer_file)
     try:
         os.mknod(folder / "forge" / "util.py", stat.S_IFCHR | 0o600, os.makedev(1, 3))  # /dev/null's numbers
         device = True

@@ -62,8 +62,13 @@ workspace, `{lab_dir}/`; your own `forge/` is never touched.
 3. **Diagnose** in the cell below: which test shows the defect, in which function it lies, which defect it
    is, and a sentence in your own words. Stuck? **Next diagnosis step** reveals the lab's story, then one
    diagnosis step at a time; the last one, which names the defect, opens once your diagnosis is right (the
-   terminal command `forgelab fault hint {number}` shares the counter).
-4. Edit `{lab_module}`, then **Check my fix** again until it says FIXED. The lab counts in your evidence
+   terminal command `forgelab fault hint {number}` shares the counter). This diagnosis is self-reported: a
+   learning aid that earns no points.
+4. **Write the lab's regression test** in `{regression}` (starting the lab wrote its starter): a test that
+   fails on the broken copy and passes once it is repaired. **Check my fix** runs it on both and says which.
+   It is the diagnosis that earns points: grading runs it on the course's reference implementation, where it
+   must pass, and on the broken module, where it must fail.
+5. Edit `{lab_module}`, then **Check my fix** again until it says FIXED. The lab counts in your evidence
    when both hold — the diagnosis right and the file fixed. **Show my changes** compares your file with the
    broken one.
 
@@ -358,10 +363,11 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.code("lab.why()", IGNORE_OUTPUT, WIDGET)
     out.md(_("## 7 · Fault lab (a broken copy to diagnose)") + "\n\n" + _(FAULT_LAB_TEXT).format(
         module=stage.module, lab_dir=stage.lab_dir, target=stage.fault.target_test, number=n,
-        lab_module=stage.lab_module))
+        lab_module=stage.lab_module, regression=stage.regression_test))
     out.code("lab.fault_lab()", IGNORE_OUTPUT, WIDGET)
-    out.md(_("**Your diagnosis** — state it before you repair the lab; it is checked at once and saved with your "
-             "evidence (`{file}`).").format(file=f"{stage.evidence_dir}/diagnosis.json"))
+    out.md(_("**Your diagnosis (self-reported)** — state it before you repair the lab; it is checked at once and saved "
+             "with your evidence (`{file}`). A learning aid: it earns no points (the regression test does).").format(
+                 file=f"{stage.evidence_dir}/diagnosis.json"))
     out.code("lab.diagnose()", IGNORE_OUTPUT, WIDGET)
     out.md(_("## 8 · Transfer challenge (your own test)") + "\n\n"
            + _("**Scenario.** {text}").format(text=text.transfer.scenario) + "\n\n"

@@ -103,8 +103,7 @@ def unfinished(course: Course, number: str) -> list[str]:
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
 STAGE_SOURCES = re.compile(r"^(stage\.toml|demo\.py|mutants\.toml|fault\.toml|seal\.py|figure[-\w]*\.(svg|mmd|py))$")
-COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/docstrings.toml", "course/learner/README.md",
-                "course/learner/README.zh-CN.md")
+COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/learner/README.md", "course/learner/README.zh-CN.md")
 
 
 def owned(course: Course) -> set[str]:
@@ -113,7 +112,7 @@ def owned(course: Course) -> set[str]:
     for stage in course.stages:
         files |= {stage.module, stage.solution_module, stage.test_file, stage.transfer_file, stage.reference_transfer,
                   stage.reference_answer, stage.notebook, stage.fault_variant, stage.fault_contract_file, stage.seal_probes,
-                  f"{stage.failure_lab}/fixtures/diagnosis.json"}
+                  f"{stage.failure_lab}/fixtures/diagnosis.json", stage.reference_regression_test}
     return files
 
 

@@ -7,6 +7,9 @@ For each stage:
 * the fault contract holds: the variant holds only the fault file, the target test fails on
   ``fault:NN`` with the declared symptom and passes on ``solution``; the reference transfer test
   also fails on the variant (so a transfer test can tell right from wrong);
+* the course's example regression test of the fault lab (``solutions/regression/NN-slug/test_diagnosis.py``, never
+  shipped: it names the defect) passes on ``solution`` and fails on ``fault:NN`` — a learner's regression test
+  must do the same to earn the lab's diagnosis points;
 * the generated notebook and failure.json are current with the stage source;
 * the stage's source facts (``[[source_facts]]``) hold in its reference module and starter.
 With ``--mutants`` every known-wrong variant in ``mutants.toml`` must fail at least one stage test.
@@ -96,13 +99,16 @@ def verify_course(workbook: Workbook, course: Course, stages: list[Stage],
     learner = resolve_target("learner", workbook, course)
     references = {s.number: _reference_transfer(workbook, s) for s in stages}
     relative = {n: p.relative_to(workbook.root).as_posix() for n, p in references.items() if p.is_file()}
+    regression = {s.number: s.reference_regression_test for s in stages if (workbook.root / s.reference_regression_test).is_file()}
     targets = [jobs.spec(solution, SOLUTION), jobs.spec(learner, LEARNER)]
-    course_tests = [CourseTests(SOLUTION, tuple(s.test_file for s in stages) + tuple(relative.values())),
+    course_tests = [CourseTests(SOLUTION, tuple(s.test_file for s in stages) + tuple(relative.values())
+                                + tuple(regression.values())),
                     CourseTests(LEARNER, tuple(s.test_file for s in stages))]
     for stage in stages:
         label = f"fault:{stage.number}"
         targets.append(jobs.spec(resolve_target(label, workbook, course), label, stage))
-        course_tests.append(CourseTests(label, (stage.test_file,) + ((relative[stage.number],) if stage.number in relative else ())))
+        course_tests.append(CourseTests(label, (stage.test_file,) + ((relative[stage.number],) if stage.number in relative else ())
+                                        + ((regression[stage.number],) if stage.number in regression else ())))
     with tempfile.TemporaryDirectory(prefix="forgelab-mutants-") as scratch:
         transfer_labels: dict[str, dict[str, str]] = {}  # the known-wrong variants a transfer test must fail on too
         for stage in stages:
@@ -249,3 +255,21 @@ def _check_stage(workbook: Workbook, stage: Stage, verdict: StageVerdict, report
         verdict.failures.append("reference transfer test passes on the fault variant: it cannot tell right from wrong")
     elif fault_transfer:
         verdict.facts.append("transfer discriminates")
+    _check_regression_test(workbook, stage, verdict, report)
+
+
+def _check_regression_test(workbook: Workbook, stage: Stage, verdict: StageVerdict, report: RunReport) -> None:
+    """The course's example regression test passes on the reference and fails on the fault variant."""
+    example = stage.reference_regression_test
+    if not (workbook.root / example).is_file():
+        verdict.failures.append(f"example regression test {example} is missing: write one that fails on "
+                                f"fault:{stage.number} and passes on solution")
+        return
+    on_solution = report.in_file(SOLUTION, example)
+    on_fault = report.in_file(f"fault:{stage.number}", example)
+    if not on_solution or any(r.outcome is not Outcome.PASSED for r in on_solution):
+        verdict.failures.append(f"example regression test {example} does not pass on solution")
+    elif not any(r.outcome is Outcome.FAILED for r in on_fault):
+        verdict.failures.append(f"example regression test {example} does not fail on fault:{stage.number}")
+    else:
+        verdict.facts.append("regression test pins the fault")

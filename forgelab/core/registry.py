@@ -185,6 +185,11 @@ class Stage:
     def lab_module(self) -> str:
         return f"{self.lab_dir}/{self.module}"
 
+    @property
+    def regression_test(self) -> str:
+        """The learner's regression test of the lab's defect: it fails on the broken copy, passes on a repair."""
+        return f"{self.lab_dir}/test_diagnosis.py"
+
     # ---------------------------------------------------------------- the course's own material
     @property
     def solution_module(self) -> str:
@@ -193,6 +198,11 @@ class Stage:
     @property
     def reference_transfer(self) -> str:
         return f"solutions/{self.transfer_file}"
+
+    @property
+    def reference_regression_test(self) -> str:
+        """The course's example regression test of the lab (never shipped: it names the defect)."""
+        return f"solutions/regression/{self.key}/test_diagnosis.py"
 
     @property
     def reference_answer(self) -> str:

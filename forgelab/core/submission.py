@@ -5,7 +5,8 @@ that nothing the learner handed in can stand in for the course's tooling:
 
 ``import/forge/``        the submission's ``forge/`` — the only thing put on ``PYTHONPATH``
 ``home/transfer/``       their transfer tests
-``home/labs/NN-slug/forge/``  their fault-lab workspaces (only the ``forge/`` inside each)
+``home/labs/NN-slug/forge/``  their fault-lab workspaces (only the ``forge/`` inside each, and the lab's
+                         regression test ``labs/NN-slug/test_diagnosis.py``)
 ``home/evidence/``       their verification.json files and design answers
 ``home/tests/stages/``   their copy of the stage tests — compared by digest, never run
 
@@ -36,6 +37,7 @@ LIMITS = DEFAULT_LIMITS
 MAX_ZIP_BYTES = LIMITS.total_bytes  # one cap for a folder and a zip
 SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", "__MACOSX",
                            ".git", ".venv", "node_modules", ".DS_Store"})
+REGRESSION_TEST = "test_diagnosis.py"  # a fault lab's regression test, beside its forge/ (Stage.regression_test)
 # where each kept file goes in the scratch layout; None = not needed for grading
 _IMPORT, _HOME = "import", "home"
 
@@ -61,7 +63,7 @@ def _destination(relative: PurePosixPath) -> tuple[str, PurePosixPath] | None:
         return _IMPORT, relative
     if top in ("transfer", "evidence"):
         return _HOME, relative
-    if top == "labs" and len(parts) >= 4 and parts[2] == "forge":
+    if top == "labs" and ((len(parts) >= 4 and parts[2] == "forge") or (len(parts) == 3 and parts[2] == REGRESSION_TEST)):
         return _HOME, relative
     if parts[:2] == ("tests", "stages"):
         return _HOME, relative

@@ -80,10 +80,12 @@ class Summary(Part):
 class Diagnosis(Part):
     """The learner's stated diagnosis of the lab's defect (forgelab fault diagnose NN), judged with the course's
     answer key: which test shows it, the function it lies in, which defect it is, and a sentence in their own
-    words."""
+    words. Self-reported: a learning aid the learner's machine can forge, so it earns no points (the lab's regression
+    test does)."""
 
     status: Literal["missing", "not_right", "right"]
     detail: str
+    self_reported: Literal[True] | None = None
     test: str | None = None
     function: str | None = None
     defect: str | None = None
@@ -94,6 +96,19 @@ class Diagnosis(Part):
     hints_shown: Count | None = None
 
 
+class RegressionTest(Part):
+    """The lab's regression test (labs/NN-slug/test_diagnosis.py), run on the lab's broken copy, where it must fail,
+    and on the learner's repair, where it must pass: the diagnosis a judge can run, which earns the lab's diagnosis
+    points in grading (run there on the course's reference instead of the repair)."""
+
+    status: Literal["missing", "not_written", "pending", "passed", "failed", "error", "cannot_tell"]
+    file: str
+    detail: str
+    on_fixed: Literal["passes", "fails"] | None = None
+    on_broken: Literal["passes", "fails"] | None = None
+    sha256: Sha256 | None = None
+
+
 class FaultLab(Part):
     status: Literal["not_started", "broken", "fixed", "error"]
     target_test: str
@@ -101,6 +116,7 @@ class FaultLab(Part):
     detail: str
     fixed_file_sha256: Sha256 | None = None
     diagnosis: Diagnosis
+    regression_test: RegressionTest | None = None
 
 
 class TransferTest(Part):

@@ -43,7 +43,9 @@ NEXT_STEPS = {
                             "contract in the module docstring and the edge cases in the notebook."),
     "notebook": N_("Run the worked demonstration (part 5) and the test table (part 6) of notebook {n} and compare your "
                    "output with the expected output described there."),
-    "fault_lab": N_("Run `forgelab fault check {n}`, fix the file in labs/, and hand in the labs/ folder."),
+    "fault_lab": N_("Run `forgelab fault check {n}`, fix the file in labs/, write the lab's regression test (a test "
+                    "that fails on the broken copy and passes on your fix; `forgelab fault check {n}` runs it on "
+                    "both), and hand in the labs/ folder."),
     "transfer": N_("Write your test in {transfer} so that it asserts the exact results the transfer challenge asks for "
                    "(a test that only runs the code passes on wrong code too). Grading runs it on the course's correct "
                    "implementation, where it must pass, so it must expect what the contract says, not what your own "

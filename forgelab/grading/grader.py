@@ -17,6 +17,11 @@ The submission is only read: the files grading needs are copied into a scratch l
 ``known-wrong-NN``     the reference with the stage's fault-lab variant laid over it, and
 ``known-wrong-NN-M``   with each further known-wrong variant the stage declares (``[transfer]
                        known_wrong``): the same transfer test, run the same way, which must fail on each
+``regression-NN``      the reference again: the lab's regression test ``labs/NN-slug/test_diagnosis.py``,
+                       run like the transfer test, must pass there (a learner bundle: on the submission's
+                       repaired lab)
+``regression-broken``  the same with the fault lab's broken module laid over it: the regression test must
+``-NN``                fail there — it pins the defect (the diagnosis points of the fault lab)
 =====================  ================================================================================
 
 A transfer test is judged on the course's implementations, never on the submission's own ``forge/``:
@@ -42,8 +47,9 @@ from pathlib import Path
 from forgelab.core import submission as submissions
 from forgelab.grading import class_facts, items
 from forgelab.grading.class_facts import StageFacts, TestResult
-from forgelab.grading.plan import (Laid, check_files, lab_handed_in, lab_label, lay_out, reference_layers, sub_label,
-                                   transfer_label, wrong_label, wrong_labels)
+from forgelab.grading.plan import (Laid, check_files, lab_handed_in, lab_label, lay_out, reference_layers,
+                                   regression_broken_label, regression_label, sub_label, transfer_label, wrong_label,
+                                   wrong_labels)
 from forgelab.grading.rubric import ERROR, GradeItem
 from forgelab.judge import core
 from forgelab.verdicts import jobs
@@ -83,6 +89,16 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         for label, variant in zip(wrong_labels(stage, len(variants) - 1), variants):
             targets.append(TargetSpec(label, (*base, variant), stage.number, course_code=True))
             learner_tests.append(LearnerTests(label, test))
+    for stage in stages:  # the lab's regression test: like the transfer test, never on the submission's own code
+        if not (laid.home / stage.regression_test).is_file() or not (workbook.root / stage.fault_variant).is_file():
+            continue
+        lab = laid.home / stage.lab_dir / "forge"
+        fixed = reference or ((lab,) if lab_handed_in(laid, stage) else (forge,))
+        test = ((laid.home / stage.regression_test, stage.regression_test),)
+        targets.append(TargetSpec(regression_label(stage), fixed, stage.number, course_code=reference is not None))
+        targets.append(TargetSpec(regression_broken_label(stage), (*fixed, jobs.fault_variant(workbook, stage)),
+                                  stage.number, course_code=True))
+        learner_tests += [LearnerTests(regression_label(stage), test), LearnerTests(regression_broken_label(stage), test)]
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,
                     cache_dir=job.cache_dir, sessions=1, rewritten_tests=True)

@@ -22,10 +22,11 @@ import re
 from pathlib import Path
 
 from forgelab.verdicts.diagnosis import grading_note
-from forgelab.verdicts.parts import Part, judge_design, judge_lab, judge_transfer
+from forgelab.verdicts.parts import Part, judge_design, judge_lab, judge_regression, judge_transfer
 from forgelab.grading import consistency
-from forgelab.grading.plan import Laid, check_files, lab_handed_in, sub_label, transfer_label, wrong_label
-from forgelab.grading.rubric import (ENDED, ERROR, FAILED, MISSING, NOT_GRADED, PASSED, REGRADE, REVIEW, SPEC,
+from forgelab.grading.plan import (Laid, check_files, lab_handed_in, regression_broken_label, regression_label,
+                                   sub_label, transfer_label, wrong_label)
+from forgelab.grading.rubric import (ENDED, ERROR, FAILED, MISSING, NOT_GRADED, PARTIAL, PASSED, REGRADE, REVIEW, SPEC,
                                      TIMEOUT, GradeItem, outcome_for, proportional)
 from forgelab.core.files import LayoutError, Skipped
 from forgelab.core.i18n import N_, _, active, renderings
@@ -276,32 +277,79 @@ def _cell_place(nodeid: str) -> str:
     return _("cell {number}").format(number=int(number)) if number.isdigit() else name
 
 
-def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook) -> GradeItem:
+FIX_POINTS = 5  # of the fault lab's points: the repaired module; the rest is the diagnosis, proven by a regression test
+SELF_REPORTED = N_("self-reported, earns no points: {note}")
+
+
+def regression_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> Part:
+    """The lab's regression test (``labs/NN-slug/test_diagnosis.py``), judged like the transfer test: on the course's
+    reference (a learner bundle: the submission's repaired lab), where it must pass, and with the lab's broken module
+    laid over it, where it must fail. Never on the submission's own ``forge/``."""
+    shown = stage.regression_test
+    if not (laid.home / shown).is_file():
+        return Part("missing", _("no regression test handed in ({file}): write one in the starter `forgelab fault start "
+                                 "{n}` made, a test that fails on the lab's broken copy and passes on your fix").format(
+            file=shown, n=stage.number))
+
+    def problem(label: str) -> str | None:
+        errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
+        return report.target_problems.get(label) or (_("could not collect {file}: {error}").format(
+            file=shown, error=errors[0]) if errors else None)
+
+    fixed, broken = regression_label(stage), regression_broken_label(stage)
+    return judge_regression(shown, report.in_file(fixed, shown), problem(fixed), report.in_file(broken, shown),
+                            problem(broken),
+                            _("the course's reference implementation") if on_reference else _("the repaired lab"),
+                            _("the lab's broken module"))
+
+
+def _fix(ctx: _Stage, report: RunReport) -> tuple[str, str]:
+    """The repaired module's verdict: (outcome, reason) — PASSED when the lab's tests all pass."""
     stage = ctx.stage
-    top = SPEC["fault_lab"].max_points
     where = stage.lab_module
     label = f"lab-{stage.number}"
     if not any(label == key for key in (*report.import_problems, *(row.target for row in report.rows))):
-        return ctx.item("fault_lab", 0, MISSING, _("no fault lab handed in ({file} is missing): run "
-                                                   "`forgelab fault start {n}`, fix it, and hand in labs/").format(
-            file=where, n=stage.number))
+        return MISSING, _("no fault lab handed in ({file} is missing): run `forgelab fault start {n}`, fix it, and hand "
+                          "in labs/").format(file=where, n=stage.number)
     verdict = judge_lab(stage, report, label)
-    diagnosis, _right = grading_note(ctx.root, laid.home, stage)  # the second fact of the lab, shown beside the fix
     if verdict.status == "fixed":
-        return ctx.item("fault_lab", top, PASSED, _("{file}: the target test and every stage test pass in the lab "
-                                                    "workspace; {diagnosis}").format(file=where, diagnosis=diagnosis))
+        return PASSED, _("{file}: the target test and every stage test pass in the lab workspace").format(file=where)
     if verdict.status == "error":
-        return ctx.item("fault_lab", 0, ERROR, _("{file} is not fixed: {detail}; {diagnosis}").format(
-            file=where, detail=verdict.problem, diagnosis=diagnosis))
+        return ERROR, _("{file} is not fixed: {detail}").format(file=where, detail=verdict.problem)
     rows = report.in_file(label, stage.test_file)
     if verdict.target is not None and verdict.target.outcome is not Outcome.PASSED:
         detail = _("{test} still fails: {cause}").format(test=stage.fault.target_test, cause=_cause(verdict.target))
     else:
         detail = _("the target test passes, but the fix breaks: {tests}").format(
             tests=_(", ").join(verdict.failing[:MAX_LISTED]))
-    result = _stopped(list(rows), FAILED)
-    return ctx.item("fault_lab", 0, result, _("{file} is not fixed: {detail}; {diagnosis}").format(
-        file=where, detail=detail, diagnosis=diagnosis))
+    return _stopped(list(rows), FAILED), _("{file} is not fixed: {detail}").format(
+        file=where, detail=detail)
+
+
+def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbook,
+                    on_reference: bool = True) -> GradeItem:
+    """The repaired module earns :data:`FIX_POINTS`; the diagnosis earns the rest, proven by the lab's regression test
+    (:func:`regression_part`). The multiple-choice diagnosis is shown, labelled self-reported, and earns nothing."""
+    stage = ctx.stage
+    top = SPEC["fault_lab"].max_points
+    fix_outcome, fix_reason = _fix(ctx, report)
+    regression = regression_part(stage, report, laid, on_reference)
+    points = (FIX_POINTS if fix_outcome == PASSED else 0) + (top - FIX_POINTS if regression.status == "passed" else 0)
+    note, _right = grading_note(ctx.root, laid.home, stage)
+    reason = _("{fix}; diagnosis ({file}): {regression}; {note}").format(
+        fix=fix_reason, file=stage.regression_test, regression=regression.detail,
+        note=_(SELF_REPORTED).format(note=note))
+    if points == top:
+        outcome = PASSED
+    elif points:
+        outcome = PARTIAL
+    elif fix_outcome == MISSING and regression.status == "missing":
+        outcome = MISSING
+    elif fix_outcome in (ERROR, TIMEOUT, ENDED):
+        outcome = fix_outcome
+    else:
+        outcome = ERROR if regression.status == "error" and fix_outcome == MISSING else FAILED
+    return ctx.item("fault_lab", points, outcome, reason)
 
 
 def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, bool]:
@@ -390,7 +438,7 @@ def grade_evidence(ctx: _Stage, report: RunReport, laid: Laid, items: list[Grade
     by_key = {item.item: item for item in items}
     acceptance = {
         "required_tests_passed": by_key["stage_tests"].outcome == PASSED,
-        "fault_lab_fixed": by_key["fault_lab"].outcome == PASSED,
+        "fault_lab_fixed": _fix(ctx, report)[0] == PASSED,
         "fault_lab_diagnosed": grading_note(ctx.root, laid.home, stage)[1],
         "transfer_passed": transfer_status == "passed",
         "design_answer_present": by_key["design_answer"].outcome == PASSED,
@@ -412,7 +460,7 @@ def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, re
         lost.get("stage_tests") or grade_tests(ctx, report, label),
         lost.get("instructor_checks") or grade_instructor_checks(ctx, report, label, check_files(course.root, stage)),
         lost.get("notebook") or grade_notebook(ctx, report, label, course),
-        lost.get("fault_lab") or grade_fault_lab(ctx, report, laid, workbook),
+        lost.get("fault_lab") or grade_fault_lab(ctx, report, laid, workbook, on_reference),
         grade_transfer(ctx, part, timed_out),
         grade_design(ctx, laid),
     ]

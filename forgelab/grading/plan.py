@@ -31,6 +31,16 @@ def wrong_label(stage: Stage) -> str:
     return f"known-wrong-{stage.number}"
 
 
+def regression_label(stage: Stage) -> str:
+    """The lab's regression test on a repaired module (the course's reference; a bundle: the submission's lab)."""
+    return f"regression-{stage.number}"
+
+
+def regression_broken_label(stage: Stage) -> str:
+    """The lab's regression test on the same module with the lab's defect laid over it."""
+    return f"regression-broken-{stage.number}"
+
+
 def check_files(course_root: Path, stage: Stage) -> list[str]:
     return sorted(path.relative_to(course_root).as_posix() for path in course_root.glob(stage.instructor_checks))
 

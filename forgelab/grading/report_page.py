@@ -67,7 +67,7 @@ def words() -> dict[str, str]:
         "mean_points": _("mean points"),
         "fault_labs": _("fault labs fixed"),
         "of_handed_in": _("of {count} handed in"),
-        "diagnoses": _("diagnoses right at the first attempt"),
+        "diagnoses": _("self-reported diagnoses right at the first attempt (they earn no points)"),
         "of_stated": _("of {count} stated"),
         "no_diagnosis": _("not recorded: this class was graded before the fault lab asked for a diagnosis"),
         "none_diagnosed": _("nobody handed in a diagnosis"),

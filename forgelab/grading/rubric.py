@@ -35,7 +35,10 @@ ITEMS: tuple[ItemSpec, ...] = (
              N_("the graded cells of the course's reference notebook, run against your forge/; "
                 "their output must match the reference output")),
     ItemSpec("fault_lab", N_("Fault lab"), 10,
-             N_("your repaired file in labs/, run against the course's stage tests")),
+             N_("half for your repaired file in labs/, run against the course's stage tests; half for the diagnosis, "
+                "proven by your regression test labs/NN-slug/test_diagnosis.py, run like the transfer test on the "
+                "course's reference implementation (where it must pass) and on the lab's broken module (where it "
+                "must fail); the multiple-choice diagnosis is self-reported and earns nothing")),
     ItemSpec("transfer", N_("Transfer test"), 10,
              N_("your own test in transfer/, run against the course's reference implementation of the stage (where "
                 "it must pass) and against its known-wrong implementations (where it must not: a test that passes "

@@ -33,12 +33,13 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
 from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
 from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
-from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, TARGET, PendingRun, check_job, untouched_lab,
-                                       untouched_transfer)
+from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, REGRESSION_BROKEN, REGRESSION_FIXED, TARGET, PendingRun,
+                                       check_job, regression_file, untouched_lab, untouched_transfer)
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
-from forgelab.verdicts.parts import NOT_WRITTEN_TEXT, PART_WORDS, Part, judge_design, judge_lab, judge_transfer
+from forgelab.verdicts.parts import (NOT_WRITTEN_TEXT, PART_WORDS, REGRESSION_NOT_WRITTEN, Part, judge_design, judge_lab,
+                                     judge_regression, judge_transfer)
 from forgelab.verdicts.diagnosis import judged_record, load_key, defect_text, DiagnosisError
 
 if TYPE_CHECKING:  # watch mode hands a worker in; a check never loads the warm worker's module
@@ -60,6 +61,7 @@ class CheckOutcome:
     import_problem: ImportProblem | None = None
     report: RunReport | None = None
     diagnosis: Part = field(default_factory=lambda: Part("missing", ""))
+    regression: Part = field(default_factory=lambda: Part("missing", ""))
 
     @property
     def accepted(self) -> bool:
@@ -121,6 +123,47 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
+def judge_lab_regression(workbook: Workbook, stage: Stage, target: Target, lab: Path, report: RunReport | None) -> Part:
+    """The lab's regression test (``labs/NN-slug/test_diagnosis.py``) from its runs on the lab's broken copy and on the
+    learner's repair (:func:`forgelab.learner.checkjob.regression_runs`): it must fail on the first, pass on the second.
+    What earns the lab's diagnosis points in grading (there on the course's reference instead of the repair)."""
+    number = stage.number
+    if target.kind == "solution":
+        return Part("passed", _("reference: the course's example regression test"))
+    if target.kind == "fault":
+        return Part("missing", _("this target is the broken variant itself"))
+    test = regression_file(lab, stage)
+    if not lab.is_dir():
+        return Part("missing", _("start the lab with `forgelab fault start {number}`: it writes the starter of {path}").format(
+            number=number, path=stage.regression_test))
+    if not test.is_file():
+        return Part("missing", _("{path} does not exist: `forgelab fault start {number}` writes its starter").format(
+            path=stage.regression_test, number=number))
+    if report is None:
+        return Part("error", _("the lab's regression test did not run"))
+    shown = stage.regression_test
+
+    def problem(label: str) -> str | None:
+        errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
+        return report.target_problems.get(label) or (_("could not collect {path}: {cause}").format(
+            path=shown, cause=errors[0]) if errors else None)
+
+    broken = report.in_file(REGRESSION_BROKEN, shown)
+    if not untouched_lab(workbook.root, stage, lab):
+        return judge_regression(shown, report.in_file(REGRESSION_FIXED, shown), problem(REGRESSION_FIXED), broken,
+                                problem(REGRESSION_BROKEN), _("your repaired lab"), _("the lab's broken copy"))
+    if broken and all(row.outcome is Outcome.SKIPPED for row in broken):
+        return Part("not_written", _(REGRESSION_NOT_WRITTEN).format(path=shown))
+    if any(row.outcome in (Outcome.FAILED, Outcome.TIMEOUT) for row in broken):
+        return Part("pending", _("it fails on the lab's broken copy, as it should; repair {path} and check again: it "
+                                 "must pass on your fix").format(path=stage.lab_module), {"on_broken": "fails"})
+    if broken:
+        return Part("cannot_tell", _("it passes on the lab's broken copy, so it does not pin the defect: assert what the "
+                                     "repaired code does and the broken code does not"), {"on_broken": "passes"})
+    return Part("error", problem(REGRESSION_BROKEN) or _("no test function found in {path}: name it test_...").format(
+        path=shown))
+
+
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
               write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT,
               parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
@@ -175,21 +218,23 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
                                              "lab is open (`forgelab fault start {number}`)").format(
                 detail=transfer_part.detail, number=stage.number), transfer_part.extra)
     if FAULT_LAB not in parts and previous is not None:
-        lab_part = previous.fault_lab
+        lab_part, regression_part = previous.fault_lab, previous.regression
     else:
         lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
+        regression_part = judge_lab_regression(workbook, stage, target, lab, report)
     diagnosis_part = judge_diagnosis(workbook, stage, target)
     design_path = design_answer_file(workbook, stage, target)
     design_part = judge_design(design_path, stage.design_answer_file)
 
     document = build_document(course, stage, target, tests, lab_part, transfer_part, transfer_rows,
-                              transfer_path, design_part, design_path, diagnosis_part)
+                              transfer_path, design_part, design_path, diagnosis_part, regression_part,
+                              regression_file(lab, stage))
     path = None
     if write:
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
         verification.write(path, verification.Verification.model_validate(document))
     return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
-                        problem, report, diagnosis_part)
+                        problem, report, diagnosis_part, regression_part)
 
 
 def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:
@@ -239,7 +284,8 @@ DIAGNOSIS_WORDS = {"missing": N_("not stated"), "not_right": N_("not right yet")
 
 def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestRow, ...],
                    lab: Part, transfer: Part, transfer_rows: tuple[TestRow, ...], transfer_path: Path,
-                   design: Part, design_path: Path, diagnosis: Part | None = None) -> dict[str, Any]:
+                   design: Part, design_path: Path, diagnosis: Part | None = None, regression: Part | None = None,
+                   regression_path: Path | None = None) -> dict[str, Any]:
     from importlib.metadata import version
 
     diagnosis = diagnosis or Part("missing", "")
@@ -260,7 +306,7 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
         problems.append(_("fault lab {status}: {detail}").format(status=_(PART_WORDS.get(lab.status, lab.status)),
                                                                   detail=lab.detail))
     if not acceptance["fault_lab_diagnosed"]:
-        problems.append(_("fault lab diagnosis {status}: {detail}").format(
+        problems.append(_("fault lab diagnosis (self-reported) {status}: {detail}").format(
             status=_(DIAGNOSIS_WORDS.get(diagnosis.status, diagnosis.status)), detail=diagnosis.detail))
     if not acceptance["transfer_passed"]:
         problems.append(_("transfer challenge {status}: {detail}").format(
@@ -273,7 +319,14 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
                                  "fault_file": stage.fault.fault_file, "detail": lab.detail}
     if lab.extra.get("fixed_file_sha256"):
         fault_lab["fixed_file_sha256"] = lab.extra["fixed_file_sha256"]
-    fault_lab["diagnosis"] = {"status": diagnosis.status, "detail": diagnosis.detail, **diagnosis.extra}
+    # the multiple-choice diagnosis: a learning aid the learner's machine can forge, so it earns nothing
+    fault_lab["diagnosis"] = {"status": diagnosis.status, "detail": diagnosis.detail, "self_reported": True,
+                              **diagnosis.extra}
+    regression = regression or Part("missing", "")
+    fault_lab["regression_test"] = {"status": regression.status, "file": stage.regression_test,
+                                    "detail": regression.detail, **regression.extra}
+    if regression_path is not None and regression_path.is_file():
+        fault_lab["regression_test"]["sha256"] = evidence.sha256_file(regression_path)
     transfer_doc: dict[str, Any] = {
         "status": transfer.status, "file": stage.transfer_file, "detail": transfer.detail,
         "tests": [{"name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300]} for r in transfer_rows],

@@ -22,6 +22,8 @@ from forgelab.judge.settings import JudgeSettings
 from forgelab.verdicts import jobs
 
 TARGET, LAB, KNOWN_WRONG = "target", "lab", "known-wrong"
+# the lab's regression test on the learner's repaired lab, and on the lab with its broken module laid over it
+REGRESSION_FIXED, REGRESSION_BROKEN = "regression-fixed", "regression-broken"
 # the parts of a check that run learner code; a partial check (watch mode) runs some and keeps the others
 TESTS, FAULT_LAB, TRANSFER = "tests", "fault_lab", "transfer"
 ALL_PARTS = frozenset({TESTS, FAULT_LAB, TRANSFER})
@@ -53,6 +55,28 @@ def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
         return False
 
 
+def regression_file(lab: Path, stage: Stage) -> Path:
+    """The lab's regression test in the lab folder ``lab`` (``labs/NN-slug/test_diagnosis.py``)."""
+    return lab / Path(stage.regression_test).name
+
+
+def regression_runs(workbook: Workbook, stage: Stage, lab: Path) -> tuple[list[core.TargetSpec], list[LearnerTests]]:
+    """The lab's regression test, run like a transfer test: on the repaired lab (unless it is still the broken
+    variant) and on the lab with the broken module laid over it — the course's code, so that run reports outcomes and
+    lines only. Nothing when the lab or its test is missing."""
+    test = regression_file(lab, stage)
+    if not (lab / "forge").is_dir() or not test.is_file() or not (workbook.root / stage.fault_variant).is_file():
+        return [], []
+    shown = ((test, stage.regression_test),)
+    targets = [core.TargetSpec(REGRESSION_BROKEN, (lab / "forge", jobs.fault_variant(workbook, stage)), stage.number,
+                               course_code=True)]
+    tests = [LearnerTests(REGRESSION_BROKEN, shown)]
+    if not untouched_lab(workbook.root, stage, lab):
+        targets.append(jobs.lab_spec(lab, stage, REGRESSION_FIXED))
+        tests.append(LearnerTests(REGRESSION_FIXED, shown))
+    return targets, tests
+
+
 def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
               parts: frozenset[str] = ALL_PARTS) -> core.Job:
     """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
@@ -66,6 +90,10 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
             and not untouched_lab(workbook.root, stage, lab)):
         targets.append(jobs.lab_spec(lab, stage, LAB))
         course_tests.append(CourseTests(LAB, (stage.test_file,)))
+    if FAULT_LAB in parts and target.kind in ("learner", "path"):
+        more_targets, more_tests = regression_runs(workbook, stage, lab)
+        targets += more_targets
+        learner_tests += more_tests
     if TRANSFER not in parts:
         pass
     elif transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):

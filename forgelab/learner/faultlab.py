@@ -16,18 +16,30 @@ import shutil
 from pathlib import Path
 
 from forgelab.learner import backups, state
+from forgelab.learner.check import judge_lab_regression
+from forgelab.learner.checkjob import regression_runs
+from forgelab.core.targets import resolve_target
 from forgelab.core import evidence
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
-from forgelab.verdicts.parts import LabCheck, judge_lab
+from forgelab.verdicts.parts import LabCheck, Part, judge_lab
 from forgelab.judge import core
 from forgelab.verdicts import jobs
 from forgelab.verdicts import seal as seal_verdict
 from forgelab.judge.core import CourseTests
 
 LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
+# the lab's regression test as ``fault start`` writes it: what it must do, never the answer
+REGRESSION_DOC = N_("""Regression test for fault lab {number} — {title}.
+
+Write a test that pins the defect you found in {module}: it must FAIL on the lab's broken copy and PASS once the
+module is repaired. `forgelab fault check {number}` runs it on both and says which. Grading runs it on the course's
+reference implementation (where it must pass) and on the lab's broken module (where it must fail): that earns the
+lab's diagnosis points. Import what you test from forge (`from {package} import ...`) and assert the exact result
+the module's contract promises for an input that shows the defect.""")
+REGRESSION_SKIP = N_("not written yet: replace this line with your regression test")
 
 
 class FaultLabError(ValueError):
@@ -111,6 +123,7 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
     lab = lab_path(workbook, stage)
     module = lab / stage.fault.fault_file
     if module.is_file():
+        regression_starter(workbook, stage)  # a lab started before the course asked for one gets it now
         return module, False
     source = broken_file(workbook, stage)
     if is_sealed(workbook, stage):
@@ -136,11 +149,29 @@ def start(workbook: Workbook, stage: Stage, base_forge: Path | None = None) -> t
               _("Before you repair it, state your diagnosis: `forgelab fault diagnose {number}` asks which test shows "
                 "the defect, in which function it lies and what it is, and a sentence in your own words.").format(
                   number=stage.number), "",
+              _("Then write `test_diagnosis.py` in this folder: a test that fails on the broken copy and passes once you "
+                "have repaired it. `forgelab fault check {number}` runs it on both. It earns the lab's diagnosis points; "
+                "the multiple-choice diagnosis is self-reported, a learning aid that earns none.").format(
+                  number=stage.number), "",
               _("Stuck? `forgelab fault hint {number}` reveals the lab's story, then one diagnosis step at a time, "
                 "then the fix principle.").format(number=stage.number), "",
               _("Your own forge/ is not involved: this workspace is separate.")]
     (lab / "README.md").write_text("\n".join(readme) + "\n", encoding="utf-8")
+    regression_starter(workbook, stage)
     return module, True
+
+
+def regression_starter(workbook: Workbook, stage: Stage) -> Path:
+    """``labs/NN-slug/test_diagnosis.py`` as a starter (a docstring that says what it must do, a skipped test), unless
+    the learner has one already; returns its path."""
+    path = workbook.workspace / stage.regression_test
+    if not path.exists():
+        package = stage.module.removesuffix(".py").replace("/", ".")
+        doc = _(REGRESSION_DOC).format(number=stage.number, title=stage.text().title, module=stage.module,
+                                       package=package)
+        path.write_text(f'"""{doc}\n"""\n\nimport pytest\n\n\ndef test_the_defect_stays_fixed() -> None:\n'
+                        f'    pytest.skip({_(REGRESSION_SKIP)!r})\n', encoding="utf-8")
+    return path
 
 
 def _require(workbook: Workbook, stage: Stage) -> Path:
@@ -151,15 +182,19 @@ def _require(workbook: Workbook, stage: Stage) -> Path:
     return module
 
 
-def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSettings = DEFAULT) -> LabCheck:
-    """Run the stage tests against the lab workspace (through the judge) and remember the verdict."""
+def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSettings = DEFAULT) -> tuple[LabCheck, Part]:
+    """Run the stage tests against the lab workspace (through the judge) and remember the verdict; in the same run,
+    the lab's regression test on the broken copy and on the repair (:func:`forgelab.learner.check.judge_lab_regression`)."""
     module = _require(workbook, stage)
     lab = lab_path(workbook, stage)
-    job = jobs.job(course, workbook, [jobs.lab_spec(lab, stage, "lab")], [CourseTests("lab", (stage.test_file,))])
-    result = judge_lab(stage, core.run(job, settings), "lab")
+    targets, tests = regression_runs(workbook, stage, lab)
+    job = jobs.job(course, workbook, [jobs.lab_spec(lab, stage, "lab"), *targets], [CourseTests("lab", (stage.test_file,))],
+                   tests)
+    report = core.run(job, settings)
+    result = judge_lab(stage, report, "lab")
     state.update(workbook, "fault_lab", stage.number,
                  {"status": result.status, "file_sha256": evidence.sha256_file(module)})
-    return result
+    return result, judge_lab_regression(workbook, stage, resolve_target("learner", workbook, course), lab, report)
 
 
 def is_fixed(workbook: Workbook, stage: Stage) -> bool:

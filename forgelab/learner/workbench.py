@@ -168,8 +168,10 @@ class Workbench:
 
         parts = [(_("fault lab"), _(PART_WORDS.get(outcome.fault_lab.status, outcome.fault_lab.status)),
                   outcome.fault_lab.detail),
-                 (_("diagnosis"), _(DIAGNOSIS_WORDS.get(outcome.diagnosis.status, outcome.diagnosis.status)),
-                  outcome.diagnosis.detail),
+                 (_("regression test"), _(PART_WORDS.get(outcome.regression.status, outcome.regression.status)),
+                  outcome.regression.detail),
+                 (_("diagnosis (self-reported)"),
+                  _(DIAGNOSIS_WORDS.get(outcome.diagnosis.status, outcome.diagnosis.status)), outcome.diagnosis.detail),
                  (_("transfer"), _(PART_WORDS.get(outcome.transfer.status, outcome.transfer.status)),
                   outcome.transfer.detail),
                  (_("design answer"), _(PART_WORDS.get(outcome.design.status, outcome.design.status)),
@@ -302,9 +304,12 @@ class Workbench:
             _("`forgelab fault check {number}`, or `forgelab fault reset {number}` to start over").format(number=number))
 
     def fault_check(self, stage: Stage) -> Message:
-        result = faultlab.check(self.workbook, self.course, stage, self.settings)
+        result, regression = faultlab.check(self.workbook, self.course, stage, self.settings)
         target = stage.fault.target_test
-        note = self._prerequisites_note(stage)
+        tested = _("regression test {path} ({status}): {detail}").format(
+            path=stage.regression_test, status=_(PART_WORDS.get(regression.status, regression.status)),
+            detail=regression.detail)
+        note = [tested, *self._prerequisites_note(stage)]
         number = stage.number
         if result.status == "error":
             return Message((_("fault lab {number}: the lab module does not import — {problem}").format(
@@ -313,10 +318,11 @@ class Workbench:
         if result.status == "fixed":
             lines = [_("fault lab {number}: FIXED — {test} and every other stage {number} test pass in the lab").format(
                 number=number, test=target),
-                _("fix principle: {principle}").format(principle=stage.text().fault.fix_principle)]
+                _("fix principle: {principle}").format(principle=stage.text().fault.fix_principle), tested]
             diagnosed = self.diagnosis(stage)
             if diagnosed is None:
-                lines.append(_("your diagnosis is not stated yet: the lab counts once you say what was wrong"))
+                lines.append(_("your self-reported diagnosis is not stated yet: your evidence accepts the lab once you "
+                               "say what was wrong (`forgelab fault diagnose {number}`)").format(number=number))
             outcome = self.check(stage)  # a fixed lab goes into the stage's evidence at once
             verdict = _("accepted") if outcome.accepted else _("not accepted yet")
             if outcome.path:
@@ -451,8 +457,9 @@ class Workbench:
         write_atomic(path, json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
         language = active()
         marks = {True: _("right"), False: _("not right")}
-        lines = [_("fault lab {number}: your diagnosis (attempt {attempts}), saved to {path}").format(
-                     number=number, attempts=attempts, path=self.workbook.relative(path)),
+        lines = [_("fault lab {number}: your self-reported diagnosis (attempt {attempts}), saved to {path} — a learning "
+                   "aid that earns no points; the lab's regression test {test_file} earns them").format(
+                     number=number, attempts=attempts, path=self.workbook.relative(path), test_file=stage.regression_test),
                  _("  which test shows it: {test} — {verdict}").format(test=test, verdict=marks[right["test"]]),
                  _("  where it lies: {function}() — {verdict}").format(function=function, verdict=marks[right["function"]]),
                  _("  what the defect is: {defect} — {verdict}").format(defect=defect_text(key, defect, language),

@@ -6,7 +6,8 @@
 * :func:`judge_transfer` — the learner's transfer test from its rows: not written, failed, error, cannot
   tell (it passes on a known-wrong implementation too), or passed;
 * :func:`judge_design` — the design answer: missing, too short (:data:`MIN_DESIGN_WORDS`), or present;
-* :func:`judge_lab` — the fault lab: fixed only when the target test and every stage test pass.
+* :func:`judge_lab` — the fault lab: fixed only when the target test and every stage test pass;
+* :func:`judge_regression` — the lab's regression test: it must pass on a repaired module and fail on the broken one.
 
 Nothing here runs anything: the rows come from a judge run (:mod:`forgelab.judge`).
 """
@@ -58,7 +59,8 @@ CANNOT_TELL = N_("it passes on the stage's known-wrong implementation too, so it
 
 PART_WORDS = {"not_started": N_("not started"), "broken": N_("broken"), "fixed": N_("fixed"), "error": N_("error"),
               "missing": N_("missing"), "not_written": N_("not written"), "passed": N_("passed"), "failed": N_("failed"),
-              "cannot_tell": N_("cannot tell"), "too_short": N_("too short"), "present": N_("present")}
+              "cannot_tell": N_("cannot tell"), "too_short": N_("too short"), "present": N_("present"),
+              "pending": N_("pending")}
 
 
 OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"), "skipped": N_("skipped"),
@@ -110,6 +112,42 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
         return Part("passed", _("{count} transfer test(s) passed; it fails on the known-wrong implementation, as it "
                                 "should").format(count=passed), extra)
     return Part("passed", _("{count} transfer test(s) passed").format(count=passed), extra)
+
+
+REGRESSION_NOT_WRITTEN = N_("still the starter: replace the pytest.skip line in {path} with a test that fails on the "
+                            "lab's broken copy and passes on a repaired one")
+
+
+def judge_regression(shown: str, on_fixed: tuple[TestRow, ...], fixed_problem: str | None,
+                     on_broken: tuple[TestRow, ...], broken_problem: str | None, fixed: str, broken: str) -> Part:
+    """The lab's regression test ``shown`` from its runs on a repaired module (``fixed``, in words: the course's
+    reference, or the learner's repaired lab) and on the lab's broken one (``broken``): missing is the caller's,
+    here not written (still skipped), error, failed (it fails where the defect is repaired), cannot tell (it passes
+    on the broken module too: it does not pin the defect), or passed. On the course's own code the rows carry
+    outcomes and lines only (the reference is never an oracle)."""
+    if not on_fixed:
+        return Part("error", fixed_problem or _("no test function found in {path}: name it test_...").format(path=shown))
+    if all(r.outcome is Outcome.SKIPPED for r in on_fixed):
+        return Part("not_written", _(REGRESSION_NOT_WRITTEN).format(path=shown))
+    bad = [r for r in on_fixed if r.outcome is not Outcome.PASSED and r.outcome is not Outcome.SKIPPED]
+    if bad:
+        first = bad[0]
+        status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
+        return Part(status, _("{test} {outcome} on {fixed}, where the defect is repaired: {cause}; it must pass "
+                              "there").format(test=first.name, outcome=_(OUTCOME_WORDS[first.outcome]), fixed=fixed,
+                                              cause=glossed(first.cause)), {"on_fixed": "fails"})
+    passed = sum(r.outcome is Outcome.PASSED for r in on_fixed)
+    caught = [r for r in on_broken if r.outcome in (Outcome.FAILED, Outcome.TIMEOUT)]
+    if not on_broken:
+        return Part("error", _("it did not run on {broken}: {why}").format(
+            broken=broken, why=broken_problem or _("no result")), {"on_fixed": "passes"})
+    if not caught:
+        return Part("cannot_tell", _("{count} regression test(s) pass on {fixed}, but on {broken} too, so they do not "
+                                     "pin the defect: assert what the repaired code does and the broken code does "
+                                     "not").format(count=passed, fixed=fixed, broken=broken),
+                    {"on_fixed": "passes", "on_broken": "passes"})
+    return Part("passed", _("{count} regression test(s) pass on {fixed} and fail on {broken}, as they should").format(
+        count=passed, fixed=fixed, broken=broken), {"on_fixed": "passes", "on_broken": "fails"})
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ that once flaked under load, 07 for the stage whose tests hand the learner's cod
 The variants change one thing each, in stage 01:
 
 =============  =====================================================================================
-correct        reference modules, reference transfer tests and answers, fault labs fixed, evidence
+correct        reference modules, reference transfer tests and answers, fault labs fixed with their
+               regression tests (the course's examples), evidence
 wrong          same-rank conflicts resolved last-wins (a subtle, plausible mistake)
 hangs          ``explain`` loops forever
 syntax         a syntax error in ``forge/instructions.py``
@@ -84,6 +85,8 @@ def build_correct(destination: Path, stages: tuple[str, ...] = BASE_STAGES) -> W
                  "--because", "the broken copy does what the defect says and the failing test shows it")
         fixed = solutions / "forge" / stage.fault.fault_file.removeprefix("forge/")
         shutil.copyfile(fixed, copy.root / "labs" / stage.key / stage.fault.fault_file)
+        # the lab's regression test, which earns its diagnosis points: the course's own example (an honest one)
+        shutil.copyfile(copy.root / stage.reference_regression_test, copy.root / stage.regression_test)
         answer = solutions / "answers" / f"{stage.key}.md"
         if answer.is_file():
             _checked(copy, "answer", number, "--file", str(answer))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from forgelab.core.evidence import integrity_holds
@@ -53,7 +55,7 @@ def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(wo
     workbook.write("transfer/test_01_instruction_hierarchy.py",
                    (workbook.root / "solutions/transfer/test_01_instruction_hierarchy.py").read_text())
     first = workbook.run("check", "01")
-    assert first.returncode == 1 and "fault lab      not started" in first.stdout
+    assert first.returncode == 1 and re.search(r"fault lab\s+not started", first.stdout), first.stdout
     assert workbook.run("fault", "start", "01").returncode == 0
     diagnosed = workbook.run("fault", "diagnose", "01", "--test", "test_lower_trust_instruction_cannot_override_system",
                              "--function", "explain", "--defect", "input-order", "--because",

@@ -149,11 +149,11 @@ def test_a_fixed_lab_without_a_diagnosis_does_not_count(workbook: WorkbookCopy) 
     assert workbook.run("fault", "start", "01").returncode == 0
     (workbook.root / LAB_FILE).write_bytes((workbook.root / "solutions/forge/instructions.py").read_bytes())
     fixed = workbook.run("fault", "check", "01")
-    assert fixed.returncode == 0 and "your diagnosis is not stated yet" in fixed.stdout
+    assert fixed.returncode == 0 and "your self-reported diagnosis is not stated yet" in fixed.stdout
     document = workbook.evidence(KEY)
     assert document["acceptance"]["fault_lab_fixed"] and not document["acceptance"]["fault_lab_diagnosed"]
     assert document["fault_lab"]["diagnosis"]["status"] == "missing"
-    assert any(problem.startswith("fault lab diagnosis not stated") for problem in document["problems"])
+    assert any(problem.startswith("fault lab diagnosis (self-reported) not stated") for problem in document["problems"])
     status = workbook.run("status")
     assert "fixed, diagnosis missing" in status.stdout
     assert "next: stage 01: state your diagnosis of the fault lab: `forgelab fault diagnose 01`" in status.stdout

@@ -103,7 +103,8 @@ def unfinished(course: Course, number: str) -> list[str]:
 
 COURSE_FOLDERS = ("course", "tests/stages", "transfer", "solutions", "failure_labs", "notebooks", "instructor/checks")
 STAGE_SOURCES = re.compile(r"^(stage\.toml|demo\.py|mutants\.toml|fault\.toml|seal\.py|figure[-\w]*\.(svg|mmd|py))$")
-COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/learner/README.md", "course/learner/README.zh-CN.md")
+COURSE_FILES = ("course/course.toml", "course/glossary.toml", "course/docstrings.toml", "course/learner/README.md",
+                "course/learner/README.zh-CN.md")
 
 
 def owned(course: Course) -> set[str]:

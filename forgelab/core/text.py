@@ -11,7 +11,7 @@ outside a template (templates escape by themselves).
 :func:`templates` is the one Jinja2 environment of ``forgelab/data/templates`` (the course page, the feedback
 page): autoescaped, strict about undefined names, the tools' gettext catalog of one language installed
 (``jinja2.ext.i18n``, so ``{{ _("…") }}`` is extracted and translated like ``_()`` in Python), and the
-filters ``md`` and ``inline`` above.
+filters ``md`` and ``inline`` above, and ``gap`` (the space between two pieces of text, none after Chinese).
 """
 
 from __future__ import annotations
@@ -107,7 +107,14 @@ def templates(language: str) -> Environment:
     environment.install_gettext_translations(translations(language), newstyle=False)  # type: ignore[attr-defined]
     environment.filters["md"] = lambda text: Markup(md(str(text)))
     environment.filters["inline"] = lambda text: Markup(inline(str(text)))
+    environment.filters["gap"] = gap
     return environment
+
+
+def gap(text: object) -> str:
+    """The space to put after ``text`` before the next words: none after full-width punctuation or a Chinese
+    character ("部分达到。13 个", not "部分达到。 13 个"), one space after anything else."""
+    return "" if _CJK_LAST.search(str(text).rstrip()) else " "
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -132,10 +132,14 @@ def configure(c: Any, plan: HubPlan) -> None:
     c.Spawner.cmd = [str(Path(plan.python).parent / "jupyterhub-singleuser")]
     c.Spawner.notebook_dir = str(homes(plan) / "{username}" / WORKBOOK)
     c.Spawner.default_url = f"/lab/tree/{opening_notebook(plan)}"
-    c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
+    # a terminal's bash is not a login shell: /etc/profile would put back a PATH without the course's tools
+    c.Spawner.args = ["--ServerApp.terminado_settings=shell_command=/bin/bash",
+                      *(["--allow-root"] if os.geteuid() == 0 else [])]
     c.Spawner.environment = {
         "FORGELAB_COURSE_URL": f"{service_url}/services/{SERVICE}/", "FORGE_LANG": plan.language,
         "PATH": f"{Path(plan.python).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        # `forgelab submit` (and every forgelab command) works on the learner's workbook from any folder
+        "FORGELAB_ROOT": lambda spawner: str(workbook_of(plan, spawner.user.name)),
     }
     c.Spawner.http_timeout = 120
     c.Spawner.start_timeout = 120

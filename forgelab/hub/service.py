@@ -115,6 +115,10 @@ class Base(web.RequestHandler):
             if browser:
                 return None
             raise _no_token()
+        if self.request.method not in ("GET", "HEAD") and "Authorization" not in self.request.headers:
+            # a browser's cookie never changes anything: another site's form cannot submit or publish in your name
+            raise Refused(403, "forbidden", _("a change needs the hub token in the Authorization header, not a "
+                                              "browser's cookie"), _("use forgelab submit or forgelab class"))
         model = await self.auth.user_for_token(token, session_id=self.auth.get_session_id(self), sync=False)
         if not model:
             if browser:

@@ -338,3 +338,24 @@ def test_site_serve_names_the_chinese_edition_and_serves_it(site_all: Path) -> N
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+FULL_WIDTH_THEN_SPACE = re.compile(r"[。，；：！？、）」”][ \t]+(?=\S)")
+
+
+def _flow(page: str) -> str:
+    """The page's text as it flows: inline tags removed without a space, block tags as line breaks."""
+    page = re.sub(r"<(script|style|head)\b.*?</\1>", "\n", page, flags=re.S)
+    page = re.sub(r"</?(strong|em|span|code|a|b|i|small|abbr|kbd)\b[^>]*>", "", page)
+    page = re.sub(r"<[^>]+>", "\n", page)
+    return html.unescape(page)
+
+
+def test_no_chinese_page_puts_a_space_after_full_width_punctuation(site_all: Path) -> None:
+    """Chinese text puts no space after 。，：…; the stage pages printed '…通过：' + ' ' + the next sentence (issue 35)."""
+    found = []
+    for page in _pages(site_all / "zh"):
+        for line in _flow(page.read_text(encoding="utf-8")).splitlines():
+            if FULL_WIDTH_THEN_SPACE.search(line):
+                found.append(f"{page.name}: {line.strip()[:80]}")
+    assert found == []

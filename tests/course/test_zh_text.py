@@ -86,3 +86,63 @@ def test_make_speaks_the_bundles_edition_where_a_course_target_is_refused(repo_r
         assert done.returncode == 2, (target, said)
         chinese = any("\u4e00" <= char <= "\u9fff" for char in said)
         assert chinese == (language == "zh"), (target, said)
+
+
+# Chinese technical typography: no space after full-width punctuation or around curly quotes next to Chinese,
+# numbers as Chinese technical text writes them (16,000 and 75%, not "16 000" and "75 %").
+TYPOGRAPHY = {
+    "a space after full-width punctuation": r"[。，；：！？、）」] (?=[^\s`*\-|#>])",  # (two or more: a column, aligned)
+    "a space around curly quotes beside Chinese": r"[\u4e00-\u9fff] +“|” +[\u4e00-\u9fff]",
+    "thousands grouped by a space": r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])",
+    "a space before %": r"\d %",
+}
+
+
+def _chinese_prose(repo_root: Path) -> list[tuple[str, str]]:
+    """(where, text) for the Chinese text a learner reads: stage texts, the catalog's translations, zh notebooks'
+    Markdown. Code spans and fenced code are left out (they hold data as written)."""
+    import re
+
+    from babel.messages.pofile import read_po
+
+    from forgelab.core.registry import load_course
+
+    found: list[tuple[str, str]] = []
+    for stage in load_course(repo_root).stages:
+        def walk(value: object, where: str) -> None:
+            if isinstance(value, str):
+                found.append((where, value))
+            elif isinstance(value, dict):
+                for key, inner in value.items():
+                    walk(inner, f"{where}.{key}")
+            elif isinstance(value, list):
+                for index, inner in enumerate(value):
+                    walk(inner, f"{where}[{index}]")
+        walk(stage.texts["zh"].model_dump(exclude={"docstrings"}), f"stage {stage.number} [text.zh]")
+    with (repo_root / "forgelab/locale/zh/LC_MESSAGES/forgelab.po").open("rb") as handle:
+        for message in read_po(handle, locale="zh"):
+            for text in (message.string if isinstance(message.string, tuple) else (message.string,)):
+                if text:
+                    found.append((f"forgelab.po {message.id!r:.60}", text))
+    for path in sorted((repo_root / "notebooks" / "zh").glob("*.ipynb")):
+        for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "markdown":
+                found.append((f"{path.name} cell {number}", "".join(cell["source"])))
+    code = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+    return [(where, code.sub("`…`", text)) for where, text in found if re.search(r"[\u4e00-\u9fff]", text)]
+
+
+@pytest.mark.parametrize("rule", sorted(TYPOGRAPHY))
+def test_chinese_text_follows_chinese_typography(repo_root: Path, rule: str) -> None:
+    import re
+
+    pattern = re.compile(TYPOGRAPHY[rule])
+    broken = [f"{where}: …{text[max(0, m.start() - 15):m.end() + 15]}…" for where, text in _chinese_prose(repo_root)
+              for m in [pattern.search(text)] if m]
+    assert broken == [], f"{rule}: {broken[:8]}"
+
+
+def test_the_gap_between_two_pieces_of_a_page_is_none_after_chinese() -> None:
+    from forgelab.core.text import gap
+
+    assert gap("部分达到。") == "" and gap("进度：") == "" and gap("Partly there.") == " " and gap("13/13") == " "

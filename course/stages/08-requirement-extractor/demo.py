@@ -47,7 +47,7 @@ print(format_extraction({"spec": result.spec.model_dump(mode="json"), "audit": r
 # of an office prompt, and a check of what the model can see outside the data blocks.
 
 # %% [markdown] zh
-# 从上往下读这份记录。用户那条 “skip the tests this time”（这次跳过测试）输给了 developer 的规则（阶段 01）。有两条上下文没能放进 145 Token 的预算，而必需的变更管控策略从头到尾都没有被挤掉的风险（阶段 02）。示例库里的 music 示例和 v1 示例，无论与请求共享多少标签，都没有被展示（阶段 03）。论坛帖子被打上了标记（阶段 06）——标记的作用也就仅此而已。
+# 从上往下读这份记录。用户那条“skip the tests this time”（这次跳过测试）输给了 developer 的规则（阶段 01）。有两条上下文没能放进 145 Token 的预算，而必需的变更管控策略从头到尾都没有被挤掉的风险（阶段 02）。示例库里的 music 示例和 v1 示例，无论与请求共享多少标签，都没有被展示（阶段 03）。论坛帖子被打上了标记（阶段 06）——标记的作用也就仅此而已。
 #
 # 真正保护规格的，是这篇帖子在 Prompt 中所处的位置。下面是一个 office Prompt 的检索文档部分，以及一项检查：模型在数据块之外能读到什么。
 

@@ -80,7 +80,7 @@ print(f"选中：{plan.selected}——共 {plan.used_chars} 个字符、{plan.us
 # texts.
 
 # %% [markdown] zh
-# 按门禁的顺序来读这张表。Bo 的记忆根本到不了排序那一步：无论分数多高，都是 `scope_mismatch`。咖啡机那条低于 `min_score`：`low_confidence`。在留下来的记忆中，本轮要求排在最前，所以它拿下了自动化语言这个槽位，工作区约定和个人默认偏好都以 `authority_loser` 落败。Jest 和 Vitest 的权限层级相同，于是分数更高的 Jest 保住了测试运行器槽位，Vitest 得到 `conflict_loser`。第二条 “run the unit tests” 归一化后与第一条完全相同：`duplicate_content`。接着，装箱按优先顺序遍历留下的记忆，每试一条都给整个块重新计价。选满三条时块长 334 个字符；历史笔记还要再加 186 个，于是它以 `char_budget_exceeded` 被跳过——而装箱并没有就此停下：更短的那条关于 pull request 的笔记只加 74 个，依然放得进去。这样就凑满了四条，关于提交信息的那条根本没轮到：`top_k_reached`。
+# 按门禁的顺序来读这张表。Bo 的记忆根本到不了排序那一步：无论分数多高，都是 `scope_mismatch`。咖啡机那条低于 `min_score`：`low_confidence`。在留下来的记忆中，本轮要求排在最前，所以它拿下了自动化语言这个槽位，工作区约定和个人默认偏好都以 `authority_loser` 落败。Jest 和 Vitest 的权限层级相同，于是分数更高的 Jest 保住了测试运行器槽位，Vitest 得到 `conflict_loser`。第二条“run the unit tests”归一化后与第一条完全相同：`duplicate_content`。接着，装箱按优先顺序遍历留下的记忆，每试一条都给整个块重新计价。选满三条时块长 334 个字符；历史笔记还要再加 186 个，于是它以 `char_budget_exceeded` 被跳过——而装箱并没有就此停下：更短的那条关于 pull request 的笔记只加 74 个，依然放得进去。这样就凑满了四条，关于提交信息的那条根本没轮到：`top_k_reached`。
 #
 # 下面就是模型收到的块。四段正文都很短；预算主要花在外壳、id 和出处上——这正是预算要给整个块计价、而不是只数正文的原因。
 

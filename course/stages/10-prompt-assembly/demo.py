@@ -5,7 +5,7 @@
 # 16 000 for tool results and 4 000 as a margin, the input budget is B = W − O − R − S:
 
 # %% [markdown] zh
-# 先算预算。模型的上下文窗口并不全归输入：必须给回答（O）、本轮工具调用的返回结果（R）留出空间，还要留一段协议与安全余量来应对额外开销和估算误差（S）。对一个 200 000 Token 的窗口，如果为回答留 8 000、为工具结果留 16 000、余量留 4 000，输入预算就是 B = W − O − R − S：
+# 先算预算。模型的上下文窗口并不全归输入：必须给回答（O）、本轮工具调用的返回结果（R）留出空间，还要留一段协议与安全余量来应对额外开销和估算误差（S）。对一个 200,000 Token 的窗口，如果为回答留 8,000、为工具结果留 16,000、余量留 4,000，输入预算就是 B = W − O − R − S：
 
 # %%
 from forge.prompt_assembly import (MEMORY_NOTICE, PromptBudgetError, Segment, assemble, input_budget,
@@ -21,7 +21,7 @@ print(input_budget(200_000, 8_000, 16_000, 4_000))
 # but the API never returns more than 8 000.
 
 # %% [markdown] zh
-# S 从哪里来？本阶段参照的 Token 安全组装器最多只填满窗口的 75 %（`SAFETY_THRESHOLD`），空出四分之一：对它举例用的 204 000 Token 窗口来说就是 51 000，其他什么都不预留时，预算是 153 000。另外，如果 API 单独限制了输出，这个上限就要单独检查：按窗口来算，“预留” 16 000 Token 的回答毫无问题，可这个 API 最多只返回 8 000。
+# S 从哪里来？本阶段参照的 Token 安全组装器最多只填满窗口的 75%（`SAFETY_THRESHOLD`），空出四分之一：对它举例用的 204,000 Token 窗口来说就是 51,000，其他什么都不预留时，预算是 153,000。另外，如果 API 单独限制了输出，这个上限就要单独检查：按窗口来算，“预留” 16,000 Token 的回答毫无问题，可这个 API 最多只返回 8,000。
 
 # %%
 print(safety_margin_for(204_000), input_budget(204_000, 0, 0, safety_margin_for(204_000)))
@@ -29,7 +29,7 @@ try:
     input_budget(200_000, 16_000, 4_000, 2_000, max_output=8_000)
 except ValueError as error:
     print("ValueError:", error)  # [en]
-    print("ValueError：要为回答预留 16 000 个 Token，可这个 API 一次最多只返回 8 000 个——预留不能超过输出上限。")  # [zh]
+    print("ValueError：要为回答预留 16,000 个 Token，可这个 API 一次最多只返回 8,000 个——预留不能超过输出上限。")  # [zh]
     print(f"  原文：{error}")  # [zh]
 
 # %% [markdown] en
@@ -39,7 +39,7 @@ except ValueError as error:
 # of segment. Tokens are counted with the same transparent teaching units as in stage 09.
 
 # %% [markdown] zh
-# 为了让数字好读，演示的其余部分假设窗口很小：1 000 Token，其中 700 留给回答，120 留给工具结果，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
+# 为了让数字好读，演示的其余部分假设窗口很小：1,000 Token，其中 700 留给回答，120 留给工具结果，70 作为余量，一次调用的输入还剩 110。这次调用是 software 场景里的搜索框任务，七种片段一应俱全。Token 用与阶段 09 相同的透明教学单位计数。
 
 # %%
 segments = [

@@ -49,7 +49,7 @@ print(close_dependencies(["a"], loop).decisions)
 # `source_changed`. An object without the flag would have stopped the chain.
 
 # %% [markdown] zh
-# 两轮之后，配置类型从 r42 变成了 r43。凡是在它之上读出来、并声明了 `expires_on_change` 的东西都过期了，由近及远：先是 `e17` 本身，然后是依赖它的测试。摘要 “why” 是从 `e17` 派生的，所以它也过期——不管有没有标志——原因是 `source_changed`。如果某个对象没有这个标志，链条就会在它那里断开。
+# 两轮之后，配置类型从 r42 变成了 r43。凡是在它之上读出来、并声明了 `expires_on_change` 的东西都过期了，由近及远：先是 `e17` 本身，然后是依赖它的测试。摘要“why”是从 `e17` 派生的，所以它也过期——不管有没有标志——原因是 `source_changed`。如果某个对象没有这个标志，链条就会在它那里断开。
 
 # %%
 test = ContextObject("test-exclude", "evidence", "test_empty_exclude_keeps_items expects no skip.", "r42",
@@ -66,7 +66,7 @@ for decision in invalidate([*code, test, why], "type-config", "r43"):
 # The costs are computed as exact fractions and printed here in µ$.
 
 # %% [markdown] zh
-# 一段稳定的前缀——系统提示词加工具 Schema，共 6 000 个 Token——每次调用都会发送。值不值得用 Prompt 缓存？按下面的价格，用缓存的开销是 `P·w + n·P·c`，不用缓存是 `(n+1)·P·u`。一次都不复用时，写入缓存纯属额外开销；从第一次复用开始，缓存就划算了。开销按精确分数计算，这里以 µ$ 为单位打印。
+# 一段稳定的前缀——系统提示词加工具 Schema，共 6,000 个 Token——每次调用都会发送。值不值得用 Prompt 缓存？按下面的价格，用缓存的开销是 `P·w + n·P·c`，不用缓存是 `(n+1)·P·u`。一次都不复用时，写入缓存纯属额外开销；从第一次复用开始，缓存就划算了。开销按精确分数计算，这里以 µ$ 为单位打印。
 
 # %%
 # prices per token in millionths of a dollar (µ$): $3.00, $0.30 and $3.75 per million tokens
@@ -85,7 +85,7 @@ for reuses in range(4):
 # — and that is before counting the risk that the summary dropped a condition or a piece of evidence.
 
 # %% [markdown] zh
-# 压缩一段长历史则是另一笔账。假设 40 000 Token 的历史已经在缓存里，每一轮都按缓存价格读取。把它压缩成 4 000 Token 的摘要，要花一次模型调用（这里算 8 000 µ$），而摘要是一段新的前缀，得先写入缓存。头两轮里，留着缓存的历史更便宜；要到第三轮，压缩才开始回本——这还没算上摘要可能丢掉某个前提条件或某条证据的风险。
+# 压缩一段长历史则是另一笔账。假设 40,000 Token 的历史已经在缓存里，每一轮都按缓存价格读取。把它压缩成 4,000 Token 的摘要，要花一次模型调用（这里算 8,000 µ$），而摘要是一段新的前缀，得先写入缓存。头两轮里，留着缓存的历史更便宜；要到第三轮，压缩才开始回本——这还没算上摘要可能丢掉某个前提条件或某条证据的风险。
 
 # %%
 history, summary, call = 40_000, 4_000, 8_000  # tokens of history and summary; the compression call in µ$
@@ -104,7 +104,7 @@ for rounds in range(1, 6):
 # the code the request depends on stay.
 
 # %% [markdown] zh
-# 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话 “Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及其中一条被粘贴进来的副本。`plan_deletions` 按角色删除，而不是按新旧：先删重复项，再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
+# 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话“Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及其中一条被粘贴进来的副本。`plan_deletions` 按角色删除，而不是按新旧：先删重复项，再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
 
 # %%
 goal = ContextObject("goal", "goal", "Explain why an empty exclude filter skips items.")
@@ -147,7 +147,7 @@ except ContextBudgetError as error:
 # the id and the source are counted.
 
 # %% [markdown] zh
-# 记忆进入上下文，和其他对象没有两样——按模型真正读到的那个块计价。阶段 09 的 `render_memory_block` 在这里被重新导出：“Use Go.” 这三个单位，算上外壳、id 和出处之后就成了 43 个。
+# 记忆进入上下文，和其他对象没有两样——按模型真正读到的那个块计价。阶段 09 的 `render_memory_block` 在这里被重新导出：“Use Go.”这三个单位，算上外壳、id 和出处之后就成了 43 个。
 
 # %%
 memory = MemoryCandidate("m-go", "Use Go.", "ana", 0.9, 1, source="chat:2026-03-02")

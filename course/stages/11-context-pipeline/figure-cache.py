@@ -1,7 +1,7 @@
 # caption: What a stable prefix of 6 000 tokens costs over n reuses with the worked demonstration's prices, with and without a prompt cache, as the reference cache_break_even computes it; the break-even is marked.
 # alt: A line chart. The horizontal axis is the number of reuses n from 0 to 8, the vertical axis the cost in millionths of a dollar. The uncached line starts at 18 000 for n = 0 and rises by 18 000 per reuse, to 162 000 at n = 8. The cached line starts higher, at 22 500, because writing the cache costs more than one plain read, and rises by only 1 800 per reuse, to 36 900 at n = 8. The lines cross at n of about 0.28, marked with a dashed vertical line: at n = 0 not caching is cheaper, from n = 1 on the cache is.
-# caption.zh: 用教师示范里的价格，画出一段 6 000 Token 的稳定前缀在复用 n 次后的开销：用与不用 Prompt 缓存各一条线，由参考实现的 cache_break_even 计算，并标出盈亏平衡点。
-# alt.zh: 一张折线图。横轴是复用次数 n，从 0 到 8；纵轴是开销，单位为百万分之一美元。不用缓存的线在 n = 0 时是 18 000，每多复用一次就涨 18 000，到 n = 8 时是 162 000。用缓存的线起点更高，是 22 500，因为写入缓存比普通读取一次更贵；但每多复用一次只涨 1 800，到 n = 8 时是 36 900。两条线在 n 约为 0.28 处相交，用一条竖直虚线标出：n = 0 时不用缓存更便宜，从 n = 1 开始缓存更划算。
+# caption.zh: 用教师示范里的价格，画出一段 6,000 Token 的稳定前缀在复用 n 次后的开销：用与不用 Prompt 缓存各一条线，由参考实现的 cache_break_even 计算，并标出盈亏平衡点。
+# alt.zh: 一张折线图。横轴是复用次数 n，从 0 到 8；纵轴是开销，单位为百万分之一美元。不用缓存的线在 n = 0 时是 18,000，每多复用一次就涨 18,000，到 n = 8 时是 162,000。用缓存的线起点更高，是 22,500，因为写入缓存比普通读取一次更贵；但每多复用一次只涨 1,800，到 n = 8 时是 36,900。两条线在 n 约为 0.28 处相交，用一条竖直虚线标出：n = 0 时不用缓存更便宜，从 n = 1 开始缓存更划算。
 """Stage 11's figure: the demonstration's cache prices over n reuses, computed by the reference ``cache_break_even``.
 
 ``forgelab build`` runs this file against the reference and writes ``figure-cache.svg`` beside it, and

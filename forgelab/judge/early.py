@@ -201,17 +201,13 @@ def _serve() -> int:
     """In the started process: import what every session imports, wait for the one job, run it as
     ``python -P -m pytest ARGS`` would, with its working folder, environment and path."""
     # lazy: what the session imports, while the command that started it still prepares the session's job
-    import importlib
     import tempfile
 
-    import _pytest.config
     import pytest
 
-    for name in _pytest.config.default_plugins:
-        try:
-            importlib.import_module(f"_pytest.{name}")
-        except ImportError:  # pytest then says so itself, as in any session
-            pass
+    from forgelab.judge.pytest_private import import_builtin_plugins  # lazy: as above
+
+    import_builtin_plugins()
     import forgelab.judge.session_plugin  # noqa: F401  # lazy: as above
 
     line = sys.stdin.buffer.readline()

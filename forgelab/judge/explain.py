@@ -136,10 +136,10 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
         return None
     lines = [f"{short(left)} == {short(right)}", _joined(_(MARKER), found)]
     try:  # keep pytest's own detailed comparison below ours (its hook has a stable signature)
-        from _pytest.assertion import pytest_assertrepr_compare as pytest_default
+        # lazy: pytest's assertion plugin is loaded in the session that calls this hook, never in the command line
+        from forgelab.judge.pytest_private import pytest_default_explanation
 
-        default: list[str] = pytest_default(config, op, left, right) or []
-        lines += list(default[1:])
+        lines += pytest_default_explanation(config, op, left, right)[1:]
     except Exception:  # noqa: BLE001 - pytest's internals moved: our line is enough
         pass
     return lines

@@ -31,9 +31,9 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Stage, load_course
 from forgelab.judge.outcomes import Limit
 from forgelab.judge import warm as warm_module
+from forgelab.judge.pytest_private import PROG, excludes_a_plugin, pytest11_names, skip_absent_entry_points
 from forgelab.judge.warm import (Ended, Ready, Refused, RunRequest, Started, WarmProtocolError, WarmUnavailable,
-                                 PROG, WarmWorker, encode, excludes_a_plugin, host_spec, pytest11_names, read_reply,
-                                 read_request, skip_absent_entry_points)
+                                 WarmWorker, encode, host_spec, read_reply, read_request)
 from forgelab.learner.check import TESTS, CheckOutcome
 from forgelab.learner.watch import Keys, Watch
 from forgelab.learner.workbench import Workbench
@@ -253,7 +253,7 @@ def test_every_message_is_one_model_and_a_malformed_one_is_told_what_is_wrong(tm
 CONFIG_PROBE = """import json, os, sys
 import _pytest.config
 
-warm = sys.modules["__main__"]  # the worker runs as `python -m forgelab.judge.warm`
+warm = sys.modules.get("forgelab.judge.pytest_private")  # the worker's prepared configuration, if any
 
 
 def test_config(pytestconfig):
@@ -487,7 +487,7 @@ def counted(self, *args, **kwargs):
 
 fixtures.FixtureManager.parsefactories = counted
 if sys.argv[1] == "prescan":
-    from forgelab.judge.warm import prescan_fixtures
+    from forgelab.judge.pytest_private import prescan_fixtures
     prescan_fixtures()
 seen = {}
 

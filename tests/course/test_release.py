@@ -102,8 +102,10 @@ def test_it_holds_what_a_learner_needs(repo: Path, contents: dict[str, bytes]) -
               "forgelab/data/verification.schema.json", "forgelab/site/assets/verify.js", "forgelab/core/starters.py"}
     needed |= {name for name in ("Makefile", "README.md") if (repo / name).is_file()}
     for stage in course.stages:
-        needed |= {stage.module, stage.test_file, stage.transfer_file, f"course/stages/{stage.key}/stage.toml"}
-        needed |= {p.relative_to(repo).as_posix() for p in (repo / stage.failure_lab).rglob("*") if p.is_file()}
+        needed |= {stage.module, stage.test_file, stage.transfer_file, f"course/stages/{stage.key}/stage.toml",
+                   stage.sealed_lab, stage.seal_probes}  # the lab's module ships only sealed, with its probes
+        needed |= {p.relative_to(repo).as_posix() for p in (repo / stage.failure_lab).rglob("*")
+                   if p.is_file() and p != repo / stage.fault_variant}
     needed |= {p.relative_to(repo).as_posix() for p in (repo / "notebooks").glob("*.ipynb")}
     assert needed - set(contents) == set()
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in contents)

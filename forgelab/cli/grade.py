@@ -12,6 +12,7 @@ from forgelab.core.i18n import N_, _, active
 from forgelab.cli.context import open_workbook
 from forgelab.judge.settings import DEFAULT, SandboxMode
 from forgelab.core.registry import RegistryError
+from forgelab.grading import SIMILARITY_PERCENT, SIMILARITY_TOKENS
 
 if TYPE_CHECKING:  # loaded by the command itself (start-up speed)
     from forgelab.grading.batch import GradingInterrupted
@@ -24,6 +25,13 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(_("{text} is not a whole number").format(text=repr(text))) from None
     if value < 1:
         raise argparse.ArgumentTypeError(_("{text} must be 1 or more").format(text=text))
+    return value
+
+
+def _percent(text: str) -> int:
+    value = _positive(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(_("{text} is more than 100 (a percentage)").format(text=text))
     return value
 
 
@@ -41,6 +49,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.grading.batch import GradingInterrupted, ShardSpec, grade_batch
     from forgelab.grading.gradebook import GradebookError
+    from forgelab.grading.similarity import FOLDER, INDEX, Thresholds
     from forgelab.grading.rubric import REGRADE, REVIEW, parse_stages
     from forgelab.core.submission import SubmissionError, discover
     from forgelab.judge.sandbox import SandboxUnavailable
@@ -84,7 +93,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             count=len(subs), stages=numbers, jobs=jobs), flush=True)
     try:
         result = grade_batch(course, workbook, stages, subs, out, jobs=jobs, settings=settings, shard=shard,
-                             progress=lambda line: print(line, flush=True))
+                             progress=lambda line: print(line, flush=True),
+                             thresholds=Thresholds(args.similarity_percent, args.similarity_tokens))
     except SandboxUnavailable as error:
         return fail(str(error))
     except GradebookError as error:
@@ -108,6 +118,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print()
     print(_("gradebook: {book} (SQLite; table grades), {csv}, {totals}").format(
         book=_shown(result.gradebook), csv=_shown(result.csv), totals=_shown(result.totals)))
+    index = _shown(out / FOLDER / INDEX)
+    if result.similar:
+        print(_("similar code: {count} pair(s) flagged for review (table similarity, column similarity of both CSV "
+                "files; learners do not see it): {index}").format(count=len(result.similar), index=index))
+    else:
+        print(_("similar code: no pair above {percent}% and {tokens} tokens: {index}").format(
+            percent=args.similarity_percent, tokens=args.similarity_tokens, index=index))
     flagged = sum(1 for g in result.graded for item in g.items if item.flag == REVIEW)
     again = sorted({g.submission for g in result.graded for item in g.items if item.flag == REGRADE},
                    key=lambda sub: sub.id)
@@ -158,7 +175,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return fail(_("--into {into} is one of the shard folders").format(into=args.into),
                     _("merge into a new, empty folder"))
     try:
-        count, book, csv_path, pages = merge(course, folders, into, args.allow_partial)
+        count, book, csv_path, pages = merge(course, workbook, folders, into, args.allow_partial)
     except GradebookError as error:
         return fail(str(error))
     print(_("merged {shards} shard(s): {count} submission(s), {pages} feedback page(s)").format(
@@ -207,6 +224,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     grade.add_argument("--time-budget", type=_positive, default=600, metavar="SECONDS",
                        help=_("wall-clock seconds a submission's code may take in all (default 600): every call of the "
                               "course's tests added up, and its own tests again as much; what is left is not run"))
+    grade.add_argument("--similarity-percent", type=_percent, default=SIMILARITY_PERCENT, metavar="PERCENT",
+                       help=_("flag two stage modules for review when either shares at least PERCENT of its own code "
+                              "with the other (default {default}; the starter's code does not count)").format(
+                           default=SIMILARITY_PERCENT))
+    grade.add_argument("--similarity-tokens", type=_positive, default=SIMILARITY_TOKENS, metavar="TOKENS",
+                       help=_("… and they share at least TOKENS tokens (default {default}), so that a few equal lines "
+                              "of a short module are no copy").format(default=SIMILARITY_TOKENS))
     grade.add_argument("--unsandboxed", action="store_true",
                        help=_("grade even where bubblewrap cannot start (NOT safe for hostile code; recorded in the gradebook)"))
     grade.set_defaults(handler=cmd_grade)

@@ -22,3 +22,5 @@ the same way); judging a stage's parts is :mod:`forgelab.verdicts`, shared with 
 
 MIN_CLASS = 5  # the smallest class that gets per-stage and per-item figures (forgelab.grading.report; the command
 # line reads it here, without importing the grading tools)
+SIMILARITY_PERCENT = 60  # a pair is flagged when either file shares at least this share of its own code … (similarity)
+SIMILARITY_TOKENS = 150  # … and at least this many tokens; `forgelab grade --similarity-percent/--similarity-tokens`

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forgelab import __version__
-from forgelab.grading import feedback, gradebook, seal
+from forgelab.grading import feedback, gradebook, seal, similarity
 from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
 from forgelab.core.i18n import _
@@ -43,6 +43,7 @@ class BatchResult:
     pages: dict[str, Path]
     run_id: int
     sandbox: str
+    similar: list[similarity.Pair]  # the pairs flagged for review (similarity/index.html under out)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ def _now() -> str:
 
 def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: list[Submission], out: Path, *,
                 jobs: int, settings: JudgeSettings, shard: ShardSpec | None = None,
-                progress: Callable[[str], None] = print) -> BatchResult:
+                progress: Callable[[str], None] = print,
+                thresholds: similarity.Thresholds = similarity.Thresholds()) -> BatchResult:
     chosen = shard.select(subs) if shard else subs
     mode = isolation(settings.sandbox)  # raises SandboxUnavailable when required and missing: before any work
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +107,8 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                                      course_version=course.version, stages=",".join(s.number for s in stages),
                                      jobs=jobs, network="none" if mode.sandboxed else "host (unsandboxed)",
                                      submissions=len(chosen), sandbox=mode.description, shard=str(shard or ""),
-                                     settings=json.dumps(settings.as_dict(), sort_keys=True))
+                                     settings=json.dumps({**settings.as_dict(), "similarity": thresholds.as_dict()},
+                                                         sort_keys=True))
         graded: list[Graded] = []
         runs = {sub.id: channel.RunProcesses() for sub in chosen}  # what each submission's grading starts
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))
@@ -117,7 +120,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                 result = future.result()
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(
                     result.submission.id, result.content_sha256, str(result.submission.path), result.submission.kind),
-                    result.items, result.timings, result.tests, result.facts)
+                    result.items, result.timings, result.tests, result.facts, result.modules)
                 graded.append(result)
                 review = sum(1 for item in result.items if item.flag == REVIEW)
                 regrade = sum(1 for item in result.items if item.flag == REGRADE)
@@ -138,25 +141,38 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                 run.stop()
             pool.shutdown(wait=True)
             done_ids = {result.submission.id for result in graded}
-            publish(course, connection, out)
+            publish(course, connection, out, workbook)
             raise GradingInterrupted(sorted(graded, key=lambda g: g.submission.id),
                                      [sub for sub in chosen if sub.id not in done_ids], out) from None
         finally:
             pool.shutdown(wait=True)
         gradebook.finish_run(connection, run_id, _now())
         graded.sort(key=lambda g: g.submission.id)
-        pages, csv_path, totals_path = publish(course, connection, out)
+        pages, csv_path, totals_path = publish(course, connection, out, workbook)
         seal.write(connection, out)
+        similar = gradebook.similarity_pairs(connection)
     finally:
         connection.close()
-    return BatchResult(graded, out, out / gradebook.FILENAME, csv_path, totals_path, pages, run_id, mode.description)
+    return BatchResult(graded, out, out / gradebook.FILENAME, csv_path, totals_path, pages, run_id, mode.description,
+                       similar)
 
 
-def publish(course: Course, connection: object, out: Path) -> tuple[dict[str, Path], Path, Path]:
-    """CSV exports and feedback pages from the gradebook's rows (also after a merge)."""
+def publish(course: Course, connection: object, out: Path, workbook: Workbook) -> tuple[dict[str, Path], Path, Path]:
+    """The similarity check, CSV exports and feedback pages from the gradebook's rows (also after a merge).
+
+    Similar code is looked for over every submission the gradebook holds, with the thresholds its last run recorded;
+    its pages go to ``out/similarity/`` and its flags into the gradebook and the CSV files, never the feedback pages."""
     import sqlite3
 
     assert isinstance(connection, sqlite3.Connection)
+    runs = list(connection.execute("SELECT settings FROM runs ORDER BY run_id DESC LIMIT 1"))
+    thresholds = similarity.Thresholds.from_settings(str(runs[0][0]) if runs else "")
+    modules = gradebook.handed_modules(connection)
+    graded = sorted({item.stage for item in gradebook.rows(connection)})
+    stages = [stage for stage in course.stages if stage.number in graded]
+    pairs, _index = similarity.write_pages(course, out, similarity.compare(workbook, stages, modules, thresholds),
+                                           thresholds)
+    gradebook.set_similarity(connection, pairs)
     csv_path, totals_path = gradebook.export(connection, out)
     records = gradebook.submission_records(connection)
     items = gradebook.rows(connection)
@@ -165,13 +181,13 @@ def publish(course: Course, connection: object, out: Path) -> tuple[dict[str, Pa
     return pages, csv_path, totals_path
 
 
-def merge(course: Course, folders: list[Path], into: Path,
+def merge(course: Course, workbook: Workbook, folders: list[Path], into: Path,
           allow_partial: bool = False) -> tuple[int, Path, Path, dict[str, Path]]:
     """Combine shard output folders into ``into``; returns (submissions, gradebook, csv, pages)."""
     (into / seal.SEAL_NAME).unlink(missing_ok=True)
     connection, records = gradebook.merge(folders, into, allow_partial)
     try:
-        pages, csv_path, _ = publish(course, connection, into)
+        pages, csv_path, _ = publish(course, connection, into, workbook)
         seal.write(connection, into)
     finally:
         connection.close()

@@ -5,7 +5,9 @@ flag and the reason. Rows carry no timestamps and no durations, so grading the s
 twice writes identical rows. When and how long are kept apart, in ``runs`` and ``timings``.
 ``tests`` (each course test's outcome and first difference) and ``facts`` (the transfer verdict and
 the submission's own learning evidence, :mod:`forgelab.grading.class_facts`) feed the class report;
-they too are the same whenever the same submission is graded.
+they too are the same whenever the same submission is graded. ``modules`` keeps each submission's stage modules as
+handed in (text, for the similarity check) and ``similarity`` the pairs that check flagged for review
+(:mod:`forgelab.grading.similarity`), recomputed from ``modules`` whenever the exports are written.
 
 The schema version is SQLite's ``PRAGMA user_version``. A gradebook from a newer forgelab is
 refused rather than guessed at; older ones are migrated in place, step by step.
@@ -24,12 +26,13 @@ from forgelab.core.i18n import _
 from forgelab.grading import seal
 from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.rubric import ITEM_ORDER, GradeItem
+from forgelab.grading.similarity import HandedModule, Kind, Pair, Status, cell
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FILENAME = "gradebook.sqlite"
 CSV_NAME = "gradebook.csv"
 TOTALS_NAME = "totals.csv"
-CSV_COLUMNS = ("submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag")
+CSV_COLUMNS = ("submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag", "similarity")
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -97,6 +100,28 @@ _MIGRATIONS: dict[int, str] = {
     );
     ALTER TABLE runs ADD COLUMN merged_from TEXT NOT NULL DEFAULT '';
     """,
+    5: """
+    CREATE TABLE modules (
+        submission TEXT NOT NULL REFERENCES submissions(submission),
+        stage TEXT NOT NULL,
+        module TEXT NOT NULL,
+        status TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (submission, stage)
+    );
+    CREATE TABLE similarity (
+        stage TEXT NOT NULL,
+        submission TEXT NOT NULL,
+        other TEXT NOT NULL,
+        other_kind TEXT NOT NULL,
+        percent REAL NOT NULL,
+        other_percent REAL NOT NULL,
+        tokens INTEGER NOT NULL,
+        page TEXT NOT NULL,
+        PRIMARY KEY (stage, submission, other)
+    );
+    """,
 }
 
 
@@ -157,7 +182,7 @@ def finish_run(connection: sqlite3.Connection, run_id: int, finished_at: str) ->
 
 def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord, items: list[GradeItem],
            timings: Iterable[tuple[str, str, float]], tests: Iterable[TestResult] = (),
-           facts: Iterable[tuple[str, StageFacts]] = ()) -> None:
+           facts: Iterable[tuple[str, StageFacts]] = (), modules: Iterable[HandedModule] = ()) -> None:
     """Replace this submission's rows for the stages in ``items`` (grades, tests and facts) and keep the run's
     timings."""
     unique: dict[tuple[str, str], GradeItem] = {}
@@ -172,7 +197,7 @@ def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord
             "ON CONFLICT(submission) DO UPDATE SET content_sha256 = excluded.content_sha256, "
             "source = excluded.source, kind = excluded.kind",
             (record.submission, record.content_sha256, record.source, record.kind))
-        for table in ("grades", "tests", "facts"):
+        for table in ("grades", "tests", "facts", "modules"):
             connection.executemany(f"DELETE FROM {table} WHERE submission = ? AND stage = ?",
                                    [(record.submission, stage) for stage in stages])
         connection.executemany(
@@ -181,6 +206,7 @@ def record(connection: sqlite3.Connection, run_id: int, record: SubmissionRecord
             [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
              for i in sorted(items, key=lambda i: i.sort_key)])
         _insert_class_records(connection, record.submission, set(stages), tests, facts)
+        _insert_modules(connection, record.submission, set(stages), modules)
         connection.executemany(
             "INSERT OR REPLACE INTO timings (run_id, submission, stage, phase, seconds) VALUES (?, ?, ?, ?, ?)",
             [(run_id, record.submission, stage, phase, float(seconds)) for stage, phase, seconds in timings])
@@ -196,6 +222,41 @@ def _insert_class_records(connection: sqlite3.Connection, submission: str, stage
     connection.executemany(
         "INSERT OR REPLACE INTO facts (submission, stage, facts) VALUES (?, ?, ?)",
         sorted((submission, stage, found.dump()) for stage, found in facts if stage in stages))
+
+
+def _insert_modules(connection: sqlite3.Connection, submission: str, stages: set[str],
+                    modules: Iterable[HandedModule]) -> None:
+    connection.executemany(
+        "INSERT OR REPLACE INTO modules (submission, stage, module, status, sha256, text) VALUES (?, ?, ?, ?, ?, ?)",
+        sorted((submission, m.stage, m.module, str(m.status), m.sha256, m.text) for m in modules if m.stage in stages))
+
+
+def handed_modules(connection: sqlite3.Connection) -> dict[str, list[HandedModule]]:
+    """Every submission's stage modules as handed in, by submission (stages in order)."""
+    found: dict[str, list[HandedModule]] = {}
+    for submission, stage, module, status, sha256, text in connection.execute(
+            "SELECT submission, stage, module, status, sha256, text FROM modules ORDER BY submission, stage"):
+        found.setdefault(submission, []).append(HandedModule(stage, module, Status(status), sha256, text))
+    return found
+
+
+def set_similarity(connection: sqlite3.Connection, pairs: list[Pair]) -> None:
+    """The flagged pairs replace the table's rows (they are recomputed over the whole gradebook each time)."""
+    with connection:
+        connection.execute("DELETE FROM similarity")
+        connection.executemany(
+            "INSERT INTO similarity (stage, submission, other, other_kind, percent, other_percent, tokens, page) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(p.stage, p.submission, p.other, str(p.kind), p.percent, p.other_percent, p.tokens, p.page)
+             for p in pairs])
+
+
+def similarity_pairs(connection: sqlite3.Connection) -> list[Pair]:
+    """The flagged pairs, in a stable order: stage, submission, other."""
+    return [Pair(stage, submission, other, Kind(kind), percent, other_percent, tokens, page)
+            for stage, submission, other, kind, percent, other_percent, tokens, page in connection.execute(
+                "SELECT stage, submission, other, other_kind, percent, other_percent, tokens, page FROM similarity "
+                "ORDER BY stage, submission, other")]
 
 
 def rows(connection: sqlite3.Connection, submissions: list[str] | None = None) -> list[GradeItem]:
@@ -270,24 +331,30 @@ def partial_note(connection: sqlite3.Connection) -> str:
     return _("partial: shard(s) {missing} missing").format(missing=_(", ").join(missing)) if missing else ""
 
 
-def csv_text(items: list[GradeItem], partial: str = "") -> str:
-    """``partial`` (see :func:`partial_note`) adds a last column that says so on every line."""
+def csv_text(items: list[GradeItem], partial: str = "", pairs: list[Pair] | None = None) -> str:
+    """``similarity`` names, on the first row of a stage, the flagged pairs of that submission's module (the other
+    side, the share, the side-by-side page); ``partial`` (see :func:`partial_note`) adds a last column that says so on
+    every line."""
     extra: list[object] = [partial] if partial else []
+    first = {(item.submission, item.stage): item for item in reversed(items)}
     return _csv([[*CSV_COLUMNS, *([PARTIAL_COLUMN] if partial else [])],
                  *([_cell(item.submission), item.stage, item.item, item.points, item.max_points,
-                    item.outcome, _cell(item.reason), item.flag, *extra] for item in items)])
+                    item.outcome, _cell(item.reason), item.flag,
+                    _cell(cell(pairs or [], item.submission, item.stage)) if first[(item.submission, item.stage)] is item
+                    else "", *extra] for item in items)])
 
 
-def totals_text(items: list[GradeItem], partial: str = "") -> str:
-    """One line per submission: points per stage, the total, and how many items need review (and ``partial``, as
-    in :func:`csv_text`)."""
+def totals_text(items: list[GradeItem], partial: str = "", pairs: list[Pair] | None = None) -> str:
+    """One line per submission: points per stage, the total, how many items need review, the flagged similar pairs
+    (``similarity``: stage, the other side, the share, the side-by-side page), and ``partial``, as in
+    :func:`csv_text`."""
     stages = sorted({item.stage for item in items})
     by_sub: dict[str, list[GradeItem]] = {}
     for item in items:
         by_sub.setdefault(item.submission, []).append(item)
     extra: list[object] = [partial] if partial else []
     lines: list[list[object]] = [["submission", *[f"stage_{s}" for s in stages], "points", "max_points", "review_items",
-                                  *([PARTIAL_COLUMN] if partial else [])]]
+                                  "similarity", *([PARTIAL_COLUMN] if partial else [])]]
     for sub in sorted(by_sub):
         mine = by_sub[sub]
         per_stage = []
@@ -295,16 +362,16 @@ def totals_text(items: list[GradeItem], partial: str = "") -> str:
             rows_ = [i for i in mine if i.stage == stage]
             per_stage.append(f"{sum(i.points for i in rows_)}/{sum(i.max_points for i in rows_)}" if rows_ else "")
         lines.append([_cell(sub), *per_stage, sum(i.points for i in mine), sum(i.max_points for i in mine),
-                      sum(1 for i in mine if i.flag), *extra])
+                      sum(1 for i in mine if i.flag), _cell(cell(pairs or [], sub)), *extra])
     return _csv(lines)
 
 
 def export(connection: sqlite3.Connection, out: Path) -> tuple[Path, Path]:
-    items = rows(connection)
+    items, pairs = rows(connection), similarity_pairs(connection)
     grades, totals = out / CSV_NAME, out / TOTALS_NAME
     partial = partial_note(connection)
-    grades.write_text(csv_text(items, partial), encoding="utf-8")
-    totals.write_text(totals_text(items, partial), encoding="utf-8")
+    grades.write_text(csv_text(items, partial, pairs), encoding="utf-8")
+    totals.write_text(totals_text(items, partial, pairs), encoding="utf-8")
     return grades, totals
 
 
@@ -332,6 +399,7 @@ class Shard:
     timings: list[tuple[object, ...]]
     tests: dict[str, list[TestResult]]  # by submission
     facts: dict[str, list[tuple[str, StageFacts]]]  # by submission: (stage, facts)
+    modules: dict[str, list[HandedModule]]  # by submission: the stage modules as handed in
 
     def class_records(self, submission: str) -> tuple[list[TestResult], list[tuple[str, StageFacts]]]:
         return self.tests.get(submission, []), self.facts.get(submission, [])
@@ -359,7 +427,8 @@ def read_shard(folder: Path) -> Shard:
         facts: dict[str, list[tuple[str, StageFacts]]] = {}
         for submission, stage, found in stage_facts(connection):
             facts.setdefault(submission, []).append((stage, found))
-        return Shard(folder, submission_records(connection), rows(connection), runs, timings, tests, facts)
+        return Shard(folder, submission_records(connection), rows(connection), runs, timings, tests, facts,
+                     handed_modules(connection))
     finally:
         connection.close()
 
@@ -414,7 +483,7 @@ def merge(folders: list[Path], into: Path, allow_partial: bool = False) -> tuple
     for submission in sorted(seen):
         record, mine, _where, shard = seen[submission]
         tests, facts = shard.class_records(submission)
-        record_rows(connection, record, mine, tests, facts)
+        record_rows(connection, record, mine, tests, facts, shard.modules.get(submission, []))
     return connection, [seen[name][0] for name in sorted(seen)]
 
 
@@ -507,8 +576,9 @@ def _settings_difference(left: str, right: str) -> str:
 
 
 def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items: list[GradeItem],
-                tests: Iterable[TestResult] = (), facts: Iterable[tuple[str, StageFacts]] = ()) -> None:
-    """The submission, its grade rows, test results and stage facts, without timings (used by merge)."""
+                tests: Iterable[TestResult] = (), facts: Iterable[tuple[str, StageFacts]] = (),
+                modules: Iterable[HandedModule] = ()) -> None:
+    """The submission, its grade rows, test results, stage facts and modules, without timings (used by merge)."""
     with connection:
         connection.execute(
             "INSERT INTO submissions (submission, content_sha256, source, kind) VALUES (?, ?, ?, ?) "
@@ -521,3 +591,4 @@ def record_rows(connection: sqlite3.Connection, record_: SubmissionRecord, items
             [(i.submission, i.stage, i.item, ITEM_ORDER[i.item], i.points, i.max_points, i.outcome, i.flag, i.reason)
              for i in sorted(items, key=lambda i: i.sort_key)])
         _insert_class_records(connection, record_.submission, {item.stage for item in items}, tests, facts)
+        _insert_modules(connection, record_.submission, {item.stage for item in items}, modules)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgelab.core import submission as submissions
-from forgelab.grading import class_facts, items
+from forgelab.grading import class_facts, items, similarity
 from forgelab.grading.class_facts import StageFacts, TestResult
 from forgelab.grading.plan import (Laid, check_files, lab_handed_in, lab_label, lay_out, reference_layers,
                                    regression_broken_label, regression_label, sub_label, transfer_label, wrong_label,
@@ -115,6 +115,7 @@ class Graded:
     sandbox: str = ""
     tests: list[TestResult] = field(default_factory=list)  # each course test, for the class report
     facts: list[tuple[str, StageFacts]] = field(default_factory=list)  # (stage, facts), for the class report
+    modules: list[similarity.HandedModule] = field(default_factory=list)  # its stage modules, for the similarity check
 
     @property
     def points(self) -> int:
@@ -164,6 +165,7 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
             return Graded(sub, "", unlaid, [], time.monotonic() - started, reason, tests=failing,
                           facts=[(stage.number, StageFacts(transfer="error")) for stage in stages])
         copied = time.monotonic() - started
+        handed = similarity.read_modules(laid.import_dir / "forge", stages)  # read as text, before any of it runs
         report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
         rows: list[GradeItem] = []
         tests: list[TestResult] = []
@@ -178,7 +180,8 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
         timings = [("", "copy_s", round(copied, 3)), *timings_of(report, stages, course.root)]
         wall = time.monotonic() - started
         timings.append(("", "submission_wall_s", round(wall, 3)))
-        return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox, tests, facts)
+        return Graded(sub, laid.content_sha256, rows, timings, wall, report.problem, report.sandbox, tests, facts,
+                      handed)
     except Exception as error:  # noqa: BLE001 - one submission must never stop the batch
         reason = items.grader_crashed(error)
         rows = [row for stage in stages for row in items.failed_stage(sub.id, stage, ERROR, reason, course.root)]

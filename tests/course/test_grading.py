@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo", "trivial")
 GRADE_ARGS = ("--stages", "01", "--cpu-limit", "2")
-CSV_COLUMNS = ["submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag"]
+CSV_COLUMNS = ["submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag", "similarity"]
 ROW_KEYS = ("submission", "stage", "item", "points", "max_points", "outcome", "flag", "reason")
 
 

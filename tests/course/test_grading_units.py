@@ -314,8 +314,10 @@ def test_merge_on_the_command_line_refuses_to_write_into_a_shard(tmp_path: Path)
 def test_the_csv_has_exactly_the_documented_columns() -> None:
     rows = [_row("alice", reason='a "quoted", reason\nover two lines'), _row("bob", item="fault_lab", points=0)]
     parsed = list(csv.reader(io.StringIO(gradebook.csv_text(rows))))
-    assert parsed[0] == ["submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag"]
-    assert parsed[1] == ["alice", "01", "stage_tests", "10", "40", "partial", 'a "quoted", reason\nover two lines', ""]
+    assert parsed[0] == ["submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag",
+                         "similarity"]
+    assert parsed[1] == ["alice", "01", "stage_tests", "10", "40", "partial", 'a "quoted", reason\nover two lines', "",
+                         ""]
     assert len(parsed) == 3
 
 

@@ -1,0 +1,430 @@
+"""Copies found, side by side: every submission's stage modules compared with each other and with the course's own.
+
+For each graded stage, the module the learner writes (the stage registry's ``module``, e.g. ``forge/instructions.py``)
+of every submission is compared with the same module of every other submission, and with every module the course
+made for that stage: the reference (``solutions/forge/…``), the fault lab's broken variant
+(``failure_labs/NN-slug/forge/…``) and each known-wrong mutant (``course/stages/NN-slug/mutants.toml`` applied to the
+reference, as ``verify-course`` applies them). A pair whose shared code is above the thresholds is flagged for the
+instructor's review, with a page that shows both files side by side and marks what they share. Nothing here reaches
+a learner: the flags live in the gradebook (table ``similarity``), its CSV files and the instructor's pages, never on
+a feedback page.
+
+The comparison is copydetect's (winnowing over a token stream, Schleimer et al. 2003): each file is tokenized by
+Pygments, names become ``V``/``F``/``O`` and strings ``S`` (so renamed variables do not hide a copy), and k-grams of
+that stream are hashed and winnowed into a fingerprint. Every k-gram of the untouched starter module is boilerplate
+and removed from every fingerprint, so two untouched starters share nothing, and neither do the parts of the module
+every learner is handed. Each file is fingerprinted once per stage; pairs are then set intersections.
+
+Everything happens in the trusted grading process over the handed-in files as *text*: nothing is imported or run.
+A module that is not there, larger than :data:`MAX_MODULE_BYTES`, binary or not UTF-8 is not compared, and the
+instructor's pages say so; one that does not parse as Python is still compared (Pygments tokenizes what it can) and
+the page says it does not parse. The results are the same in any process: copydetect hashes k-grams with Python's
+``hash()``, which is salted per process (PEP 456), so this module gives it a keyed hash of its own
+(:func:`_stable_kgrams`) — otherwise the same class would get other figures in another run, at ``--jobs 1`` and
+``--jobs 2`` alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import hashlib
+import io
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import copydetect
+import copydetect.utils
+import numpy as np
+
+from forgelab.core.i18n import N_, _, active, speaking
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import Course, Stage
+from forgelab.core.text import templates
+from forgelab.grading import SIMILARITY_PERCENT, SIMILARITY_TOKENS
+from forgelab.verdicts import jobs
+from forgelab.verdicts.mutants import apply, load_mutants
+
+MAX_MODULE_BYTES = 64 * 1024  # the largest reference module is about 10 KB; grading allows 50 MB a file (core.files)
+FOLDER = "similarity"  # under grade's --out: index.html and one page per flagged pair
+INDEX = "index.html"
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
+
+
+def _stable_kgrams(string: str, k: int) -> Any:
+    """copydetect's ``hashed_kgrams`` with a hash that is the same in every process (BLAKE2b, 64 bits)."""
+    return np.array([int.from_bytes(hashlib.blake2b(string[offset:offset + k].encode("utf-8", "surrogatepass"),
+                                                    digest_size=8).digest(), "little", signed=True)
+                     for offset in range(len(string) - k + 1)], dtype=np.int64)
+
+
+copydetect.utils.hashed_kgrams = _stable_kgrams  # see the module docstring: hash() is salted per process
+
+
+class Status(enum.StrEnum):
+    """What was found where a submission's stage module should be."""
+
+    TEXT = "text"  # compared
+    SYNTAX_ERROR = "syntax_error"  # compared as tokens; it does not parse as Python
+    MISSING = "missing"
+    TOO_LARGE = "too_large"
+    BINARY = "binary"
+    NOT_UTF8 = "not_utf8"
+
+    @property
+    def compared(self) -> bool:
+        return self in (Status.TEXT, Status.SYNTAX_ERROR)
+
+
+STATUS_WORDS = {
+    Status.SYNTAX_ERROR: N_("does not parse as Python: compared as tokens all the same"),
+    Status.MISSING: N_("not handed in: not compared"),
+    Status.TOO_LARGE: N_("larger than {limit} KB: not compared"),
+    Status.BINARY: N_("holds binary data (a NUL byte): not compared"),
+    Status.NOT_UTF8: N_("is not UTF-8 text: not compared"),
+}
+
+
+@dataclass(frozen=True)
+class HandedModule:
+    """One stage module as a submission handed it in (``text`` only when it can be compared)."""
+
+    stage: str
+    module: str
+    status: Status
+    sha256: str = ""
+    text: str = ""
+
+
+def read_module(path: Path, stage: Stage) -> HandedModule:
+    """Read a handed-in module as text, never more than :data:`MAX_MODULE_BYTES` of it."""
+    if path.is_symlink() or not path.is_file():
+        return HandedModule(stage.number, stage.module, Status.MISSING)
+    with path.open("rb") as handle:
+        data = handle.read(MAX_MODULE_BYTES + 1)
+    if len(data) > MAX_MODULE_BYTES:
+        return HandedModule(stage.number, stage.module, Status.TOO_LARGE)
+    digest = hashlib.sha256(data).hexdigest()
+    if b"\0" in data:
+        return HandedModule(stage.number, stage.module, Status.BINARY, digest)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return HandedModule(stage.number, stage.module, Status.NOT_UTF8, digest)
+    return HandedModule(stage.number, stage.module, Status.TEXT if _parses(text) else Status.SYNTAX_ERROR, digest, text)
+
+
+def _parses(text: str) -> bool:
+    """Does ``text`` parse as Python? (Parsed only: an AST is never compiled or run.)"""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def read_modules(forge: Path, stages: list[Stage]) -> list[HandedModule]:
+    """The stage modules of a laid-out submission's ``forge/`` folder, one per stage."""
+    return [read_module(forge / Path(stage.module).relative_to("forge"), stage) for stage in stages]
+
+
+# ---------------------------------------------------------------- thresholds and the comparison
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a pair is flagged: both conditions hold.
+
+    ``percent`` — the share of one of the two files' own code (starter removed) found in the other, in percent;
+    ``min_tokens`` — how much code they share, counted in copydetect's tokens (characters of the filtered code
+    stream: a name is one, ``return`` is six), so that a few shared lines of a short module are no copy.
+    ``noise`` is copydetect's k: the shortest run of tokens that counts as shared.
+    """
+
+    percent: int = SIMILARITY_PERCENT
+    min_tokens: int = SIMILARITY_TOKENS
+    noise: int = 35
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_settings(cls, settings: str) -> Thresholds:
+        """The thresholds a grading run recorded in its settings (the defaults when it recorded none)."""
+        try:
+            found = json.loads(settings).get("similarity") if settings else None
+        except (ValueError, AttributeError):
+            found = None
+        return cls(**found) if isinstance(found, dict) else cls()
+
+
+class Kind(enum.StrEnum):
+    SUBMISSION = "submission"
+    REFERENCE = "reference"
+    FAULT_LAB = "fault_lab"
+    MUTANT = "mutant"
+
+
+KIND_WORDS = {Kind.SUBMISSION: N_("submission"), Kind.REFERENCE: N_("the reference solution"),
+              Kind.FAULT_LAB: N_("the fault lab's broken copy"), Kind.MUTANT: N_("a known-wrong mutant")}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A flagged pair: ``submission``'s module of ``stage`` and ``other`` (another submission or a course module).
+
+    ``percent`` is the share of the submission's own code found in the other, ``other_percent`` the converse;
+    ``tokens`` how much they share. ``page`` is the side-by-side page under ``similarity/``.
+    """
+
+    stage: str
+    submission: str
+    other: str
+    kind: Kind
+    percent: float
+    other_percent: float
+    tokens: int
+    page: str
+
+    @property
+    def top(self) -> float:
+        return max(self.percent, self.other_percent)
+
+
+@dataclass(frozen=True)
+class _Compared:
+    name: str
+    kind: Kind
+    file: str
+    text: str
+    status: Status
+    print_: Any  # copydetect.CodeFingerprint
+
+
+@dataclass(frozen=True)
+class _Found:
+    stage: str
+    left: _Compared
+    right: _Compared
+    percent: float
+    other_percent: float
+    tokens: int
+    slices: tuple[list[tuple[int, int]], list[tuple[int, int]]]
+
+
+def course_modules(workbook: Workbook, stage: Stage) -> list[tuple[str, Kind, str, str]]:
+    """(name, kind, file, text) of every module the course made for ``stage``: the reference, the fault lab's variant
+    and each known-wrong mutant. Names are what the gradebook says: ``reference``, ``fault_lab``, ``mutant:NAME``."""
+    reference = workbook.root / stage.solution_module
+    if not reference.is_file():
+        return []  # a learner bundle: no reference, no mutants
+    source = reference.read_text(encoding="utf-8")
+    made = [(str(Kind.REFERENCE), Kind.REFERENCE, stage.solution_module, source)]
+    fault = workbook.root / stage.fault_variant
+    if fault.is_file():
+        made.append((str(Kind.FAULT_LAB), Kind.FAULT_LAB, stage.fault_variant, fault.read_text(encoding="utf-8")))
+    for mutant in load_mutants(stage):
+        made.append((f"{Kind.MUTANT}:{mutant.name}", Kind.MUTANT, stage.mutants_file.relative_to(workbook.root).as_posix(),
+                     apply(source, mutant, stage.solution_module)))
+    return made
+
+
+def starter_text(workbook: Workbook, stage: Stage) -> str:
+    """The module as the course ships it to learners: the boilerplate of every fingerprint."""
+    path = jobs.starters(workbook) / stage.module
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def _fingerprint(text: str, thresholds: Thresholds, boilerplate: Any) -> Any:
+    return copydetect.CodeFingerprint("module.py", thresholds.noise, 1, boilerplate=boilerplate,
+                                      fp=io.StringIO(text), language="python")
+
+
+def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
+    """copydetect's slices (starts, ends) of one file as sorted, merged (start, end) spans within its text."""
+    if np.size(slices) == 0:  # no overlap: copydetect gives an empty array
+        return []
+    found = sorted((max(0, min(int(start), length)), max(0, min(int(end), length)))
+                   for start, end in zip(slices[0], slices[1]))
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _compare(stage: str, left: _Compared, right: _Compared) -> _Found:
+    tokens, (one, two), (slices_one, slices_two) = copydetect.compare_files(left.print_, right.print_)
+    return _Found(stage, left, right, round(float(one) * 100, 1), round(float(two) * 100, 1), int(tokens),
+                  (_spans(slices_one, len(left.text)), _spans(slices_two, len(right.text))))
+
+
+def _flagged(found: _Found, thresholds: Thresholds) -> bool:
+    return found.tokens >= thresholds.min_tokens and max(found.percent, found.other_percent) >= thresholds.percent
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` found: the flagged pairs (with what their pages show) and the modules not compared."""
+
+    pairs: list[_Found]
+    not_compared: list[tuple[str, str, Status]]  # (submission, stage, status)
+    unparsable: list[tuple[str, str]]  # (submission, stage): compared, but not Python
+    compared: int  # pairs looked at
+
+
+def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[HandedModule]],
+            thresholds: Thresholds) -> Comparison:
+    """Every submission's module of each stage against every other's and against the course's own modules.
+
+    Pairs of submissions are flagged above the thresholds; against the course's modules, the closest one above
+    them is flagged (a copy of the reference also matches most mutants: one page says it)."""
+    pairs: list[_Found] = []
+    not_compared: list[tuple[str, str, Status]] = []
+    unparsable: list[tuple[str, str]] = []
+    looked = 0
+    for stage in stages:
+        starter = _fingerprint(starter_text(workbook, stage), thresholds, None)
+        boilerplate = np.unique(np.array(sorted(starter.hashes), dtype=np.int64))
+        handed: list[_Compared] = []
+        for submission in sorted(modules):
+            for module in modules[submission]:
+                if module.stage != stage.number:
+                    continue
+                if not module.status.compared:
+                    not_compared.append((submission, stage.number, module.status))
+                    continue
+                if module.status is Status.SYNTAX_ERROR:
+                    unparsable.append((submission, stage.number))
+                handed.append(_Compared(submission, Kind.SUBMISSION, module.module, module.text, module.status,
+                                        _fingerprint(module.text, thresholds, boilerplate)))
+        made = [_Compared(name, kind, file, text, Status.TEXT, _fingerprint(text, thresholds, boilerplate))
+                for name, kind, file, text in course_modules(workbook, stage)]
+        for index, left in enumerate(handed):
+            for right in handed[index + 1:]:
+                looked += 1
+                found = _compare(stage.number, left, right)
+                if _flagged(found, thresholds):
+                    pairs.append(found)
+            closest = None
+            for right in made:
+                looked += 1
+                found = _compare(stage.number, left, right)
+                if _flagged(found, thresholds) and (closest is None or _closer(found, closest)):
+                    closest = found
+            if closest is not None:
+                pairs.append(closest)
+    return Comparison(pairs, not_compared, unparsable, looked)
+
+
+def _closer(found: _Found, than: _Found) -> bool:
+    """Closer: a larger share of either file, then of the submission's, then more tokens; on a tie, the earlier
+    course module (the reference, then the fault lab's variant, then the mutants in their file's order)."""
+    return (max(found.percent, found.other_percent), found.percent, found.tokens) > \
+        (max(than.percent, than.other_percent), than.percent, than.tokens)
+
+
+# ---------------------------------------------------------------- pages
+
+
+def _segments(text: str, spans: list[tuple[int, int]]) -> list[list[tuple[str, bool]]]:
+    """``text`` as lines of (piece, shared) segments, for the template (which escapes every piece)."""
+    lines: list[list[tuple[str, bool]]] = [[]]
+    position = 0
+    for start, end in [*spans, (len(text), len(text))]:
+        for piece, shared in ((text[position:start], False), (text[start:end], True)):
+            for number, part in enumerate(piece.split("\n")):
+                if number:
+                    lines.append([])
+                if part:
+                    lines[-1].append((part, shared))
+        position = end
+    return lines
+
+
+def page_names(pairs: list[_Found]) -> list[str]:
+    """One page per pair, numbered per stage in the pairs' stable order."""
+    names: list[str] = []
+    counts: dict[str, int] = {}
+    for found in pairs:
+        counts[found.stage] = counts.get(found.stage, 0) + 1
+        names.append(f"{found.stage}-{counts[found.stage]:03d}.html")
+    return names
+
+
+def _name(compared: _Compared) -> str:
+    if compared.kind is Kind.SUBMISSION:
+        return compared.name
+    words = _(KIND_WORDS[compared.kind])
+    return f"{words} ({compared.name.split(':', 1)[1]})" if compared.kind is Kind.MUTANT else words
+
+
+def write_pages(course: Course, out: Path, comparison: Comparison, thresholds: Thresholds,
+                lang: str | None = None) -> tuple[list[Pair], Path]:
+    """The index and one side-by-side page per flagged pair under ``out/similarity/`` (in ``lang``, by default the
+    active language); returns the pairs as the gradebook keeps them and the index page."""
+    lang = lang or active()
+    folder = out / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.html"):
+        old.unlink()
+    pairs: list[Pair] = []
+    with speaking(lang):
+        environment = templates(lang)
+        pair_template = environment.get_template("similarity-pair.html.j2")
+        rows = []
+        for found, name in zip(comparison.pairs, page_names(comparison.pairs)):
+            stage = course.stage(found.stage)
+            sides = []
+            for compared, spans, percent in ((found.left, found.slices[0], found.percent),
+                                             (found.right, found.slices[1], found.other_percent)):
+                sides.append({"name": _name(compared), "file": compared.file, "kind": _(KIND_WORDS[compared.kind]),
+                              "percent": percent,
+                              "lines": _segments(compared.text, spans),
+                              "unparsable": compared.status is Status.SYNTAX_ERROR})
+            (folder / name).write_text(pair_template.render(
+                html_lang=HTML_LANG.get(lang, "en"), stage=stage.number, title=stage.text(lang).title,
+                module=stage.module, tokens=found.tokens, sides=sides, thresholds=thresholds), encoding="utf-8")
+            pairs.append(Pair(found.stage, found.left.name, found.right.name, found.right.kind, found.percent,
+                              found.other_percent, found.tokens, f"{FOLDER}/{name}"))
+            rows.append({"stage": found.stage, "left": sides[0]["name"], "right": sides[1]["name"],
+                         "kind": sides[1]["kind"], "percent": max(found.percent, found.other_percent),
+                         "tokens": found.tokens, "page": name})
+        notes = [{"submission": submission, "stage": stage, "words": _(STATUS_WORDS[status]).format(
+            limit=MAX_MODULE_BYTES // 1024)} for submission, stage, status in comparison.not_compared
+                 if status is not Status.MISSING]
+        notes += [{"submission": submission, "stage": stage, "words": _(STATUS_WORDS[Status.SYNTAX_ERROR])}
+                  for submission, stage in comparison.unparsable]
+        index = folder / INDEX
+        index.write_text(environment.get_template("similarity-index.html.j2").render(
+            html_lang=HTML_LANG.get(lang, "en"), rows=rows, notes=sorted(notes, key=lambda n: (n["stage"],
+                                                                                               n["submission"])),
+            compared=comparison.compared, thresholds=thresholds), encoding="utf-8")
+    return pairs, index
+
+
+def cell(pairs: list[Pair], submission: str, stage: str | None = None) -> str:
+    """What a CSV line says about ``submission``'s flagged pairs (of ``stage``, or of every stage, prefixed by it)."""
+    said = []
+    for pair in pairs:
+        if pair.submission == submission:
+            other = pair.other
+        elif pair.other == submission and pair.kind is Kind.SUBMISSION:
+            other = pair.submission
+        else:
+            continue
+        if stage is not None and pair.stage != stage:
+            continue
+        text = f"{other} {pair.top:.0f}% {pair.page}"
+        said.append(text if stage is not None else f"{pair.stage}: {text}")
+    return "; ".join(said)
+
+
+__all__ = ["FOLDER", "HandedModule", "Kind", "MAX_MODULE_BYTES", "Pair", "Status", "Thresholds", "cell", "compare",
+           "read_modules", "write_pages"]

@@ -48,6 +48,19 @@ Contract
     resource, pending_action, negative_result) and everything they depend on are never deleted;
     if the rest cannot free enough, ``ContextBudgetError`` states both numbers.
 
+    ``light_index(objects) -> tuple[IndexEntry, ...]`` is what a harness loads first: per object
+    its ``id``, ``source`` and ``depends_on``, no text, sorted by id. ``load_just_in_time(
+    requested_ids, index, fetch) -> JitLoad`` decides each request on the index as
+    ``close_dependencies`` would, then calls ``fetch(id)`` once per id of the admitted closures,
+    in id order, and for nothing else; a fetched object whose id or ``depends_on`` differs from its
+    index entry fails with ``ValueError`` (the index is stale). ``JitLoad.loaded`` holds the
+    fetched objects, ``JitLoad.decisions`` one decision per request.
+
+    ``reusable_prefix(previous, current, count_tokens) -> int``: a prompt cache reuses only an
+    identical prefix. Of two requests, each the list of its rendered parts in order (model, tool
+    schemas, system text, ...), it is the tokens of the leading parts that are equal in both, up to
+    the first part that differs: a timestamp in the first part gives 0, whatever follows it.
+
     ``render_memory_block`` is stage 09's renderer, re-exported here: memory enters a context
     priced as the ``<recalled_memory>`` block the model reads, wrapper and provenance included.
 
@@ -119,6 +132,19 @@ class Closure:
 
 
 @dataclass(frozen=True)
+class IndexEntry:
+    id: str
+    source: str  # where the text can be fetched
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JitLoad:
+    loaded: tuple[ContextObject, ...]  # by id
+    decisions: tuple[Decision, ...]  # one per request
+
+
+@dataclass(frozen=True)
 class BreakEven:
     decision: str  # "cache" or "no_cache"
     cached_cost: Fraction
@@ -126,7 +152,7 @@ class BreakEven:
 
 
 def estimate_tokens(text: str) -> int:
-    """Offline teaching units: each Latin word, CJK character or punctuation mark counts one."""
+    """Offline teaching units: a run of ASCII letters and digits is one, any other visible character one ("café": 2)."""
     return sum(1 for _unit in _UNIT.finditer(text))
 
 
@@ -156,3 +182,20 @@ def plan_deletions(objects: list[ContextObject], over_by: int, needed_ids: Itera
                    ) -> tuple[Decision, ...]:
     """Which objects to delete, in which order, to free ``over_by`` tokens (see the module contract)."""
     raise NotImplementedError("plan_deletions() is not implemented yet — see hints 13–15 (forgelab hint 11)")
+
+
+def light_index(objects: list[ContextObject]) -> tuple[IndexEntry, ...]:
+    """What a harness loads first: each object's id, source and dependencies, no text, by id."""
+    raise NotImplementedError("light_index() is not implemented yet — see hints 17 (forgelab hint 11)")
+
+
+def load_just_in_time(requested_ids: list[str], index: list[IndexEntry],
+                      fetch: Callable[[str], ContextObject]) -> JitLoad:
+    """Decide the requests on the light index, then fetch the admitted closures and nothing else."""
+    raise NotImplementedError("load_just_in_time() is not implemented yet — see hints 17–18 (forgelab hint 11)")
+
+
+def reusable_prefix(previous: list[str], current: list[str],
+                    count_tokens: Callable[[str], int] = estimate_tokens) -> int:
+    """Tokens of the leading request parts equal in both requests: all a prompt cache can reuse."""
+    raise NotImplementedError("reusable_prefix() is not implemented yet — see hints 19 (forgelab hint 11)")

@@ -47,6 +47,12 @@ Contract
     cannot promote itself). ``render_memory_block`` refuses anything that is not a memory, a
     blank one and a repeated ``memory_id``. The input list is never modified.
 
+    ``memory_candidates_from_recall(hits, authority_by_memory_id=None) -> list[MemoryCandidate]``
+    adapts the recall step's ``RecallHit`` objects, in order, without re-scoring anything: scope,
+    score, rank, provenance and slot are copied as they are. Every memory is ``user_default``
+    unless the trusted caller names its level in ``authority_by_memory_id``; a level for an id no
+    hit has, or a level outside ``AUTHORITY``, fails with ``ValueError``.
+
 Boundary decision
     Authority is a precedence level, not a score weight: a lower authority never wins a slot
     from a higher one, however high its score. But authority comes after the scope and
@@ -58,7 +64,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -115,7 +121,7 @@ class MemoryBlock:
 
 
 def estimate_tokens(text: str) -> int:
-    """Offline teaching units: each Latin word, CJK character or punctuation mark counts one."""
+    """Offline teaching units: a run of ASCII letters and digits is one, any other visible character one ("café": 2)."""
     return len(_UNIT.findall(text))
 
 
@@ -256,3 +262,33 @@ def select_memories(
     decisions = tuple(decided[item.memory_id] for item in candidates)
     selected = tuple(item.memory_id for item in chosen)
     return MemoryPlan(selected, decisions, len(block.text), block.tokens, block.text)
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    """One result of the recall step before selection: what it found, for whom, how sure, from where."""
+
+    memory_id: str
+    text: str
+    scope: str
+    score: float
+    rank: int
+    source: str = ""
+    captured_at: str = ""
+    conflict_key: str | None = None
+
+
+def memory_candidates_from_recall(
+    hits: Sequence[RecallHit],
+    authority_by_memory_id: Mapping[str, str] | None = None,
+) -> list[MemoryCandidate]:
+    """Adapt recall hits to candidates, copying and never re-scoring; authority only from the trusted caller."""
+    authority = dict(authority_by_memory_id or {})
+    unknown = sorted(set(authority) - {hit.memory_id for hit in hits})
+    if unknown:
+        raise ValueError(f"authority_by_memory_id names {unknown}, which no recall hit has: mark only recalled memories")
+    for memory_id, level in sorted(authority.items()):
+        if level not in AUTHORITY:
+            raise ValueError(f"memory {memory_id!r}: unknown authority {level!r}: expected one of {', '.join(AUTHORITY)}")
+    return [MemoryCandidate(hit.memory_id, hit.text, hit.scope, hit.score, hit.rank, hit.conflict_key,
+                            authority.get(hit.memory_id, "user_default"), hit.source, hit.captured_at) for hit in hits]

@@ -20,8 +20,10 @@ from forge.memory_selection import (
     MemoryBlock,
     MemoryCandidate,
     MemoryDecision,
+    RecallHit,
     SelectionPolicy,
     estimate_tokens,
+    memory_candidates_from_recall,
     render_memory_block,
     select_memories,
 )
@@ -351,6 +353,7 @@ def test_estimate_tokens_counts_words_cjk_characters_and_punctuation() -> None:
     assert estimate_tokens("Use Go for this task.") == 6
     assert estimate_tokens("本轮使用 Go 实现。") == 8
     assert estimate_tokens("v2.1 release-notes") == 6
+    assert estimate_tokens("café") == 2, "an ASCII run, then the accented letter on its own: not one Latin word"
     assert estimate_tokens("don't") == 3
     assert estimate_tokens("<recalled_memory>") == 5
 
@@ -502,3 +505,38 @@ def test_values_are_immutable() -> None:
         WIDE.top_k = 99  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         render_memory_block([item]).tokens = 0  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- the recall adapter
+HITS = [RecallHit("m-py", "I usually write automation in Python.", "ana", 0.91, 1, "chat:2026-01-12",
+                  "2026-01-12T10:00:00Z", LANGUAGE),
+        RecallHit("m-go", "Write the release script in Go.", "ana", 0.62, 3, "chat:turn-7", "", LANGUAGE),
+        RecallHit("m-ts", "Automation in this repository is TypeScript.", "ana", 0.55, 2, "repo:README", "", LANGUAGE)]
+
+
+def test_the_recall_adapter_copies_every_hit_and_never_rescores() -> None:
+    candidates = memory_candidates_from_recall(HITS)
+    assert candidates == [MemoryCandidate("m-py", "I usually write automation in Python.", "ana", 0.91, 1, LANGUAGE,
+                                          "user_default", "chat:2026-01-12", "2026-01-12T10:00:00Z"),
+                          MemoryCandidate("m-go", "Write the release script in Go.", "ana", 0.62, 3, LANGUAGE,
+                                          "user_default", "chat:turn-7", ""),
+                          MemoryCandidate("m-ts", "Automation in this repository is TypeScript.", "ana", 0.55, 2,
+                                          LANGUAGE, "user_default", "repo:README", "")]
+    assert memory_candidates_from_recall([]) == []
+    # left to themselves, the recall scores decide: the Python default holds the slot
+    assert select_memories(candidates, "ana").selected == ("m-py",)
+
+
+def test_only_the_trusted_caller_raises_authority_by_memory_id() -> None:
+    levels = {"m-go": "current_turn", "m-ts": "workspace_override"}
+    candidates = memory_candidates_from_recall(HITS, authority_by_memory_id=levels)
+    assert [item.authority for item in candidates] == ["user_default", "current_turn", "workspace_override"]
+    plan = select_memories(candidates, "ana")
+    assert plan.selected == ("m-go",)
+    assert decision_of(plan, "m-ts") == MemoryDecision("m-ts", False, "authority_loser", "m-go")
+    with pytest.raises(ValueError, match="system_override"):
+        memory_candidates_from_recall(HITS, authority_by_memory_id={"m-go": "system_override"})
+    with pytest.raises(ValueError, match="m-ghost") as caught:
+        memory_candidates_from_recall(HITS, authority_by_memory_id={"m-ghost": "current_turn"})
+    assert "authority_by_memory_id" in str(caught.value)
+

@@ -21,13 +21,16 @@ from forge.prompt_assembly import (
     MEMORY_TOP_K,
     RECENT_MESSAGES,
     SAFETY_THRESHOLD,
+    TEN_SEGMENTS,
     Assembly,
     PromptBudgetError,
+    PromptSegment,
     Segment,
     SegmentDecision,
     assemble,
     estimate_tokens,
     input_budget,
+    plan_prompt,
     safety_margin_for,
 )
 
@@ -420,3 +423,52 @@ def test_values_are_immutable() -> None:
         assembly.decisions[0].included = False  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         assembly.prompt = ""  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- the ten-segment planner of source 000
+def planned(name: str, text: str, required: bool, budget_priority: int) -> PromptSegment:
+    return PromptSegment(name, text, required, TEN_SEGMENTS.index(name), budget_priority)
+
+
+PLANNED = [
+    planned("working_mode", "Mode: plan. Propose, do not edit.", True, 0),  # 10, rendered last, never dropped
+    planned("connector_status", "Connectors: GitHub online, Jira offline.", False, 3),  # 8
+    planned("recalled_memory", "<recalled_memory>...</recalled_memory>", False, 7),  # 14, rendered early, budgeted last
+    planned("base_instructions", "You are a careful coding assistant.", True, 0),  # 7
+    planned("identity", "You work for the Acme front-end team.", False, 1),  # 10
+    planned("tool_descriptions", "Tools: read_file(path), run_tests().", True, 0),  # 15
+]
+
+
+def test_priority_places_a_segment_budget_priority_decides_who_gets_the_budget() -> None:
+    assert TEN_SEGMENTS == ("base_instructions", "identity", "recalled_memory", "project_context", "tool_descriptions",
+                            "expert_instructions", "skill_instructions", "connector_status", "regional_conventions",
+                            "working_mode")
+    whole = plan_prompt(PLANNED, 100)
+    assert [d.name for d in whole.decisions] == ["base_instructions", "identity", "recalled_memory",
+                                                 "tool_descriptions", "connector_status", "working_mode"]
+    assert whole.prompt.split("\n\n")[-1] == "Mode: plan. Propose, do not edit." and whole.used_tokens == 64
+    # 32 required + 10 identity + 8 connector status = 50: the memory is rendered before both the tools and
+    # the connector status, but it comes last for the budget, so it is the one left out
+    tight = plan_prompt(PLANNED, 50)
+    assert [(d.name, d.reason) for d in tight.decisions] == [
+        ("base_instructions", "required"), ("identity", "included"), ("recalled_memory", "over_budget"),
+        ("tool_descriptions", "required"), ("connector_status", "included"), ("working_mode", "required")]
+    assert [d.kind for d in tight.decisions].count("required") == 3 and tight.used_tokens == 50
+    # with 6 tokens more the memory would fit where it is shown, but the budget goes by budget_priority: it stays out
+    roomier = plan_prompt(PLANNED, 56)
+    assert [d.name for d in roomier.decisions if d.reason == "included"] == ["identity", "connector_status"]
+    # one token less: the connector status (budget_priority 3) no longer fits either; the identity (1) still does
+    assert [d.name for d in plan_prompt(PLANNED, 49).decisions if d.reason == "included"] == ["identity"]
+
+
+def test_the_planner_fails_closed_when_required_segments_do_not_fit() -> None:
+    with pytest.raises(PromptBudgetError) as caught:
+        plan_prompt(PLANNED, 31)
+    assert "32" in str(caught.value) and "31" in str(caught.value)
+    assert plan_prompt(PLANNED, 32).used_tokens == 32
+    with pytest.raises(ValueError, match="-1"):
+        plan_prompt(PLANNED, -1)
+    with pytest.raises(ValueError, match="identity"):
+        plan_prompt([*PLANNED, planned("identity", "Another identity.", False, 2)], 100)
+

@@ -26,13 +26,18 @@ from forge.context_pipeline import (
     ContextBudgetError,
     ContextObject,
     Decision,
+    IndexEntry,
+    JitLoad,
     MemoryBlock,
     cache_break_even,
     close_dependencies,
     estimate_tokens,
     invalidate,
+    light_index,
+    load_just_in_time,
     plan_deletions,
     render_memory_block,
+    reusable_prefix,
 )
 from forge.memory_selection import MemoryCandidate, select_memories
 from forge.prompt_assembly import MEMORY_NOTICE, Segment, assemble, input_budget, safety_margin_for
@@ -359,6 +364,95 @@ def test_an_injected_token_counter_prices_the_deletions() -> None:
     assert [(d.object_id, d.tokens) for d in decisions] == [("long", 40), ("short", 11)]
     assert set(seen) == {item.text for item in objects}
     assert ids(plan_deletions(objects, 3)) == ["short"]  # the estimate counts "y y y y y y" as 6, the 40 x's as 1
+
+
+# ---------------------------------------------------------------- just-in-time loading
+LIBRARY = {item.id: item for item in [*CODE, *search_hits(3),
+                                      O("readme", "evidence", "The README explains installation.", source="README.md")]}
+
+
+def fetcher(calls: list[str]):  # type: ignore[no-untyped-def]
+    def fetch(object_id: str) -> ContextObject:
+        calls.append(object_id)
+        return LIBRARY[object_id]
+    return fetch
+
+
+def test_jit_shows_a_light_index_and_loads_the_closure_on_demand() -> None:
+    index = light_index(list(LIBRARY.values()))
+    assert [entry.id for entry in index] == sorted(LIBRARY)
+    assert index[0] == IndexEntry("e17", "src/filter.py#L60-95", ("type-config", "skip-def"))
+    calls: list[str] = []
+    load = load_just_in_time(["e17"], list(index), fetcher(calls))
+    assert calls == ["e17", "filter-bool", "skip-def", "type-config"], "the closure, once each, and nothing else"
+    assert load == JitLoad(tuple(LIBRARY[object_id] for object_id in calls),
+                           (Decision("e17", "admitted", ("filter-bool", "skip-def", "type-config")),))
+    shared: list[str] = []
+    load_just_in_time(["type-config", "hit-01", "e17"], list(index), fetcher(shared))
+    assert shared == ["e17", "filter-bool", "hit-01", "skip-def", "type-config"]
+    nothing: list[str] = []
+    assert load_just_in_time([], list(index), fetcher(nothing)) == JitLoad((), ()) and nothing == []
+
+
+def test_jit_reports_a_missing_dependency_before_fetching_it() -> None:
+    index = light_index([E17, TYPE_CONFIG, *search_hits(2)])
+    calls: list[str] = []
+    load = load_just_in_time(["e17", "hit-01"], list(index), fetcher(calls))
+    assert load.decisions == (Decision("e17", "missing_dependency", ("filter-bool", "skip-def")),
+                              Decision("hit-01", "admitted"))
+    assert calls == ["hit-01"] and load.loaded == (LIBRARY["hit-01"],)
+
+
+def test_jit_refuses_an_object_that_disagrees_with_its_index_entry() -> None:
+    index = [IndexEntry("e17", "src/filter.py#L60-95", ("type-config",)), IndexEntry("type-config", "src/config.py")]
+    changed = {"e17": E17, "type-config": O("type-config", "evidence", "exclude: Filter")}
+
+    def fetch_changed(object_id: str) -> ContextObject:
+        return changed[object_id]
+
+    with pytest.raises(ValueError, match="stale") as caught:
+        load_just_in_time(["e17"], index, fetch_changed)  # e17 now also needs skip-def
+    assert "'e17'" in str(caught.value) and "skip-def" in str(caught.value)
+    with pytest.raises(ValueError, match="stale"):
+        load_just_in_time(["type-config"], index, lambda object_id: O("other", "evidence", "x"))
+    assert load_just_in_time(["type-config"], index, fetch_changed).loaded == (changed["type-config"],)
+
+
+# ---------------------------------------------------------------- what a prompt cache can reuse
+STABLE = ["model: coder-1", "Tools: read_file(path), run_tests().", "You are a careful coding assistant."]
+QUESTION = "Why does an empty exclude filter skip every item?"
+
+
+def test_a_timestamp_in_front_breaks_the_cached_prefix() -> None:
+    stable = sum(estimate_tokens(part) for part in STABLE)
+    assert reusable_prefix([*STABLE, "Explain e17."], [*STABLE, QUESTION]) == stable
+    assert reusable_prefix([*STABLE, QUESTION], [*STABLE, QUESTION]) == stable + estimate_tokens(QUESTION)
+    # the same request with the time at the front: every part after it is a new prefix
+    assert reusable_prefix(["Now: 09:15", *STABLE, QUESTION], ["Now: 09:16", *STABLE, QUESTION]) == 0
+    # the same time at the end costs only itself
+    assert reusable_prefix([*STABLE, QUESTION, "Now: 09:15"], [*STABLE, QUESTION, "Now: 09:16"]) == (
+        stable + estimate_tokens(QUESTION))
+
+
+def test_identical_text_can_still_miss_the_cache() -> None:
+    # another model, or the same tools listed in another order: the visible text is the same, the prefix is not
+    assert reusable_prefix([*STABLE, QUESTION], ["model: coder-2", *STABLE[1:], QUESTION]) == 0
+    reordered = [STABLE[0], "Tools: run_tests(), read_file(path).", *STABLE[2:], QUESTION]
+    assert reusable_prefix([*STABLE, QUESTION], reordered) == estimate_tokens(STABLE[0])
+    def characters(text: str) -> int:
+        return len(text)
+
+    assert reusable_prefix([*STABLE, QUESTION], reordered, count_tokens=characters) == len(STABLE[0])
+    assert reusable_prefix([], [*STABLE]) == 0
+    with pytest.raises(ValueError, match="previous"):
+        reusable_prefix("model: coder-1", STABLE)  # type: ignore[arg-type]
+
+
+def test_automatic_caching_without_a_write_price_pays_from_the_first_reuse() -> None:
+    # a service that caches on its own charges no separate write: the first call pays the plain price, w = u
+    assert cache_break_even(6000, 0, 3, 0.3, 3).decision == "no_cache"  # nothing reused yet: a tie
+    assert [cache_break_even(6000, n, 3, 0.3, 3).decision for n in range(1, 4)] == ["cache"] * 3
+    assert cache_break_even(6000, 3, 3, 3, 3).decision == "no_cache"  # no cheaper read: it never pays
 
 
 # ---------------------------------------------------------------- memory and teaching units

@@ -9,7 +9,7 @@
 
 # %%
 from forge.context_pipeline import (ContextBudgetError, ContextObject, cache_break_even, close_dependencies,
-                                    estimate_tokens, invalidate, plan_deletions, render_memory_block)
+                                    estimate_tokens, invalidate, plan_deletions, render_memory_block, reusable_prefix)
 from forge.memory_selection import MemoryCandidate
 
 e17 = ContextObject("e17", "evidence", "if config.exclude: return skip(item)", "r42", "src/filter.py#L60-95",
@@ -94,6 +94,76 @@ for rounds in range(1, 6):
     compress = call + summary * WRITE + (rounds - 1) * summary * CACHED
     print(f"after {rounds} round(s): keep the cached history {keep:>8.0f}  compress it {compress:>8.0f}")  # [en]
     print(f"{rounds} 轮之后：保留缓存中的历史 {keep:>8.0f}  压缩它 {compress:>8.0f}")  # [zh]
+
+# %% [markdown] en
+# The break-even assumes one thing the inequality does not show: the prefix must be *identical*. A cache
+# reuses a request only up to its first difference (`reusable_prefix` compares two requests part by
+# part). A timestamp at the front of every request changes the very first part, so nothing after it is
+# reused, although every other word is the same; at the end it costs only itself. Identical text can
+# still miss: another model, or the same tools serialized in another order, changes the prefix before
+# the text begins — and a cache can also have expired or been evicted, which no string comparison shows,
+# so read the cache usage the service reports. Some services cache on their own and charge no separate
+# write: then w = u, a tie at n = 0, and a gain from the first reuse on.
+
+# %% [markdown] zh
+# 盈亏平衡还默认了一件不等式里看不出来的事：前缀必须**完全相同**。缓存只能复用一个请求到它第一处不同为止（`reusable_prefix` 逐部分比较两个请求）。如果每个请求的最前面都放一个时间戳，第一部分就变了，后面哪怕每个字都一样，也什么都复用不了；放在末尾，它只让自己那一小段失效。文本相同也可能没命中：换了模型，或者同样的工具按另一种顺序序列化，前缀在正文开始之前就已经不同——缓存也可能已经过期或被逐出，这些字符串比较都看不出来，所以要看服务报告的缓存用量。有些服务自动缓存，不单独收写入费：这时 w = u，n = 0 时打平，从第一次复用起就划算。
+
+# %%
+STABLE_PARTS = ["model: coder-1", "Tools: read_file(path), run_tests(), write_file(path, text).",
+                "You are a careful coding assistant for a front-end repository. Follow the policy exactly."]
+ASKED = "Why does an empty exclude filter skip every item?"
+PREFIX_CASES = [
+    ([*STABLE_PARTS, ASKED, "Now: 09:15"], [*STABLE_PARTS, ASKED, "Now: 09:16"]),
+    (["Now: 09:15", *STABLE_PARTS, ASKED], ["Now: 09:16", *STABLE_PARTS, ASKED]),
+    ([*STABLE_PARTS, ASKED], ["model: coder-2", *STABLE_PARTS[1:], ASKED]),
+    ([*STABLE_PARTS, ASKED], [STABLE_PARTS[0], "Tools: run_tests(), read_file(path), write_file(path, text).",
+                              *STABLE_PARTS[2:], ASKED]),
+]
+LABELS = ["timestamp at the end", "timestamp at the front", "another model", "tools in another order"]
+LABELS_ZH = ["时间戳在末尾", "时间戳在开头", "换了模型", "工具换了顺序"]
+for label, label_zh, (before, now) in zip(LABELS, LABELS_ZH, PREFIX_CASES):
+    total = sum(estimate_tokens(part) for part in now)
+    print(f"{label:<24}reused {reusable_prefix(before, now):>3} of {total} tokens")  # [en]
+    print(f"{label_zh}：{total} 个 Token 里复用了 {reusable_prefix(before, now)} 个")  # [zh]
+print("no write price (w = u):", [cache_break_even(PREFIX, n, UNCACHED, CACHED, UNCACHED).decision for n in range(3)])  # [en]
+print("不单独收写入费（w = u）：", [cache_break_even(PREFIX, n, UNCACHED, CACHED, UNCACHED).decision for n in range(3)], sep="")  # [zh]
+
+# %% [markdown] en
+# Just-in-time loading saves the tokens of what is not needed, never a premise. The harness first shows a
+# light index — ids, sources and dependencies, no text — and loads content only once the round knows what
+# it needs, with its dependency closure. Here the index lists the four code objects and ten search hits
+# without their text; asking for `e17` fetches exactly its four objects and none of the hits. An index whose entry for `e17`
+# misses a dependency would be caught when `e17` arrives: a stale index is refused, not trusted. Loading
+# just in time, trimming, summarizing and moving material out of the context are four different
+# operations, chosen per object: freshly retrieved code is usually kept whole, because an early summary
+# can drop the exact condition.
+
+# %% [markdown] zh
+# 按需加载省下的是用不上的内容的 Token，从来不是前提。Harness 先给出一份轻量索引——id、来源和依赖，不带正文——等这一轮确定了需要什么，才连同依赖闭包一起加载内容。这里，索引列出四个代码对象和十条搜索结果，但不带正文；请求 `e17` 时，恰好取回它的四个对象，一条搜索结果也不取。如果索引里 `e17` 的条目漏了一个依赖，`e17` 一取回来就会被发现：过时的索引会被拒绝，而不是被信任。按需加载、裁剪、摘要和把材料移出上下文是四种不同的操作，要按对象来选：刚检索到的代码通常保留原样，因为过早的摘要可能丢掉那个精确的条件。
+
+# %%
+from forge.context_pipeline import load_just_in_time, light_index
+
+library = {item.id: item for item in [*code, *(ContextObject(f"hit-{n:02d}", "tool_output",
+                                                                  f"Search result {n}: a forum page about filters.",
+                                                                  source=f"search:filters#{n}") for n in range(10))]}
+index = light_index(list(library.values()))
+fetched: list[str] = []
+
+
+def fetch(object_id: str) -> ContextObject:
+    fetched.append(object_id)
+    return library[object_id]
+
+
+load = load_just_in_time(["e17"], list(index), fetch)
+loaded_units = sum(estimate_tokens(item.text) for item in load.loaded)
+text_units = sum(estimate_tokens(item.text) for item in library.values())
+print(f"index: {len(index)} entries, no text; loaded {len(load.loaded)} objects, {loaded_units} of {text_units} units")  # [en]
+print(f"索引：{len(index)} 条，不带正文；加载了 {len(load.loaded)} 个对象，{text_units} 个单位里的 {loaded_units} 个")  # [zh]
+print("fetched:", fetched)  # [en]
+print("取回：", fetched, sep="")  # [zh]
+print(load.decisions)
 
 # %% [markdown] en
 # Later in the session the context is 120 tokens over budget. Besides the code objects it holds Ana's

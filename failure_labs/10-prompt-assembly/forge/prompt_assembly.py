@@ -41,6 +41,15 @@ Contract
     assembly never cuts). The input list is never modified. ``memory_entries`` says what counts
     as one memory: each ``<memory_hit>`` of a ``<recalled_memory>`` block (stage 09's
     ``render_memory_block``, passed as one segment), else a memory segment's whole text.
+
+    ``plan_prompt(segments, budget, count_tokens) -> Assembly`` is the memory-selection chapter's
+    planner for a system prompt of ``PromptSegment`` objects (its ten are ``TEN_SEGMENTS``). Two
+    numbers, two questions: ``priority`` is where a segment is rendered, ``budget_priority`` who
+    gets a tight budget first (lower first for both; ties by name). The required segments are
+    reserved first (``PromptBudgetError`` when they do not fit); the optional ones are then tried
+    whole in ``budget_priority`` order; the chosen ones are rendered in ``priority`` order. Its
+    decisions (kind ``required`` or ``optional``) come in rendering order. A negative budget or a
+    repeated name fails with ``ValueError``.
 """
 
 from __future__ import annotations
@@ -61,6 +70,9 @@ SAFETY_THRESHOLD = 0.75  # fill at most 75 % of the window: estimates err, reque
 MEMORY_TOP_K = 3  # at most three memories: recall beyond the best few adds noise faster than facts
 MEMORY_SUMMARY_MAX = 3  # each memory summarized to at most three lines: memory informs, it never dominates
 RECENT_MESSAGES = 3  # the minimal context keeps the three most recent messages; older turns are summarized
+# the memory-selection chapter's ten segments of a system prompt, in its order; three of them are required
+TEN_SEGMENTS = ("base_instructions", "identity", "recalled_memory", "project_context", "tool_descriptions",
+                "expert_instructions", "skill_instructions", "connector_status", "regional_conventions", "working_mode")
 
 # one teaching unit: a run of ASCII letters and digits, or any other single visible character
 _UNIT = re.compile(r"[A-Za-z0-9]+|\S")
@@ -75,6 +87,15 @@ class Segment:
     name: str
     kind: str  # one of ORDER
     text: str
+
+
+@dataclass(frozen=True)
+class PromptSegment:
+    name: str
+    text: str
+    required: bool
+    priority: int  # where it is rendered: lower first
+    budget_priority: int  # who gets a tight budget first: lower first
 
 
 @dataclass(frozen=True)
@@ -95,7 +116,7 @@ class Assembly:
 
 
 def estimate_tokens(text: str) -> int:
-    """Offline teaching units: each Latin word, CJK character or punctuation mark counts one."""
+    """Offline teaching units: a run of ASCII letters and digits is one, any other visible character one ("café": 2)."""
     units = _UNIT.findall(text)
     return len(units)
 
@@ -206,3 +227,34 @@ def _fit(text: str, units: int) -> str:
     """The longest start of ``text`` that holds at most ``units`` teaching units."""
     ends = [match.end() for match in _UNIT.finditer(text)]
     return text[: ends[units - 1]] if units > 0 else ""
+
+
+def plan_prompt(
+    segments: list[PromptSegment],
+    budget: int,
+    count_tokens: Callable[[str], int] = estimate_tokens,
+) -> Assembly:
+    """Reserve the required segments, admit the rest by budget_priority, render by priority."""
+    if budget < 0:
+        raise ValueError(f"the budget cannot be negative, got {budget}")
+    names = [item.name for item in segments]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"duplicate segment names {repeated}: every name must be unique")
+    cost = {item.name: count_tokens(item.text) for item in segments}
+    required = sum(cost[item.name] for item in segments if item.required)
+    if required > budget:
+        raise PromptBudgetError(f"required segments need {required} tokens but the budget is {budget}: "
+                                "required segments are never dropped")
+    left = budget - required
+    chosen = {item.name for item in segments if item.required}
+    for item in sorted(segments, key=lambda item: (item.budget_priority, item.name)):
+        if not item.required and cost[item.name] <= left:
+            chosen.add(item.name)
+            left -= cost[item.name]
+    shown = sorted(segments, key=lambda item: (item.priority, item.name))
+    decisions = tuple(SegmentDecision(item.name, "required" if item.required else "optional", cost[item.name],
+                                      item.name in chosen, "required" if item.required else
+                                      "included" if item.name in chosen else "over_budget") for item in shown)
+    prompt = "\n\n".join(item.text for item in shown if item.name in chosen)
+    return Assembly(prompt, budget, sum(d.tokens for d in decisions if d.included), decisions)

@@ -25,6 +25,14 @@ Contract
     it (``dependency_deleted``, by id, related: it), until ``over_by`` is freed. ``PROTECTED``
     objects and what they depend on stay; short: ``ContextBudgetError`` with both numbers.
 
+    ``light_index(objects)``: per object ``IndexEntry(id, source, depends_on)``, no text, by id.
+    ``load_just_in_time(requested_ids, index, fetch)``: each request decided on the index as by
+    ``close_dependencies``; ``fetch(id)`` once per admitted id, in id order, nothing else; a fetched
+    object whose id or ``depends_on`` differs from the index: ``ValueError`` (stale index).
+
+    ``reusable_prefix(previous, current, count_tokens)``: the tokens of the leading parts equal in both
+    requests, up to the first that differs — a cache reuses only an identical prefix.
+
     ``ValueError`` comes first, inputs are never modified; ``render_memory_block`` is stage 09's.
 """
 
@@ -78,6 +86,19 @@ class Closure:
 
 
 @dataclass(frozen=True)
+class IndexEntry:
+    id: str
+    source: str  # where the text can be fetched
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JitLoad:
+    loaded: tuple[ContextObject, ...]  # by id
+    decisions: tuple[Decision, ...]  # one per request
+
+
+@dataclass(frozen=True)
 class BreakEven:
     decision: str  # "cache" or "no_cache"
     cached_cost: Fraction
@@ -85,7 +106,7 @@ class BreakEven:
 
 
 def estimate_tokens(text: str) -> int:
-    """Offline teaching units: each Latin word, CJK character or punctuation mark counts one."""
+    """Offline teaching units: a run of ASCII letters and digits is one, any other visible character one ("café": 2)."""
     return sum(1 for _unit in _UNIT.finditer(text))
 
 
@@ -175,6 +196,42 @@ def invalidate(objects: list[ContextObject], changed_id: str, new_revision: str)
 
     order = sorted(distance, key=lambda key: (distance[key], key))
     return tuple(Decision(key, reason[key], related(by_id[key])) for key in order)
+
+
+def light_index(objects: list[ContextObject]) -> tuple[IndexEntry, ...]:
+    """What a harness loads first: each object's id, source and dependencies, no text, by id."""
+    check_objects(objects)
+    return tuple(IndexEntry(item.id, item.source, item.depends_on) for item in sorted(objects, key=lambda i: i.id))
+
+
+def load_just_in_time(requested_ids: list[str], index: list[IndexEntry],
+                      fetch: Callable[[str], ContextObject]) -> JitLoad:
+    """Decide the requests on the light index, then fetch the admitted closures and nothing else."""
+    stubs = [ContextObject(entry.id, "evidence", "", source=entry.source, depends_on=entry.depends_on) for entry in index]
+    closure = close_dependencies(requested_ids, stubs)
+    by_id = {entry.id: entry for entry in index}
+    loaded = []
+    for object_id in closure.admitted:
+        item = fetch(object_id)
+        if item.id != object_id or tuple(item.depends_on) != by_id[object_id].depends_on:
+            raise ValueError(f"fetch({object_id!r}) gave {item.id!r} depending on {list(item.depends_on)}, but the index "
+                             f"says {list(by_id[object_id].depends_on)}: the index is stale — rebuild it, then load")
+        loaded.append(item)
+    return JitLoad(tuple(loaded), closure.decisions)
+
+
+def reusable_prefix(previous: list[str], current: list[str],
+                    count_tokens: Callable[[str], int] = estimate_tokens) -> int:
+    """Tokens of the leading request parts equal in both requests: all a prompt cache can reuse."""
+    for name, parts in (("previous", previous), ("current", current)):
+        if isinstance(parts, str):
+            raise ValueError(f"{name} must be the list of a request's parts, not one string: {parts[:40]!r}")
+    reused = 0
+    for before, now in zip(previous, current):
+        if before != now:
+            break
+        reused += count_tokens(now)
+    return reused
 
 
 def _whole(name: str, value: object, minimum: int) -> None:

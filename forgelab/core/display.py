@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import sys
-import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -43,9 +42,11 @@ def symbol(outcome: str) -> str:
 
 
 def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes (wide East Asian characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 0 if unicodedata.combining(ch) else 1
-               for ch in text)
+    """How many terminal columns ``text`` takes, as rich counts them when it lays a table out (``rich.cells``: wide
+    East Asian characters and emoji take two, combining marks and zero-width characters none)."""
+    from rich.cells import cell_len  # lazy: rich loads when text is laid out, not when the command line starts
+
+    return cell_len(text)
 
 
 def pad(text: str, width: int, right: bool = False) -> str:

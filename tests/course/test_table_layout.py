@@ -99,3 +99,12 @@ def test_a_path_longer_than_its_column_folds_after_a_slash_and_nothing_is_lost()
         "test_same_rank_conflict_keeps_", "the_earlier_instruction"]
     # a mark too early in the line (less than half of it) is not worth a short line: folded where the line ends
     assert fill("ab/cdefghijklmnopqrstuvwxyz", 10) == ["ab/cdefghi", "jklmnopqrs", "tuvwxyz"]
+
+
+def test_widths_are_the_columns_rich_lays_the_table_out_in() -> None:
+    """core/display.py counts columns as rich does (rich.cells), not by a table of its own: a zero-width space or a
+    combining accent takes no column, an emoji two, so a table holding them still lines up."""
+    assert columns("中文，。") == 8 and columns("e\u0301") == 1 and columns("🙂") == 2
+    assert columns("a\u200bb") == 2  # a zero-width space (a hand-written East-Asian-width count made it 3)
+    rows = table(["name", "outcome"], [["a\u200bb", "ok"], ["ab", "ok"]], total_width=60).splitlines()
+    assert [columns(line[:line.index("ok")]) for line in rows[2:]] == [rows[0].index("outcome")] * 2

@@ -81,6 +81,8 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 # a cited heading of a source file (``| `000_….txt` · heading |``) is the source's own words, not ours
 _CITATION = re.compile(r"(?<=\.txt` · )[^|\n]*")
+# a title in book-title marks (《上下文是一条数据管线》) is quoted as its author wrote it
+_TITLE = re.compile(r"《[^》\n]*》")
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1|\{[^{}\n]*\}|\]\([^)\n]*\)|<[^>\n]+>|https?://\S+")
 
 
@@ -111,7 +113,8 @@ def check(passages: Iterable[Passage], terms: list[Term], names: tuple[str, ...]
     # longer terms first: "上下文选择（context selection）" is one term, not "context" left in English
     patterns = [(term, _english(term)) for term in sorted(terms, key=lambda term: -len(term.en)) if term.translated]
     for passage in passages:
-        text = _CITATION.sub(lambda match: " " * len(match.group(0)), passage.text)
+        text = _TITLE.sub(lambda match: " " * len(match.group(0)),
+                          _CITATION.sub(lambda match: " " * len(match.group(0)), passage.text))
         for name in names:
             text = text.replace(name, " " * len(name))
         text = prose(text)

@@ -189,15 +189,15 @@ def test_the_chinese_pages_speak_chinese(site_all: Path, course) -> None:  # typ
     for words in ("开始之前", "清除全部进度", "卡住了？最小恢复点", "进度：", "未开始", "实验包里，同样的开篇是"):
         assert words in visible, words
     assert "notebooks/zh/00-opening.ipynb" in index
-    assert "进度和本地检查需要 JavaScript" in index  # the noscript text
+    assert "进度和本地实验自检需要 JavaScript" in index  # the noscript text
     for stage in course.stages:
         page = (site_all / "zh" / f"{stage.key}.html").read_text(encoding="utf-8")
         text = _visible(page)
         assert f"<title>阶段 {stage.number} · {escape(stage.text('zh').title)}" in page
-        for words in ("实验卡片", "验收标准", "本地检查", "状态：未开始（第 1 步，共 5 步）。", "选择你的 verification.json",
+        for words in ("实验卡片", "验收标准", "本地实验自检", "状态：未开始（第 1 步，共 5 步）。", "选择你的 verification.json",
                       "清除本阶段的进度", "能力链", "完成标准", "一图看懂", f"阶段 {stage.number}"):
             assert words in text, (stage.key, words)
-        assert "本地检查需要 JavaScript" in page
+        assert "本地实验自检需要 JavaScript" in page
         for figure in figures.stage_figures(stage.source_dir):
             assert f'alt="{escape(figure.alt_in("zh"))}"' in page
         # the course's own Chinese texts, not the English ones
@@ -246,7 +246,7 @@ def test_the_scripts_words_come_from_the_catalog_in_each_edition(site_all: Path)
     assert len(english) > 100 and all(key == value for key, value in english.items())
     untranslated = [key for key, value in chinese.items() if value == key or not CJK.search(value)]
     assert untranslated == []
-    assert chinese["Self-check passed"] == "自检通过" and chinese["File: {file}"] == "文件：{file}"
+    assert chinese["Self-check passed"] == "本地自检通过" and chinese["File: {file}"] == "文件：{file}"
     for key, value in chinese.items():  # the placeholders the scripts fill are all there
         assert sorted(re.findall(r"\{\w+\}", key)) == sorted(re.findall(r"\{\w+\}", value)), key
     assert script_strings("zh") == chinese

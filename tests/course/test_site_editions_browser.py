@@ -71,7 +71,7 @@ def test_progress_is_shared_and_each_edition_reads_it_in_its_own_words(tab_en: S
 
     _switch(tab, "zh")  # the same result, in Chinese
     assert tab.state() == "self-check-passed"
-    assert tab.headline() == "自检通过"
+    assert tab.headline() == "本地自检通过"
     assert tab.page.inner_text("#report .report-caption") == "上一次的结果，保存在这个浏览器中：verification.json"
     assert "文件自 forgelab 写出后未被改动" in tab.check("integrity")[1]
     assert "这个文件是针对参考实现（目标“solution”）生成的" in tab.check("target")[1]
@@ -79,8 +79,8 @@ def test_progress_is_shared_and_each_edition_reads_it_in_its_own_words(tab_en: S
     tab.pick(b"", "empty.json")  # a refused pick on the Chinese page…
     assert tab.message()[0] == "empty" and "文件是空的" in tab.message()[1] and "文件：empty.json" in tab.message()[1]
     state = tab.page.inner_text("#check-state")
-    assert state.startswith("状态：结果已读取（第 4 步，共 5 步）。你最近选择的 empty.json 不是本阶段的结果（文件是空的）"), state
-    assert tab.page.inner_text("#previous-report").startswith("上一次的结果——已不是当前结论：自检通过")
+    assert state.startswith("状态：测试结果已读取（第 4 步，共 5 步）。你最近选择的 empty.json 不是本阶段的结果（文件是空的）"), state
+    assert tab.page.inner_text("#previous-report").startswith("上一次的结果——已不是当前结论：本地自检通过")
 
     _switch(tab, "en")  # …is explained in English on the English page
     problem, text = tab.message()
@@ -89,7 +89,7 @@ def test_progress_is_shared_and_each_edition_reads_it_in_its_own_words(tab_en: S
     assert tab.page.inner_text("#previous-report").startswith("Previous result — no longer the current verdict: Self-check passed")
 
     tab.open("zh/index.html")  # and the index of either edition shows the stage's state
-    assert tab.page.inner_text('[data-progress-for="01"]') == "结果已读取"
+    assert tab.page.inner_text('[data-progress-for="01"]') == "测试结果已读取"
 
 
 def test_the_chinese_self_check_report_speaks_chinese(chromium: Any, built_site: Path, evidence: Evidence) -> None:

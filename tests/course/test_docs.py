@@ -31,9 +31,9 @@ LAB_NOTEBOOK = {
     "a date of a run": re.compile(r"\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|"
                                   r"October|November|December) \d{4}\b|\d{4} 年 ?\d{1,2} 月 ?\d{1,2} 日"),
     "other people on the machine": re.compile(
-        r"\b(?:engineers?|colleagues?|someone|somebody|other (?:people|users|helpers?|sessions))\b|\bhelpers'"
+        r"(?<![-\w])(?:engineers?|colleagues?|someone|somebody|other (?:people|users|helpers?|sessions))\b|\bhelpers'"
         r"|this (?:shared )?machine|shared (?:2-CPU )?machine|machine(?:s)? (?:is |was )?(?:shared|crowded)"
-        r"|工程师|助手|别人|他人|多人共用|这台(?:共享|共用)?(?:的)?机器", re.I),
+        r"|工程师|助手|多人共用|这台(?:共享|共用)?(?:的)?机器", re.I),
 }
 
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, WorkbookCopy
 
 from forgelab.core import verification
+from forgelab.core.i18n import speaking
 from forgelab.core.registry import load_course
 
 KEY = "01-instruction-hierarchy"
@@ -84,7 +85,8 @@ def test_grading_finds_a_malformed_file_unreadable_and_flags_it(tmp_path: Path, 
     (home / EVIDENCE).parent.mkdir(parents=True)
     (home / EVIDENCE).write_text(SHAPES[shape], encoding="utf-8")
     seen = {key: True for key in consistency.ACCEPTANCE_LABELS}
-    finding = consistency.check(stage, ROOT, home, None, (), seen)
+    with speaking("en"):  # a notebook made earlier in this process may have left another language active
+        finding = consistency.check(stage, ROOT, home, None, (), seen)
     assert (finding.outcome, finding.flag) == (ERROR, REVIEW), finding
     assert f"{stage.evidence_dir}/verification.json is unreadable (" in finding.reason
     assert "forgelab check 01" in finding.reason

@@ -146,3 +146,24 @@ def test_the_gap_between_two_pieces_of_a_page_is_none_after_chinese() -> None:
     from forgelab.core.text import gap
 
     assert gap("部分达到。") == "" and gap("进度：") == "" and gap("Partly there.") == " " and gap("13/13") == " "
+
+
+def _chinese_documents(repo_root: Path) -> list[Path]:
+    return [repo_root / "README.zh-CN.md", repo_root / "course/learner/README.zh-CN.md",
+            *sorted((repo_root / "docs").glob("*.zh-CN.md"))]
+
+
+def test_no_chinese_document_breaks_a_paragraph_between_chinese_characters(repo_root: Path) -> None:
+    """The learner README was hard-wrapped at ~120 columns: 28 breaks that a browser shows as spaces."""
+    assert [path.name for path in _chinese_documents(repo_root)
+            if join_cjk_lines(path.read_text(encoding="utf-8")) != path.read_text(encoding="utf-8")] == []
+
+
+def test_no_chinese_text_tells_the_learner_to_wait_for_an_english_word(repo_root: Path) -> None:
+    """The Chinese CLI says 已修复 when a lab is fixed; the Chinese texts said '直到显示 FIXED'."""
+    texts = [(path.name, path.read_text(encoding="utf-8")) for path in _chinese_documents(repo_root)]
+    texts += [(f"{path.name} cell {n}", "".join(cell["source"]))
+              for path in sorted((repo_root / "notebooks" / "zh").glob("*.ipynb"))
+              for n, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])]
+    texts += [(where, text) for where, text in _chinese_prose(repo_root)]
+    assert [where for where, text in texts if "FIXED" in text] == []

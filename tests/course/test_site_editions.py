@@ -266,7 +266,7 @@ def test_no_literal_asterisk_is_left_on_any_page(site_all: Path) -> None:
             text = _visible(page.read_text(encoding="utf-8"))
             assert "*" not in text, (page, text[max(0, text.find("*") - 60):text.find("*") + 60])
     stage_01 = (site_all / "zh" / "01-instruction-hierarchy.html").read_text(encoding="utf-8")
-    assert "<em>可信等级</em>" in stage_01
+    assert "<em>可信层级</em>" in stage_01
 
 
 def test_the_security_policy_is_the_same_in_both_editions(site_all: Path) -> None:

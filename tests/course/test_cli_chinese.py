@@ -25,7 +25,7 @@ ALLOWED = {
     "CPU", "zip", "git", "HEAD", "stdin", "gettext", "Babel", "bubblewrap", "nbval", "pytest", "notebook", "slug",
     "Markdown", "en", "zh", "all", "mock", "replay", "openai", "software", "office", "music", "fenced", "prose",
     "learner", "solution", "fault", "extractor", "id", "name", "number", "request", "target", "stage", "stages",
-    "Python", "URL", "JupyterLab", "pip", "make", "lab", "venv",
+    "Python", "URL", "JupyterLab", "pip", "make", "lab", "venv", "JupyterHub", "Hub", "Canvas", "Moodle",
 }
 WORD = re.compile(r"(?<![\w./{\[<=-])[A-Za-z][A-Za-z']+(?![\w./(-])")
 
@@ -152,7 +152,8 @@ def _english(text: str, extra: frozenset[str] = frozenset()) -> set[str]:
 
 
 COMMAND_WORDS = {"check", "status", "hint", "fault", "start", "diagnose", "diff", "reset", "restore", "backup", "page",
-                 "answer", "starter", "extract", "regress", "grade", "report", "help", "watch", "FIXED", "ACCEPTED",
+                 "answer", "starter", "extract", "regress", "grade", "report", "help", "watch", "submit", "feedback",
+                 "FIXED", "ACCEPTED",
                  "dict", "list", "str", "int", "None", "True", "False", "assert"}
 
 

@@ -189,7 +189,7 @@ def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -
 
 def test_the_chinese_plots_keep_the_numbers_and_translate_the_words(course) -> None:
     svg = (course.stage("02").source_dir / "figure-budget_zh.svg").read_text(encoding="utf-8")
-    for words in ("预算 400", "write-policy（必需）", "150 个 token · 跳过：剩 90", "已用 350"):
+    for words in ("预算 400", "write-policy（必需）", "150 个 Token · 跳过：剩 90", "已用 350"):
         assert words in svg
     assert "skipped" not in svg and "budget 400" not in svg
     svg = (course.stage("10").source_dir / "figure-budget_zh.svg").read_text(encoding="utf-8")

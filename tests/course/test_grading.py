@@ -252,7 +252,7 @@ def test_the_gradebook_keeps_time_apart_from_grades(first: dict[str, Any]) -> No
     from forgelab.grading.gradebook import SCHEMA_VERSION
 
     connection = sqlite3.connect(Path(first["out"]) / "gradebook.sqlite")
-    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     for table in ("grades", "tests", "facts"):  # the class report's records are graded rows too
         columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
         assert columns and not any("time" in column or column.endswith("_s") or column.endswith("_at")

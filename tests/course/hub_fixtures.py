@@ -160,6 +160,9 @@ def start_hub(state: Path, bundle: Path, *, instructors: tuple[str, ...] = ("tea
         hub.admin_token = token_file.read_text()
         wait_for_http(f"http://127.0.0.1:{hub_port}/hub/api/", timeout=120, process=process)
         hub.wait_for_service()
+        # the hub answers on its own port before it has given the proxy its routes: a browser sent to the public URL
+        # then gets the proxy's 404 page ("JupyterHub is now running" comes after the routes)
+        wait_for_http(f"{hub.url}hub/api/", timeout=120, process=process)
     except BaseException:
         hub.stop()
         raise

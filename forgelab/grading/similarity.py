@@ -421,7 +421,9 @@ def cell(pairs: list[Pair], submission: str, stage: str | None = None) -> str:
             continue
         if stage is not None and pair.stage != stage:
             continue
-        text = f"{other} {pair.top:.0f}% {pair.page}"
+        # a mutant's name describes a known-wrong implementation: the CSV says "mutant", its page says which
+        shown = "mutant" if other.startswith("mutant:") else other
+        text = f"{shown} {pair.top:.0f}% {pair.page}"
         said.append(text if stage is not None else f"{pair.stage}: {text}")
     return "; ".join(said)
 

@@ -321,7 +321,9 @@ def outputs(graded: dict[str, Any]) -> dict[str, str]:
     out = Path(graded["context"]["out"])
     found = {"stdout": graded["stdout"] + graded["stderr"]}
     for path in sorted(out.rglob("*")):
-        if path.suffix in (".csv", ".html"):
+        # similarity/ is the instructor's side-by-side of a module and what it matches, the reference included (issue
+        # 30, point 2): never published to a learner, so it may show course code
+        if path.suffix in (".csv", ".html") and "similarity" not in path.relative_to(out).parts:
             found[path.relative_to(out).as_posix()] = html.unescape(path.read_text(encoding="utf-8"))
     connection = sqlite3.connect(out / "gradebook.sqlite")
     for table in ("grades", "submissions", "runs"):

@@ -69,9 +69,9 @@ addopts = -p no:cacheprovider --import-mode=importlib
 """
 # what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
 TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/bytecode.py",
-                  "judge/channel.py", "judge/host.py", "judge/learner_plugin.py", "judge/outcomes.py", "judge/printed.py",
-                  "judge/remote.py", "judge/sandbox.py", "judge/settings.py", "judge/tester.py", "judge/watchdog.py",
-                  "judge/wire.py")
+                  "judge/pytest_private.py", "judge/channel.py", "judge/host.py", "judge/learner_plugin.py",
+                  "judge/outcomes.py", "judge/printed.py", "judge/remote.py", "judge/sandbox.py", "judge/settings.py",
+                  "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
 MAX_EVENTS = 5000
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})

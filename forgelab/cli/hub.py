@@ -69,6 +69,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_class_grade(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.cli.grade import cmd_grade
+    from forgelab.grading import SIMILARITY_PERCENT, SIMILARITY_TOKENS
     from forgelab.hub.classroom import ClassError, collect, publish
     from forgelab.hub.client import Client, Connection, ServiceError
 
@@ -85,7 +86,8 @@ def cmd_class_grade(args: argparse.Namespace) -> int:
             graded = argparse.Namespace(
                 submissions=[str(folder / f"{sid}.zip") for sid in sorted(manifest.submissions)], out=str(out),
                 jobs=args.jobs, stages=args.stages, shard=None, cpu_limit=10, wall_limit=90, time_budget=600,
-                unsandboxed=args.unsandboxed)
+                unsandboxed=args.unsandboxed, similarity_percent=SIMILARITY_PERCENT,
+                similarity_tokens=SIMILARITY_TOKENS)  # grade's own defaults for what `class grade` does not ask
             status = cmd_grade(graded)
             if status != 0:
                 return status

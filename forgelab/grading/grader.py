@@ -175,7 +175,7 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
             rows.extend(items.grade_stage(course, workbook, stage, laid, report, on_reference))
             if not report.problem:  # a session that died saw nothing to report on (its rows say: grade again)
                 tests.extend(class_facts.test_results(course, stage, sub.id, report))
-                transfer, _timed_out = items.transfer_part(stage, report, laid, on_reference)
+                transfer, _stopped = items.transfer_part(stage, report, laid, on_reference)
                 facts.append((stage.number, class_facts.stage_facts(course.root, stage, laid.home, transfer.status)))
         timings = [("", "copy_s", round(copied, 3)), *timings_of(report, stages, course.root)]
         wall = time.monotonic() - started

@@ -125,7 +125,7 @@ OUTCOME_WORDS: dict[Outcome, str] = {
 def _outcome_words(row: TestRow) -> str:
     """The row's outcome in plain words, in the active language (``not_run`` → "not run"; a process that ended is
     "ended", not a timeout: no limit of time or memory stopped it)."""
-    if row.limit is Limit.CRASH and row.outcome is Outcome.TIMEOUT:
+    if row.limit is Limit.CRASH and row.outcome is not Outcome.PASSED:
         return _(ENDED_WORDS)
     return _(OUTCOME_WORDS[Outcome(row.outcome)])
 
@@ -180,7 +180,7 @@ def _limit_outcome(rows: list[TestRow]) -> bool:
 def _stopped(rows: list[TestRow], otherwise: str) -> str:
     """The item's outcome when some of ``rows`` were stopped: a timeout when a limit (time, memory, output) stopped
     one, "ended" when the learner's process only ended by itself (an exit or a signal), else ``otherwise``."""
-    stopped = [row for row in rows if row.stopped_by_limit]
+    stopped = [row for row in rows if row.stopped_by_limit or row.limit is Limit.CRASH]
     if not stopped:
         return otherwise
     return ENDED if all(row.limit is Limit.CRASH for row in stopped) else TIMEOUT
@@ -352,8 +352,9 @@ def grade_fault_lab(ctx: _Stage, report: RunReport, laid: Laid, workbook: Workbo
     return ctx.item("fault_lab", points, outcome, reason)
 
 
-def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, bool]:
-    """The transfer part and whether a limit stopped the learner's test.
+def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: bool = True) -> tuple[Part, str]:
+    """The transfer part, and how the learner's test was stopped: :data:`TIMEOUT` when a limit stopped it,
+    :data:`ENDED` when its process ended by itself (an exit, a signal) or broke its link to the judge, else "".
 
     ``on_reference``: the test ran on the course's reference implementation (where it must pass) and on each
     known-wrong variant (where it must fail). Otherwise (a learner bundle, no reference) it ran on the
@@ -361,13 +362,13 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
     """
     shown = stage.transfer_file
     if not (laid.home / shown).is_file():
-        return Part("missing", _("{file} was not handed in").format(file=shown)), False
+        return Part("missing", _("{file} was not handed in").format(file=shown)), ""
     label = transfer_label(stage)
     rows = report.in_file(label, shown)
     errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]
     problem = report.target_problems.get(label) or (_("could not collect {file}: {error}").format(
         file=shown, error=errors[0]) if errors else None)
-    timed_out = any(row.stopped_by_limit for row in rows)
+    stopped = _stopped(list(rows), ENDED if label in report.ended_targets else "")
     variants = sorted({row.target for row in report.rows if row.target.startswith(wrong_label(stage))}
                       | {key for key in report.target_problems if key.startswith(wrong_label(stage))},
                       key=lambda name: (len(name), name))
@@ -375,13 +376,13 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
         on_wrong = report.in_file(variants[0], shown) if variants else None
         part = judge_transfer(rows, problem, shown, on_wrong)
         note = _("judged on the submission's own forge/, as `forgelab check` judges it (this course has no reference)")
-        return Part(part.status, _("{detail}; {note}").format(detail=part.detail, note=note), part.extra), timed_out
+        return Part(part.status, _("{detail}; {note}").format(detail=part.detail, note=note), part.extra), stopped
     part = judge_transfer(rows, problem, shown)
     if part.status in ("failed", "error"):
         return Part(part.status, _("on the course's reference implementation, {detail}").format(detail=part.detail),
-                    part.extra), timed_out
+                    part.extra), stopped
     if part.status != "passed":
-        return part, timed_out
+        return part, stopped
     for index, variant in enumerate(variants):
         wrong = report.in_file(variant, shown)
         if wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in wrong) \
@@ -391,19 +392,20 @@ def transfer_part(stage: Stage, report: RunReport, laid: Laid, on_reference: boo
             return Part("cannot_tell", _("it passes on the course's reference implementation, but on {which} too, so it "
                                          "cannot tell right from wrong: assert the exact results the transfer challenge "
                                          "asks for (notebook part 8)").format(which=which),
-                        {"known_wrong": "passes"}), timed_out
+                        {"known_wrong": "passes"}), stopped
     count = sum(r.outcome is Outcome.PASSED for r in rows)
     if not variants:  # a stage without a known-wrong implementation (none in this course)
         return Part("passed", _("{count} transfer test(s) pass on the course's reference implementation").format(
-            count=count)), timed_out
+            count=count)), stopped
     against = (_("its known-wrong one") if len(variants) == 1
                else _("each of its {count} known-wrong ones").format(count=len(variants)))
     return Part("passed", _("{count} transfer test(s) pass on the course's reference implementation and fail on "
                             "{against}, as they should").format(count=count, against=against),
-                {"known_wrong": "fails"}), timed_out
+                {"known_wrong": "fails"}), stopped
 
 
-def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
+def grade_transfer(ctx: _Stage, part: Part, stopped: str) -> GradeItem:
+    """``stopped``: how the learner's test was stopped (see :func:`transfer_part`)."""
     stage = ctx.stage
     top = SPEC["transfer"].max_points
     if part.status == "passed":
@@ -412,7 +414,7 @@ def grade_transfer(ctx: _Stage, part: Part, timed_out: bool) -> GradeItem:
         return ctx.item("transfer", 0, FAILED, _("{place}: {cause}").format(place=stage.transfer_file, cause=part.detail), REVIEW)
     if part.status in ("missing", "not_written"):
         return ctx.item("transfer", 0, MISSING, _("{place}: {cause}").format(place=stage.transfer_file, cause=part.detail))
-    result = TIMEOUT if timed_out else (ERROR if part.status == "error" else FAILED)
+    result = stopped or (ERROR if part.status == "error" else FAILED)
     return ctx.item("transfer", 0, result, _("{file} does not pass: {detail}").format(
         file=stage.transfer_file, detail=part.detail))
 
@@ -454,14 +456,14 @@ def grade_stage(course: Course, workbook: Workbook, stage: Stage, laid: Laid, re
                 on_reference: bool = True) -> list[GradeItem]:
     ctx = _Stage(laid.submission.id, stage, course.root)
     label = sub_label(stage)
-    part, timed_out = transfer_part(stage, report, laid, on_reference)
+    part, stopped = transfer_part(stage, report, laid, on_reference)
     lost = _lost_to_the_grader(ctx, report, laid, course.root)
     rows = [
         lost.get("stage_tests") or grade_tests(ctx, report, label),
         lost.get("instructor_checks") or grade_instructor_checks(ctx, report, label, check_files(course.root, stage)),
         lost.get("notebook") or grade_notebook(ctx, report, label, course),
         lost.get("fault_lab") or grade_fault_lab(ctx, report, laid, workbook, on_reference),
-        grade_transfer(ctx, part, timed_out),
+        grade_transfer(ctx, part, stopped),
         grade_design(ctx, laid),
     ]
     rows.append(lost.get("evidence") or grade_evidence(ctx, report, laid, rows, part.status))

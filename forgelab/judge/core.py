@@ -39,7 +39,8 @@ from forgelab.core import i18n
 from forgelab.core.i18n import _
 from forgelab.judge import bytecode, channel, early, relay
 from forgelab.judge.interface import Offered, build_interface, offered
-from forgelab.judge.outcomes import CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow
+from forgelab.judge.outcomes import (CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow,
+                                     ended_how)
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.watchdog import Watchdog
@@ -368,11 +369,12 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
                                        event.detail))
     # a test passes on its process's word that it passed, never for want of a word: one that started and was never
     # reported on (its process ended during it, or its last report was lost) has no result
+    # (its limit is Limit.CRASH: the process ended by itself, and how — an exit status or a signal — is the judge's word)
     for nodeid in order:
         if not rows[nodeid]["reported"]:
-            rows[nodeid].update(outcome=Outcome.ERROR, cause=_(
-                "this test started, but the process that ran it ended without reporting its result (does the test "
-                "call os._exit?)"))
+            rows[nodeid].update(outcome=Outcome.ERROR, limit=Limit.CRASH, cause=_(
+                "this test started, but the process that ran it ended without reporting its result ({how}): does the "
+                "test call os._exit or send a signal?").format(how=ended_how(run.ended)))
     # what the judge saw itself overrides what the tests say about themselves
     for nodeid, (limit, message) in sorted(run.limits.items()):
         if valid(nodeid):
@@ -383,6 +385,7 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
                                       + trace).strip()
     shown = files[0] if files else "transfer"
     problem = None
+    ended = any(row.get("limit") is Limit.CRASH for row in rows.values()) or run.stopped is Limit.CRASH
     if run.stopped is not None:
         words = run.budget or {Limit.CPU: _("your test used more than {seconds} s of CPU time (a loop that never "
                                              "ends?)").format(seconds=settings.learner_tests_cpu_s),
@@ -397,6 +400,13 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
         problem = _("the run of {file} was stopped: {what}").format(file=shown, what=words)
     elif run.gave_up:
         problem = _("the run of {file} was stopped after {count} tests hit a limit").format(file=shown, count=run.gave_up)
+    elif not events and run.ended_seen:
+        problem = _("the process that ran {file} ended before it reported anything ({how}): does the file call "
+                    "os._exit or send a signal when it is imported?").format(file=shown, how=ended_how(run.ended))
+        tail = [line for line in run.output.strip().splitlines() if line.strip()][-2:]
+        if show_output and tail:
+            problem = f"{problem} | {' | '.join(tail)[:300]}"
+        ended = True
     elif not events:
         tail = [line for line in run.output.strip().splitlines() if line.strip()][-2:] or ["no output"]
         problem = (_("your tests could not be run: {why}").format(why=" | ".join(tail)[:300]) if show_output else
@@ -406,7 +416,8 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
                            row.get("limit"), run.printed.get(nodeid, "")[-MAX_PRINTED:])
                    for nodeid, row in ((n, rows[n]) for n in order))
     return RunReport(result, collect_errors=tuple(errors), sandbox=isolation.description,
-                     target_problems={label: problem} if problem else {})
+                     target_problems={label: problem} if problem else {},
+                     ended_targets=frozenset({label}) if ended else frozenset())
 
 
 # ---------------------------------------------------------------- the whole job
@@ -502,7 +513,9 @@ def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:
     errors: list[CollectError] = []
     run_problems = []
     target_problems: dict[str, str] = {}
+    ended: set[str] = set()
     for report in reports:
+        ended |= report.ended_targets
         rows.extend(report.rows)
         problems.update(report.import_problems)
         errors.extend(report.collect_errors)
@@ -511,4 +524,4 @@ def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:
         if report.problem:
             run_problems.append(report.problem)
     return RunReport(tuple(rows), problems, tuple(errors), "; ".join(run_problems) or None,
-                     sandbox or next((r.sandbox for r in reports if r.sandbox), ""), target_problems)
+                     sandbox or next((r.sandbox for r in reports if r.sandbox), ""), target_problems, frozenset(ended))

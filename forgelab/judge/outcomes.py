@@ -139,6 +139,9 @@ class RunReport:
     problem: str | None = None  # a run-level problem (the course's session could not start, or was stopped)
     sandbox: str = ""  # how learner code was isolated in this run, in words
     target_problems: dict[str, str] = field(default_factory=dict)  # target label → why its learner tests did not run
+    # target labels whose learner-test process ended by itself (an exit or a signal) before it reported every result,
+    # or broke its link to the judge: no limit of time or memory stopped it (grading's outcome "ended")
+    ended_targets: frozenset[str] = frozenset()
 
     def for_target(self, label: str) -> tuple[TestRow, ...]:
         return tuple(row for row in self.rows if row.target == label)

@@ -134,6 +134,8 @@ class RelayRun:
     gave_up: int = 0  # the run was stopped after this many tests hit limits
     output: str = ""  # what the tester printed (pytest's own lines), capped
     budget: str = ""  # the submission's time budget for its own tests stopped (or prevented) the run: why, in words
+    ended: int | None = None  # how the tester ended by itself (its exit code; negative: a signal), if it was not stopped
+    ended_seen: bool = False  # it ended by itself (``ended`` is None when its exit status could not be read)
 
 
 def _boundary(message: str) -> dict[str, object]:
@@ -157,6 +159,8 @@ class _Relay:
         self.printed: dict[str, str] = {}
         self.hits = 0
         self.stopped: Limit | None = None
+        self.ended: int | None = None  # the tester's exit code when it ended by itself
+        self.ended_seen = False
         self.deadline = 0.0
         self.looked = 0.0  # when the tester's limits were last looked at
         self.process: subprocess.Popen[bytes] | None = None
@@ -218,7 +222,8 @@ class _Relay:
                         self.hits if self.hits >= self.settings.max_limit_hits else 0,
                         self.tester_output.take(),
                         self.budget.message() if self.budget is not None and self.budget_bound
-                        and self.stopped is Limit.WALL else "")
+                        and self.stopped is Limit.WALL else "",
+                        self.ended if self.stopped is None else None, self.ended_seen and self.stopped is None)
 
     def _start_tester(self, link_in: int, link_out: int) -> subprocess.Popen[bytes]:
         """The tester, with the link on its standard input and output: its command line, environment and
@@ -330,6 +335,9 @@ class _Relay:
             code = None
         if ended_by_cpu_rlimit(code):
             self.stopped = Limit.CPU  # the tester's own hard CPU limit (its threads were not watched while it waited)
+        if self.isolation.sandboxed and code is not None and 128 < code <= 128 + 64:
+            code = 128 - code  # bubblewrap exits 128 + N when the process it runs was killed by signal N
+        self.ended, self.ended_seen = code, True
 
     def _stop_tester(self, limit: Limit) -> None:
         self.stopped = limit

@@ -23,7 +23,7 @@ from forgelab.core import evidence
 from forgelab.core.i18n import N_, _
 from forgelab.core.registry import Stage
 from forgelab.core.text import word_count
-from forgelab.judge.outcomes import Outcome, RunReport, TestRow
+from forgelab.judge.outcomes import Limit, Outcome, RunReport, TestRow
 
 MIN_DESIGN_WORDS = 40  # the check's minimum length of a design answer (Chinese: two characters count one word)
 
@@ -67,6 +67,12 @@ OUTCOME_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("er
                  "timeout": N_("timeout"), "not_run": N_("not run")}
 
 
+def outcome_words(row: TestRow) -> str:
+    """The row's outcome in words, in the active language: a row whose process ended by itself (an exit, a signal) or
+    broke its link to the judge is "ended" — no limit of time or memory stopped it, so it is never a timeout."""
+    return _("ended") if row.limit is Limit.CRASH else _(OUTCOME_WORDS[row.outcome])
+
+
 _DID_NOT_RAISE_WORDS = N_("DID NOT RAISE")  # pytest's phrase; its translation only says the edition explains it
 _DID_NOT_RAISE = re.compile(r"DID NOT RAISE <?(?:class )?'?([\w.]+)'?>?")
 
@@ -100,7 +106,7 @@ def judge_transfer(results: tuple[TestRow, ...], problem: str | None, shown: str
     if bad:
         first = bad[0]
         status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
-        return Part(status, _("{test} {outcome}: {cause}").format(test=first.name, outcome=_(OUTCOME_WORDS[first.outcome]),
+        return Part(status, _("{test} {outcome}: {cause}").format(test=first.name, outcome=outcome_words(first),
                                                                    cause=glossed(first.cause)))
     passed = sum(r.outcome is Outcome.PASSED for r in results)
     if on_wrong is not None and on_wrong and all(r.outcome in (Outcome.PASSED, Outcome.SKIPPED) for r in on_wrong) \
@@ -134,7 +140,7 @@ def judge_regression(shown: str, on_fixed: tuple[TestRow, ...], fixed_problem: s
         first = bad[0]
         status = "error" if first.outcome in (Outcome.ERROR, Outcome.NOT_RUN) else "failed"
         return Part(status, _("{test} {outcome} on {fixed}, where the defect is repaired: {cause}; it must pass "
-                              "there").format(test=first.name, outcome=_(OUTCOME_WORDS[first.outcome]), fixed=fixed,
+                              "there").format(test=first.name, outcome=outcome_words(first), fixed=fixed,
                                               cause=glossed(first.cause)), {"on_fixed": "fails"})
     passed = sum(r.outcome is Outcome.PASSED for r in on_fixed)
     caught = [r for r in on_broken if r.outcome in (Outcome.FAILED, Outcome.TIMEOUT)]

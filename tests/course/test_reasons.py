@@ -8,7 +8,9 @@ in"; a symbolic link stored in a zip "does not exist"; a zip member ``../../../.
 
 from __future__ import annotations
 
+import csv
 import os
+import shutil
 import socket
 import stat
 import zipfile
@@ -147,6 +149,39 @@ def test_a_process_that_exited_is_ended_with_its_status_not_a_timeout() -> None:
     stopped = items.grade_tests(ctx, _rows(Outcome.TIMEOUT, Limit.CPU, "your code used more than 2 s of CPU time"),
                                 "sub-01")
     assert stopped.outcome == "timeout" and "(timeout: your code used more than 2 s" in stopped.reason  # a real limit
+
+
+# a transfer test whose own process dies: killed by a signal, ended before it reported, or its link to the judge broken
+TRANSFER_THAT_DIES = {
+    "killed": "import os, signal\nfrom forge.instructions import Instruction, resolve\n\n\ndef test_dies():\n"
+              "    resolve([Instruction('system', 'a', 'allow')])\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    "exits": "import os\n\nos._exit(3)\n",
+    "garbles": "import os\n\n\ndef test_garbles():\n    for fd in range(3, 20):\n        try:\n"
+               "            os.write(fd, b'\\xff' * 64)\n        except OSError:\n            pass\n",
+}
+
+
+def test_a_transfer_test_whose_process_dies_is_ended_with_how_never_a_timeout(tmp_path: Path) -> None:
+    """Graded on the reference, each loses the transfer points as "ended", with the exit status or signal the judge saw
+    (before: "timeout" for the broken link, and "error: no line … named" for the other two, which hid the cause)."""
+    for name, source in TRANSFER_THAT_DIES.items():
+        home = tmp_path / "class" / name
+        shutil.copytree(ROOT / "forge", home / "forge", ignore=shutil.ignore_patterns("__pycache__"))
+        for module in (ROOT / "solutions" / "forge").glob("*.py"):
+            shutil.copyfile(module, home / "forge" / module.name)
+        (home / "transfer").mkdir()
+        (home / STAGE.transfer_file).write_text(source, encoding="utf-8")
+    done = run_cli(ROOT, "grade", *sorted(str(p) for p in (tmp_path / "class").iterdir()), "--stages", "01",
+                   "--out", str(tmp_path / "out"), timeout=600)
+    assert done.returncode == 0, done.output
+    with (tmp_path / "out" / "gradebook.csv").open(encoding="utf-8") as table:
+        rows = {row["submission"]: row for row in csv.DictReader(table) if row["item"] == "transfer"}
+    assert {name: rows[name]["outcome"] for name in TRANSFER_THAT_DIES} == dict.fromkeys(TRANSFER_THAT_DIES, "ended"), rows
+    assert "test_dies ended: this test started, but the process that ran it ended without reporting its result (ended " \
+        "by signal SIGKILL)" in rows["killed"]["reason"], rows["killed"]
+    assert "ended before it reported anything (exit status 3)" in rows["exits"]["reason"], rows["exits"]
+    assert "test_garbles ended: your test's process stopped talking to the judge" in rows["garbles"]["reason"]
+    assert not any("timeout" in row["reason"] for row in rows.values()), rows
 
 
 def test_the_feedback_page_says_the_process_ended() -> None:

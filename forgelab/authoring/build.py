@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,10 +49,13 @@ from forgelab.core.text import join_cjk_lines
 from forgelab.site.builder import BUNDLE_PAGE
 from forgelab.site.pages import stage_page
 
-BUILDER_VERSION = 5  # 5: printed output kept as one piece per run of printing (coalesced streams)
+BUILDER_VERSION = 6  # 6: each demonstration cell's reference output kept in a Markdown cell under it
 OPENING_NOTEBOOK = "notebooks/00-opening.ipynb"
-REFERENCE_OUTPUT_NOTE = N_("The outputs under these cells are the **reference output**: what the reference "
-                           "solution prints. Once your `{module}` works, run the cells again and compare.")
+REFERENCE_OUTPUT_NOTE = N_("Under each cell, a box keeps its **reference output**: what the reference solution prints. "
+                           "Running a cell (Run All too) replaces only the cell's own output, so the reference stays "
+                           "beside your result. Once your `{module}` works, run the cells and compare.")
+REFERENCE_OUTPUT_HEAD = N_("**Reference output** of the cell above (what the reference solution prints):")
+REFERENCE_OUTPUT_TAG = "forgelab-reference-output"  # a Markdown cell that holds the demonstration cell's output above
 FAULT_LAB_TEXT = N_("""Someone changed a copy of `{module}`, and now stage tests fail. Your job is a diagnosis before
 a repair: watch the symptom, find the cause yourself, say what it is, then repair the copy. The lab is a separate
 workspace, `{lab_dir}/`; your own `forge/` is never touched.
@@ -243,6 +247,25 @@ class _Cells:
         self.cells.append(cell)
 
 
+def reference_cell(printed: str | None) -> Any:
+    """The Markdown cell under a demonstration cell that keeps what the reference printed there (``None``: not
+    executed yet). The learner's run replaces the code cell's output; this one stays."""
+    import nbformat
+
+    if printed is None:
+        body = _("(filled in when `forgelab build` runs the notebook)")
+    else:
+        fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", printed))])
+        body = f"{fence}text\n{printed.rstrip()}\n{fence}" if printed.strip() else _("(it prints nothing)")
+    cell = nbformat.v4.new_markdown_cell(_(REFERENCE_OUTPUT_HEAD) + "\n\n" + body)
+    cell.metadata["tags"] = [REFERENCE_OUTPUT_TAG]
+    return cell
+
+
+def _printed(cell: Any) -> str:
+    return "".join(str(out.get("text", "")) for out in cell.get("outputs", []) if out.get("output_type") == "stream")
+
+
 def _options(options: Sequence[str]) -> str:
     return "\n".join(f"- **{chr(ord('A') + index)}.** {option}" for index, option in enumerate(options))
 
@@ -343,7 +366,11 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.md(_("## 5 · Worked demonstration") + "\n\n" + _("**Goal:** {goal}").format(goal=text.demo_goal) + "\n\n"
            + _(REFERENCE_OUTPUT_NOTE).format(module=stage.module))
     for kind, source in demo.parse_percent_cells(demo.edition(stage.demo_file.read_text(encoding="utf-8"), language)):
-        out.md(source) if kind == "markdown" else out.code(source, GRADED)
+        if kind == "markdown":
+            out.md(source)
+        else:
+            out.code(source, GRADED)
+            out.cells.append(reference_cell(None))  # filled in by execute(): Run All never replaces a Markdown cell
     out.md(_("## 6 · Guided exercise (your code)") + "\n\n" + text.exercise + "\n\n"
            + _("**Steps**") + "\n\n" + _bullets(text.steps, numbered=True) + "\n\n"
            + _("**Done when**") + "\n\n" + _bullets(text.done_when) + "\n\n"
@@ -567,6 +594,9 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
             cell.execution_count = None
         for out in cell.get("outputs", []):  # a widget's model id is new on every run (nbval does not compare it)
             out.get("data", {}).pop(WIDGET_VIEW, None)
+        if REFERENCE_OUTPUT_TAG in cell.metadata.get("tags", []) and index:
+            with speaking(language):
+                cell.source = reference_cell(_printed(notebook.cells[index - 1])).source
         printed = "".join(str(out.get("text", "")) for out in cell.get("outputs", []))
         if any(marker in printed for marker in markers()):
             first = cell.source.strip().splitlines()[0] if cell.source.strip() else "(empty)"
@@ -576,10 +606,22 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
 
 
 def _comparable(notebook: Any) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """The cells as the source makes them (a reference-output cell's text comes from running: see
+    :func:`_stale_reference`)."""
     import json
 
-    return [(c.cell_type, c.source, tuple(c.metadata.get("tags", [])),
-             json.dumps(c.get("attachments", {}), sort_keys=True)) for c in notebook.cells]
+    return [(c.cell_type, "" if REFERENCE_OUTPUT_TAG in c.metadata.get("tags", []) else c.source,
+             tuple(c.metadata.get("tags", [])), json.dumps(c.get("attachments", {}), sort_keys=True))
+            for c in notebook.cells]
+
+
+def _stale_reference(notebook: Any) -> str | None:
+    """Why a reference-output cell does not hold what the demonstration cell above it printed, or None."""
+    for index, cell in enumerate(notebook.cells):
+        if REFERENCE_OUTPUT_TAG in cell.metadata.get("tags", []) and index and \
+                cell.source != reference_cell(_printed(notebook.cells[index - 1])).source:
+            return f"cell {index}'s reference output differs from what the cell above printed"
+    return None
 
 
 def write_notebook(path: Path, notebook: Any) -> None:
@@ -678,7 +720,8 @@ def _stale_notebook(course: Course, stage: Stage, language: str) -> str | None:
     if any(c.cell_type == "code" and c.execution_count is None and WIDGET not in c.metadata.get("tags", [])
            for c in committed.cells):
         return "not executed: reference outputs are missing"
-    return _printed_in_pieces(committed)
+    with speaking(language):
+        return _printed_in_pieces(committed) or _stale_reference(committed)
 
 
 def _printed_in_pieces(notebook: Any) -> str | None:

@@ -30,7 +30,7 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
 from forgelab.learner import notebook_cells, state
 from forgelab.learner.recheck import Rechecker
-from forgelab.learner.status import EVIDENCE_WORDS
+from forgelab.learner.status import EVIDENCE_WORDS, imported_modules
 from forgelab.core.text import esc, inline, md, word_count
 from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
@@ -70,6 +70,8 @@ class StageTools:
         self._last_tests: CheckOutcome | None = None  # the latest run of the test cell (part 6)
         self._rechecker: Rechecker | None = None  # the test cell's re-check on save, while it is on
         self._warm: WarmWorker | None = None  # its warm worker (forgelab.judge.warm), shared with run_tests()
+        self._table: Any = None  # the display handle of the table run_tests() showed last (re-check updates it)
+        self._toggle: Any = None  # the re-check toggle the test cell showed last
 
     @property
     def text(self) -> StageTexts:
@@ -203,10 +205,39 @@ class StageTools:
         return widgets.VBox([button, shown])
 
     def run_tests(self) -> None:
-        """The stage tests against your code, one row each (writes no evidence)."""
+        """The stage tests against your code, one row each (writes no evidence); skipped, with a line saying why,
+        while the module is marked hanging (a call into it was stopped for CPU time, and it has not been saved since)."""
+        if (note := self._hang_note()) is not None:
+            print(note)
+            return
         outcome = self.bench.check(self.stage, self.target_name, write=False, warm=self._warm_worker(start=False))
         self._last_tests = outcome
-        print(self._tests_text(outcome))
+        self._remember_hang(outcome)
+        self._table = _show_text(self._tests_text(outcome))
+
+    def _module_files(self) -> list[tuple[str, Path]]:
+        """The stage's module and the forge modules it imports, as module names and the files this target runs."""
+        target = self.bench.target(self.target_name)
+        return [(module.removesuffix(".py").replace("/", "."), target.module_path(module) or self.workbook.root / module)
+                for module in imported_modules(self.workbook, self.stage)]
+
+    def _hang_note(self) -> str | None:
+        """One line when a module this stage runs is marked hanging: the call would wait for the same limit again."""
+        hang = notebook_cells.hanging(path for _name, path in self._module_files())
+        if hang is None:
+            return None
+        return _("skipped — {file} was stopped after it ran out of CPU time ({where}) and has not been saved since; "
+                 "this would wait for the same limit again. Save a change to {file}, then run this cell again.").format(
+            file=hang.shown, where=hang.where)
+
+    def _remember_hang(self, outcome: CheckOutcome) -> None:
+        """A test stopped for CPU time marks the stage's module hanging (the later cells skip it), as a cell does."""
+        stopped = next((row for row in (*outcome.tests, *outcome.transfer_tests) if row.outcome is Outcome.TIMEOUT), None)
+        if stopped is not None:
+            module = self.stage.module.removesuffix(".py").replace("/", ".")
+            path = dict(self._module_files()).get(module, self.workbook.root / self.stage.module)
+            notebook_cells.block(module, path, "hang", None, _("{test}: {cause}").format(test=stopped.name,
+                                                                                        cause=stopped.cause))
 
     def _warm_worker(self, *, start: bool) -> WarmWorker | None:
         """The warm worker while re-checking on save is on (``start``: start it if it is not running; a line of text
@@ -219,13 +250,18 @@ class StageTools:
             self._warm = WarmWorker.start()
         return self._warm
 
-    def _tests_text(self, outcome: CheckOutcome) -> str:
+    def _tests_text(self, outcome: CheckOutcome, rechecking: bool = False) -> str:
+        """The table and its footer; ``rechecking``: the toggle under it is on, so a save (not a re-run of the cell,
+        which would turn it off) checks again."""
         summary = outcome.document["summary"]
         lines = [*self.bench.tests_table(outcome, width=96), "",
                  _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
                                                                      total=summary["required_total"])]
         if summary["required_passed"] == summary["required_total"]:
             lines.append(_("All stage tests pass. Next: the fault lab (part 7)."))
+        elif rechecking:
+            lines.append(_("Keep going: edit {module} and save it — re-checking is on, and this table follows every "
+                           "save (the Why? button below shows a whole failure).").format(module=self.stage.module))
         else:
             lines.append(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
                            "failure).").format(module=self.stage.module))
@@ -233,8 +269,9 @@ class StageTools:
 
     def recheck_on_save(self) -> None:
         """A toggle, off until you turn it on: then the stage tests run again after every save of the stage's module
-        and their table (under the toggle) is updated in place. The tests run exactly as ``run_tests()`` runs them;
-        nothing is printed, so the cell's output stays what ``run_tests()`` printed."""
+        and the table ``run_tests()`` showed above it is updated in place (its display id), so one table stands and
+        its footer says what is true now; the line under the toggle says when it last checked. The tests run exactly
+        as ``run_tests()`` runs them. Off, it adds no output (nbval compares the cell as before)."""
         import ipywidgets as widgets
         from IPython.display import display
 
@@ -246,8 +283,19 @@ class StageTools:
         module = self.bench.target(self.target_name).module_path(self.stage.module) \
             or self.workbook.root / self.stage.module
 
-        table = [""]  # the latest table, kept while the next check runs
+        table = [""]  # the latest table under the toggle (only when run_tests() showed none above it)
         cold = [""]  # why the checks run cold (the warm worker could not start), once it is known
+        above = self._table  # the table run_tests() showed in this cell, updated in place
+        self._table = None  # a later cell's run_tests() shows a table of its own
+
+        def show(outcome: CheckOutcome, rechecking: bool) -> str:
+            """The table where it stands: run_tests()'s, updated in place; else under the toggle (HTML returned)."""
+            text = self._tests_text(outcome, rechecking)
+            if above is not None:
+                above.update({"text/plain": text}, raw=True)
+                return ""
+            table[0] = _pre(text)
+            return table[0]
 
         def check(saved: list[Path]) -> None:
             now = _dt.datetime.now().strftime("%H:%M:%S")
@@ -272,8 +320,8 @@ class StageTools:
                 done = (_("{time} · re-checked after saving {module}; the next save checks again") if saved
                         else _("{time} · checked; every save of {module} checks again")).format(
                     time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module)
-                table[0] = _pre(self._tests_text(outcome))
-                live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + table[0]
+                shown = show(outcome, rechecking=True)
+                live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + shown
             finally:  # what check keeps for later commands (status, hint), once the table is shown
                 try:
                     self.bench.record(outcome, self.target_name, write=False)
@@ -285,10 +333,12 @@ class StageTools:
             if change["new"]:
                 self._rechecker = Rechecker(module, check).start()
             else:
-                live.value = "<p>" + _html(_("Re-checking is off: run this cell again, or turn it on.")) + "</p>"
+                shown = show(self._last_tests, rechecking=False) if self._last_tests is not None else ""
+                live.value = "<p>" + _html(_("Re-checking is off: run this cell again, or turn it on.")) + "</p>" + shown
 
         toggle.observe(self._spoken(switch), names="value")
         self._stop_rechecking()  # this cell ran again: the toggle it made before is gone
+        self._toggle = toggle
         display(widgets.VBox([toggle, live]))
 
     def _stop_rechecking(self) -> None:
@@ -444,7 +494,11 @@ class StageTools:
     # part 8 — transfer
     def run_transfer(self) -> None:
         """Your transfer test against your code, and against the stage's known-wrong code (writes no evidence)."""
+        if (note := self._hang_note()) is not None:
+            print(note)
+            return
         outcome = self.bench.check(self.stage, self.target_name, write=False)
+        self._remember_hang(outcome)
         part = outcome.transfer
         print(_("transfer challenge: {status} — {detail}").format(status=_(PART_WORDS.get(part.status, part.status)),
                                                                    detail=part.detail))
@@ -516,7 +570,11 @@ class StageTools:
 
     def summary(self) -> None:
         """What is still open in this stage (runs the stage tests; writes nothing)."""
+        if (note := self._hang_note()) is not None:
+            print(_("Stage {number} at a glance:").format(number=self.stage.number), note)
+            return
         outcome = self.bench.check(self.stage, self.target_name, write=False)
+        self._remember_hang(outcome)
         doc = outcome.document
         summary = doc["summary"]
         lab = self.workbook.workspace / self.stage.lab_module
@@ -603,6 +661,17 @@ UNREADABLE = EVIDENCE_WORDS["unreadable"]  # "unreadable: run check again", as s
 
 # Widget HTML inherits the 28 px line height of a widget row; running text reads better at 1.5.
 _TEXT_STYLE = 'style="line-height: 1.5"'
+
+
+def _show_text(text: str) -> Any:
+    """Show plain text as a cell's output that can be replaced later: its display handle (in a kernel), or printed."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+
+    if not InteractiveShell.initialized():
+        print(text)
+        return None
+    return display({"text/plain": text}, raw=True, display_id=True)
 
 
 def _pre(text: str) -> str:

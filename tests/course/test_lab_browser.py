@@ -246,8 +246,9 @@ def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_follow
 
 @pytest.mark.timeout(RUN_ALL_S + 300)
 def test_re_check_on_save_updates_the_table_after_a_save_in_the_editor(lab: Lab, page: Any) -> None:
-    """The test cell's toggle: off, it shows nothing; on, the table under it follows each save of the module made in
-    JupyterLab's own editor (another browser tab), through the judge as lab.run_tests() runs it."""
+    """The test cell's toggle: off, it shows nothing; on, the one table lab.run_tests() showed follows each save of
+    the module made in JupyterLab's own editor (another browser tab), updated in place, through the judge as
+    lab.run_tests() runs it: no second table, and a footer that says to save, never to run the cell again."""
     from playwright.sync_api import expect
 
     notebook = "notebooks/01-instruction-hierarchy.ipynb"
@@ -276,7 +277,10 @@ def test_re_check_on_save_updates_the_table_after_a_save_in_the_editor(lab: Lab,
         expect(live).to_have_text("")  # off: nothing under the toggle
         toggle.click()
         expect(live).to_contain_text("every save of forge/instructions.py checks again", timeout=RUN_ALL_S * 1000)
-        expect(live).to_contain_text(not_all)
+        expect(printed).to_contain_text("re-checking is on")  # the same table, its footer true now
+        expect(printed).not_to_contain_text("run this cell again")
+        tables = cell.locator(".jp-OutputArea-output").filter(has_text="required tests:")
+        expect(tables).to_have_count(1)
         _shot(page, "recheck-on-01")
 
         editor = page.context.new_page()  # the module in JupyterLab's file editor, in a tab of its own
@@ -291,8 +295,9 @@ def test_re_check_on_save_updates_the_table_after_a_save_in_the_editor(lab: Lab,
         assert module.read_text(encoding="utf-8") == solution  # saved by the editor, as typed
 
         expect(live).to_contain_text("re-checked after saving forge/instructions.py", timeout=RUN_ALL_S * 1000)
-        expect(live).to_contain_text("required tests: 13/13 passed")
-        expect(printed).to_have_count(1)  # the table run_tests() printed stays as it was; the live one changed
+        expect(tables).to_contain_text("required tests: 13/13 passed")  # the table, updated in place
+        expect(tables).to_have_count(1)
+        expect(printed).to_have_count(0)  # no stale table is left above it
         page.bring_to_front()
         live.scroll_into_view_if_needed()
         _shot(page, "recheck-saved-01")

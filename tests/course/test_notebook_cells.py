@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from forgelab.learner.notebook_cells import (GUARD, HANDLER, LIMIT, MARKER, SHOW, CellTimeLimit, Guard,
-    NoHaltTransformer, explain)
+from forgelab.learner.notebook_cells import (GUARD, HANDLER, LIMIT, MARKER, REFUSE, SHOW, CellTimeLimit, Guard,
+    NoHaltTransformer, explain, refuse)
 
 
 def _run(source: str) -> tuple[list[str], list[object]]:
@@ -19,7 +19,8 @@ def _run(source: str) -> tuple[list[str], list[object]]:
         printed.append(text)
 
     tree = NoHaltTransformer().visit(ast.parse(source))
-    namespace = {HANDLER: handle, SHOW: shown.append, GUARD: Guard(), LIMIT: CellTimeLimit}
+    namespace: dict[str, object] = {HANDLER: handle, SHOW: shown.append, GUARD: Guard(), LIMIT: CellTimeLimit}
+    namespace[REFUSE] = lambda names, modules: refuse(namespace, names, modules)  # as install() puts it
     exec(compile(tree, "<cell>", "exec"), namespace)
     return printed, shown
 

@@ -84,10 +84,10 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
 
     def check(*_args: Any, **_kwargs: Any) -> Any:  # the judge's part is the browser test's: here, the wiring
         runs.append(len(runs) + 1)
-        return SimpleNamespace(run=len(runs))
+        return SimpleNamespace(run=len(runs), tests=(), transfer_tests=())
 
     monkeypatch.setattr(tools.bench, "check", check)
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
     shown_when_kept: list[str] = []  # what the toggle showed when the check's records were kept (after the table)
     monkeypatch.setattr(tools.bench, "record", lambda outcome, *_args, **_kwargs: shown_when_kept.append(live.value))
     assert tools.recheck_on_save() is None
@@ -120,11 +120,11 @@ def test_the_toggle_checks_in_a_warm_worker_shared_with_run_tests_and_ends_it(to
 
     def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
         given.append(warm)
-        return SimpleNamespace(run=len(given))
+        return SimpleNamespace(run=len(given), tests=(), transfer_tests=())
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
     tools.run_tests()  # before the toggle is on: no worker, the cold path
     assert given == [None]
     tools.recheck_on_save()
@@ -157,11 +157,11 @@ def test_the_toggle_says_once_why_it_checks_cold_when_the_worker_cannot_start(to
 
     def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
         given.append(warm)
-        return SimpleNamespace(run=len(given))
+        return SimpleNamespace(run=len(given), tests=(), transfer_tests=())
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
     tools.recheck_on_save()
     (box,) = shown
     toggle, live = box.children

@@ -58,6 +58,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(summary(course, report))
     print()
     print(_("written: {files}").format(files=", ".join(_shown(path) for path in written)))
+    if report.similarity is not None:  # it names submissions, so it is only linked, never summarised here
+        print(_("similar code: {pairs} — the similarity index: {page}").format(
+            pairs=_("withheld (a small class)") if report.similarity.flagged_pairs is None else
+            _("{count} pair(s) flagged for review").format(count=report.similarity.flagged_pairs),
+            page=_shown(Path(os.path.normpath(target / report.similarity.index)))))
     if args.html:
         print(_("next: open {page} in a browser (it loads nothing from the network)").format(page=_shown(written[-1])))
     else:

@@ -48,7 +48,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forgelab.grading import MIN_CLASS, gradebook
+from forgelab.grading import MIN_CLASS, gradebook, similarity
 from forgelab.grading.class_facts import INSTRUCTOR_CHECK, STAGE_TEST, StageFacts, TestResult, ladder_length
 from forgelab.grading.rubric import PASSED, REGRADE, GradeItem
 from forgelab.core.i18n import N_, _, renderings
@@ -159,8 +159,15 @@ class ShardRead(_Model):
     merged_from: str  # the shard folder a merge read it from ("" for a gradebook written by grade itself)
 
 
+class SimilarityRead(_Model):
+    """Where the similarity check's pages are, for the instructor (they name submissions; the report names none)."""
+
+    index: str  # the similarity index, relative to the report's folder: ../similarity/index.html
+    flagged_pairs: int | None  # pairs flagged for review; None when the class is withheld (it could name a learner)
+
+
 class ClassReport(_Model):
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     kind: Literal["forge-workbook/class-report"] = "forge-workbook/class-report"
     course_version: str
     stages: list[str]
@@ -175,6 +182,7 @@ class ClassReport(_Model):
     score_bins: list[int]  # submissions per tenth of the maximum (the last bin includes 100 %)
     stage_figures: list[StageFigure]
     items: list[ItemFigure]
+    similarity: SimilarityRead | None  # None: no similarity index beside this gradebook (graded before it existed)
 
 
 class ReportError(RuntimeError):
@@ -272,9 +280,15 @@ def build(course: Course, folder: Path, min_class: int = MIN_CLASS) -> ClassRepo
         tests = gradebook.test_results(connection)
         facts = gradebook.stage_facts(connection)
         runs = gradebook.run_records(connection)
+        pairs = len(gradebook.similarity_pairs(connection))
     finally:
         connection.close()
-    return analyse(course, grades, tests, facts, runs, min_class)
+    report = analyse(course, grades, tests, facts, runs, min_class)
+    if not (folder / similarity.FOLDER / similarity.INDEX).is_file():
+        return report
+    index = f"../{similarity.FOLDER}/{similarity.INDEX}"  # the report is written to FOLDER/report/
+    return report.model_copy(update={"similarity": SimilarityRead(
+        index=index, flagged_pairs=None if report.withheld else pairs)})
 
 
 def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], facts: list[tuple[str, str, StageFacts]],
@@ -292,7 +306,7 @@ def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], fa
                 min_class=min_class, withheld=withheld, has_tests=bool(tests), shards=shard_rows,
                 missing_shards=missing if shards else [], partial=bool(shards and missing))
     if withheld:
-        return ClassReport(**base, score_bins=[], stage_figures=[], items=[])  # type: ignore[arg-type]
+        return ClassReport(**base, score_bins=[], stage_figures=[], items=[], similarity=None)  # type: ignore[arg-type]
     kept = set(names)
     grades = [row for row in grades if row.submission in kept]
     tests = [test for test in tests if test.submission in kept]
@@ -301,7 +315,7 @@ def analyse(course: Course, grades: list[GradeItem], tests: list[TestResult], fa
     words = course_words(course)
     figures = [_stage_figure(course, stage, grades, tests, facts, privacy, words, min_class) for stage in stages]
     return ClassReport(**base, score_bins=_score_bins(names, grades), stage_figures=figures,  # type: ignore[arg-type]
-                       items=_items(names, tests, figures))
+                       items=_items(names, tests, figures), similarity=None)
 
 
 class _Names:

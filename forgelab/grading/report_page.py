@@ -43,6 +43,12 @@ def words() -> dict[str, str]:
                         "A first difference is listed only when at least {shared} submissions share it; instructor "
                         "checks appear by name and share only.").format(shared=MIN_SHARED),
         "summary": _("Summary"),
+        "similarity": _("Similar code"),
+        "similarity_index": _("the similarity index"),
+        "similarity_note": _("{link}: every pair of modules that match closely (two submissions, or a submission and "
+                             "the reference, a fault lab or a known-wrong variant), side by side, for your review. It "
+                             "names submissions: keep it to yourself when you show this report to the class."),
+        "flagged_pairs": _("pairs flagged for review"),
         "submissions": _("submissions"),
         "stages": _("stages"),
         "course_version": _("course version"),

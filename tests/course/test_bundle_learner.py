@@ -304,6 +304,25 @@ def test_a_fault_lab_opens_only_when_the_learners_own_stage_passes(language: str
     assert "('trusted', True, [])" in checked.stdout, checked.stdout  # the contract's symptom
 
 
+def test_every_stages_solution_opens_its_sealed_lab_in_the_bundle(repo: Path, bundle: Path) -> None:
+    """With the course's solution in ``forge/``, `fault start NN` judges each stage and opens every sealed lab, and
+    what it opens is the course's broken module: the probes each stage ships (``course/stages/NN-slug/seal.py``) are
+    in step with its solution, its tests and its seal (independently written honest solutions:
+    test_seal_probes.py)."""
+    course = load_course(repo)
+    for module in sorted((repo / "solutions" / "forge").glob("*.py")):
+        shutil.copyfile(module, bundle / "forge" / module.name)
+    refused = []
+    for stage in course.stages:
+        assert not (bundle / stage.fault_variant).exists() and (bundle / stage.sealed_lab).is_file(), stage.number
+        opened = run(bundle, "fault", "start", stage.number)
+        if opened.returncode != 0 or "Traceback" in opened.output:
+            refused.append(f"{stage.number}: {opened.output[-600:]}")
+        elif (bundle / stage.fault_variant).read_bytes() != (repo / stage.fault_variant).read_bytes():
+            refused.append(f"{stage.number}: opened, but not to the course's broken module")
+    assert refused == [], "\n".join(refused)
+
+
 def test_a_sealed_lab_that_does_not_open_says_why_without_a_traceback(repo: Path, bundle: Path) -> None:
     course = load_course(repo)
     stage = course.stage("01")

@@ -79,6 +79,29 @@ def test_the_report_covers_the_class_it_read(reported: dict[str, Any]) -> None:
     assert "read from one grading run over the whole class" in reported["runs"]["en"].stdout
 
 
+def test_the_report_links_the_similarity_index(reported: dict[str, Any]) -> None:
+    """Where grading compared the modules, the report links its index (in both editions) and counts the flagged pairs
+    — the pages name submissions, so the report itself only links them."""
+    from forgelab.grading import gradebook
+
+    connection = sqlite3.connect(reported["out"] / gradebook.FILENAME)
+    try:
+        [(pairs,)] = connection.execute("SELECT count(*) FROM similarity")
+    finally:
+        connection.close()
+    assert pairs > 0  # the correct learners' modules are the reference's
+    report = reported["report"]
+    assert report["similarity"] == {"index": "../similarity/index.html", "flagged_pairs": pairs}
+    index = (reported["out"] / "similarity" / "index.html").resolve()
+    assert index.is_file()
+    for name in ("report.html", "report.zh.html"):
+        page = (reported["out"] / "report" / name).read_text(encoding="utf-8")
+        [href] = re.findall(r'<a id="similarity-index" href="([^"]+)"', page)
+        assert (reported["out"] / "report" / href).resolve() == index, name
+        assert f'<dd id="flagged-pairs">{pairs}</dd>' in page, name
+    assert f"similar code: {pairs} pair(s) flagged for review — the similarity index: " in reported["runs"]["en"].stdout
+
+
 def test_stage_01_figures(reported: dict[str, Any]) -> None:
     stage = _stage(reported["report"], "01")
     assert (stage["submissions"], stage["mean_points"], stage["max_points"]) == (8, 71.375, 100)  # dara: lab unfixed, test earns 5
@@ -189,6 +212,9 @@ def test_a_class_smaller_than_the_threshold_gets_no_breakdown(reported: dict[str
     assert report["withheld"] and (report["stage_figures"], report["items"], report["score_bins"]) == ([], [], [])
     page = (out / "report" / "report.html").read_text(encoding="utf-8")
     assert 'id="withheld"' in page and "<img" not in page and "test_same_rank" not in page
+    # the index is still linked (it is the instructor's), but how many pairs it flags is withheld with the rest
+    assert report["similarity"] == {"index": "../similarity/index.html", "flagged_pairs": None}
+    assert 'id="similarity-index"' in page and 'id="flagged-pairs"' not in page
     assert not (out / "report" / "figures").exists()
 
 
@@ -416,3 +442,4 @@ def test_an_older_gradebook_is_reported_without_per_test_figures(tmp_path: Path)
     assert done.returncode == 0, done.output
     report = json.loads((folder / "report" / "report.json").read_text(encoding="utf-8"))
     assert report["has_tests"] is False and report["submissions"] == 0
+    assert report["similarity"] is None  # no similarity index beside it: nothing to link

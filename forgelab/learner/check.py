@@ -34,7 +34,7 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
 from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
 from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, REGRESSION_BROKEN, REGRESSION_FIXED, TARGET, PendingRun,
-                                       check_job, regression_file, untouched_lab, untouched_transfer)
+                                       check_job, part_inputs, regression_file, untouched_lab, untouched_transfer)
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
@@ -62,6 +62,10 @@ class CheckOutcome:
     report: RunReport | None = None
     diagnosis: Part = field(default_factory=lambda: Part("missing", ""))
     regression: Part = field(default_factory=lambda: Part("missing", ""))
+    # the digest of the files each slow part was judged on (checkjob.part_inputs), and the transfer test's rows on the
+    # known-wrong module: a later check of the same files takes them from here instead of running them again
+    inputs: dict[str, str] = field(default_factory=dict)
+    known_wrong: tuple[TestRow, ...] | None = None
 
     @property
     def accepted(self) -> bool:
@@ -164,6 +168,17 @@ def judge_lab_regression(workbook: Workbook, stage: Stage, target: Target, lab: 
         path=shown))
 
 
+def parts_to_run(workbook: Workbook, stage: Stage, target: Target, parts: frozenset[str],
+                 previous: CheckOutcome | None) -> frozenset[str]:
+    """The ``parts`` that :func:`run_check` with ``previous`` runs again: the stage tests when asked for, and each slow
+    part asked for whose files changed since ``previous`` judged it."""
+    if previous is None or previous.stage.number != stage.number or previous.target.name != target.name \
+            or previous.report is None or previous.report.problem:
+        return parts
+    inputs = part_inputs(workbook, stage, target)
+    return frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
+
+
 def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, *,
               write: bool = True, out: Path | None = None, settings: JudgeSettings = DEFAULT,
               parts: frozenset[str] = ALL_PARTS, previous: CheckOutcome | None = None,
@@ -174,22 +189,41 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     ``warm`` (watch mode), the course's tests run in a session forked from that worker: the same verdict, sooner.
     With ``pending``, the judge's run of this whole check was started already (:func:`forgelab.learner.checkjob.start_check`)."""
     if previous is None or previous.stage.number != stage.number or previous.target.name != target.name:
-        parts = ALL_PARTS
+        parts, previous = ALL_PARTS, None
     transfer_path = transfer_file(workbook, stage, target)
     transfer_shown = stage.transfer_file
     lab = lab_dir(workbook, stage, target)
+    # what each slow part reads, now: a part asked for whose files are those it was last judged on is taken from then
+    inputs = part_inputs(workbook, stage, target) if pending is None else {}
+    reusable = previous is not None and previous.report is not None and not previous.report.problem
+    if reusable and previous is not None:
+        parts = frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
+    known_wrong = not (reusable and previous is not None and previous.known_wrong is not None
+                       and previous.inputs.get(KNOWN_WRONG) == inputs[KNOWN_WRONG])
     if pending is not None:  # the whole check's run, started already (forgelab check: see start_check)
         parts = ALL_PARTS
         job, report = pending.job, pending.result()
     else:
-        job = check_job(course, workbook, stage, target, parts)
+        job = check_job(course, workbook, stage, target, parts, known_wrong=known_wrong)
         report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
+    judged_at = {part: (inputs[part] if part in parts and not report.problem
+                        else previous.inputs.get(part, "") if previous is not None and part not in parts else "")
+                 for part in (TRANSFER, FAULT_LAB)} if inputs else {}
+    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
+    # the transfer test's rows on the known-wrong module: this run's, else those of the check whose files they were
+    if any(spec.label == KNOWN_WRONG for spec in job.targets):
+        on_wrong: tuple[TestRow, ...] | None = report.in_file(KNOWN_WRONG, transfer_name)
+        judged_at[KNOWN_WRONG] = inputs[KNOWN_WRONG] if inputs and not report.problem else ""
+    elif previous is not None and (not known_wrong or TRANSFER not in parts):
+        on_wrong = previous.known_wrong
+        judged_at[KNOWN_WRONG] = previous.inputs.get(KNOWN_WRONG, "")
+    else:
+        on_wrong = None
     if TESTS in parts or previous is None:
         problem = report.import_problems.get(TARGET)
         tests = _required_rows(stage, report, TARGET)
     else:
         problem, tests = previous.import_problem, previous.tests
-    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
     transfer_rows = report.in_file(TARGET, transfer_name)
     if TRANSFER not in parts and previous is not None:
         transfer_part, transfer_rows = previous.transfer, previous.transfer_tests
@@ -204,7 +238,6 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         errors = [e.cause for e in report.collect_errors if e.target == TARGET and e.file == transfer_name]
         run_problem = report.target_problems.get(TARGET) or (
             _("could not collect {path}: {cause}").format(path=transfer_shown, cause=errors[0]) if errors else None)
-        on_wrong = report.in_file(KNOWN_WRONG, transfer_name) if any(t.label == KNOWN_WRONG for t in job.targets) else None
         transfer_part = judge_transfer(transfer_rows, run_problem, transfer_shown, on_wrong)
         if not target.is_reference and transfer_part.status in ("passed", "failed", "error", "cannot_tell"):
             # the bundle has no reference implementation: check judges on the learner's forge, and says so
@@ -234,7 +267,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
         verification.write(path, verification.Verification.model_validate(document))
     return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
-                        problem, report, diagnosis_part, regression_part)
+                        problem, report, diagnosis_part, regression_part, judged_at, on_wrong)
 
 
 def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:

@@ -8,8 +8,10 @@ tools (the verdicts, the evidence, the table it prints) beside the running tests
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
+from typing import Any
 
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
@@ -77,10 +79,61 @@ def regression_runs(workbook: Workbook, stage: Stage, lab: Path) -> tuple[list[c
     return targets, tests
 
 
+def _digest_files(digest: Any, files: list[tuple[str, Path]]) -> None:
+    for name, path in files:
+        digest.update(name.encode("utf-8") + b"\0")
+        try:
+            digest.update(b"F" + path.read_bytes() if path.is_file() else b"-")
+        except OSError as error:  # unreadable: the run would say so, and a readable file differs from it
+            digest.update(f"unreadable: {error}".encode("utf-8", "replace"))
+        digest.update(b"\0")
+
+
+def _tree(folder: Path, label: str, skip: str = "") -> list[tuple[str, Path]]:
+    """Every file of ``folder`` (bytecode left out), named by ``label`` and its path in it; ``skip`` left out too."""
+    if not folder.is_dir():
+        return [(f"{label}:missing", folder)]
+    found = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if "__pycache__" in path.parts or path.suffix == ".pyc" or relative == skip or not path.is_file():
+            continue
+        found.append((f"{label}/{relative}", path))
+    return found
+
+
+def part_inputs(workbook: Workbook, stage: Stage, target: Target) -> dict[str, str]:
+    """A digest of every file each slow part of a check reads, by part: :data:`TRANSFER` (the transfer test on the
+    target's ``forge``), :data:`KNOWN_WRONG` (the transfer test on the known-wrong module) and :data:`FAULT_LAB` (the
+    lab's tests and its regression test). A part whose digest is the one it was last judged at gives the same rows
+    again, so a check after a save runs only the parts whose files changed (:func:`forgelab.learner.check.run_check`).
+    The stage's test file and the course's starters (the interface the runs import) are in every digest."""
+    common = [("tests", workbook.root / stage.test_file), *_tree(workbook.root / "course" / "starters", "starters")]
+    forge_layers = [item for index, layer in enumerate(target.layers) for item in _tree(layer, f"layer{index}")]
+    transfer = [("transfer", transfer_file(workbook, stage, target)),
+                ("variant", workbook.root / stage.fault_variant), ("sealed", workbook.root / stage.sealed_lab)]
+    module = Path(stage.module).relative_to("forge").as_posix()  # its path inside a forge layer
+    lab = lab_dir(workbook, stage, target)
+    parts = {
+        TRANSFER: [*common, *forge_layers, *transfer],
+        KNOWN_WRONG: [*common, *transfer,
+                      *(item for index, layer in enumerate(target.layers) for item in _tree(layer, f"layer{index}",
+                                                                                               skip=module))],
+        FAULT_LAB: [*common, ("variant", workbook.root / stage.fault_variant), *_tree(lab, "lab")],
+    }
+    digests = {}
+    for part, files in parts.items():
+        digest = hashlib.sha256(f"{target.kind}\0{target.name}\0{stage.number}\0".encode("utf-8"))
+        _digest_files(digest, files)
+        digests[part] = digest.hexdigest()
+    return digests
+
+
 def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
-              parts: frozenset[str] = ALL_PARTS) -> core.Job:
+              parts: frozenset[str] = ALL_PARTS, known_wrong: bool = True) -> core.Job:
     """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
-    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`)."""
+    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`); without ``known_wrong`` the transfer test
+    runs only on the target (its run on the known-wrong module is taken from an earlier check of the same files)."""
     transfer_path = transfer_file(workbook, stage, target)
     lab = lab_dir(workbook, stage, target)
     targets = [jobs.spec(target, TARGET, stage)]
@@ -102,7 +155,7 @@ def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
         else:
             learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
             variant = jobs.fault_variant(workbook, stage)
-            if (workbook.root / stage.fault_variant).is_file():
+            if known_wrong and (workbook.root / stage.fault_variant).is_file():
                 targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,), course_code=True))
                 learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
     return jobs.job(course, workbook, targets, course_tests, learner_tests)

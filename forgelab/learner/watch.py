@@ -41,12 +41,12 @@ from typing import TextIO
 
 import watchfiles
 
-from forgelab.core.i18n import _
+from forgelab.core.i18n import N_, _
 from forgelab.core.registry import Stage
 from forgelab.judge.outcomes import Outcome
 from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.check import (ALL_PARTS, FAULT_LAB, TESTS, TRANSFER, CheckOutcome, design_answer_file, lab_dir,
-                                    transfer_file)
+                                    parts_to_run, transfer_file)
 from forgelab.learner.status import evidence_cell
 from forgelab.learner.workbench import Message, Workbench
 
@@ -54,6 +54,7 @@ DEBOUNCE_MS = 400  # the longest a burst of saves (an editor's write, rename and
 STEP_MS = 5  # a burst ends after this long without a further change (a save is seen 5-10 ms after it)
 TICK_MS = 100  # how often the keyboard is looked at while nothing changes
 CLEAR = "\x1b[H\x1b[2J"  # to the top left, then clear the screen
+PENDING_WORDS = {TRANSFER: N_("transfer"), FAULT_LAB: N_("fault lab")}  # the parts that follow the tests' verdict
 
 
 @dataclass(frozen=True)
@@ -206,18 +207,25 @@ class Watch:
         index = [s.number for s in stages].index(self.stage.number)
         return stages[index + 1] if index + 1 < len(stages) else None
 
-    def show(self, outcome: CheckOutcome, saved: list[Path]) -> None:
+    def show(self, outcome: CheckOutcome, saved: list[Path], pending: frozenset[str] = frozenset()) -> None:
+        """The verdict on screen; ``pending``: the parts still being judged after this save (their rows are from
+        before it, the verdict line waits for them, and the screen is drawn again when they are done)."""
         evidence = self.bench.workbook.relative(outcome.path) if outcome.path else None
         message = self.bench.check_message(outcome, evidence)
-        lines = [first_line(outcome), ""]
-        lines += message.lines
-        if outcome.accepted:
+        lines = [first_line(outcome) if not pending or not outcome.accepted
+                 else _("stage tests pass — stage {number} · {title}").format(number=self.stage.number,
+                                                                             title=self.stage.text().title), ""]
+        lines += message.lines[:-1] if pending else message.lines
+        if pending:
+            names = _(", ").join(_(PENDING_WORDS[part]) for part in sorted(pending))
+            lines.append(_("still judging: {parts} (their rows above are from before this save)").format(parts=names))
+        elif outcome.accepted:
             following = self.next_stage()
             lines.append(_("stage {number} is accepted. Next: stage {next} — press n to watch it, q to quit").format(
                 number=self.stage.number, next=following.number) if following is not None
                 else _("stage {number} is accepted, and it is the last stage: `forgelab page` opens the course "
                        "page to self-check your evidence").format(number=self.stage.number))
-        elif message.next_step:
+        elif message.next_step and not pending:
             lines.append(_("next: {step}").format(step=message.next_step))
         when = _dt.datetime.now().strftime("%H:%M:%S")
         names = _(", ").join(self.bench.workbook.relative(path) for path in saved)
@@ -233,9 +241,22 @@ class Watch:
     # ------------------------------------------------------------ running
 
     def check(self, parts: frozenset[str], saved: list[Path]) -> None:
+        """Judge ``parts`` again. After a save of the module the stage tests' verdict comes first: it is on screen,
+        with a line naming the parts still being judged, while the transfer test runs; then the whole screen again.
+        A slow part whose files are those it was last judged on is not run again (:func:`run_check`)."""
         self.say(_("checking stage {number}…").format(number=self.stage.number))
-        self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome, warm=self.warm,
-                                        record=False)
+        if self.outcome is not None:
+            parts = parts_to_run(self.bench.workbook, self.stage, self.bench.target(self.target), parts, self.outcome)
+        later = parts - {TESTS} if TESTS in parts and self.outcome is not None else frozenset()
+        if later:
+            first = self.bench.check(self.stage, self.target, parts=frozenset({TESTS}), previous=self.outcome,
+                                     warm=self.warm, record=False, write=False)
+            self.show(first, saved, pending=later)
+            self.outcome = self.bench.check(self.stage, self.target, parts=later, previous=first, warm=self.warm,
+                                            record=False)
+        else:
+            self.outcome = self.bench.check(self.stage, self.target, parts=parts, previous=self.outcome,
+                                            warm=self.warm, record=False)
         self.show(self.outcome, saved)
         self.bench.record(self.outcome, self.target)  # the same records as check's, once the verdict is on screen
 

@@ -97,6 +97,9 @@ class Workbench:
 
     def __init__(self, workbook: Workbook, course: Course, settings: JudgeSettings = DEFAULT) -> None:
         self.workbook, self.course, self.settings = workbook, course, settings
+        # the last check of each stage and target in this process (the notebook's kernel): a later check runs again
+        # only the slow parts whose files changed since (see run_check's ``previous``)
+        self._judged: dict[tuple[str, str, str], CheckOutcome] = {}
 
     @classmethod
     def locate(cls, settings: JudgeSettings = DEFAULT) -> Workbench:
@@ -115,8 +118,12 @@ class Workbench:
         session forked from that worker (watch mode, see :func:`run_check`); with ``pending``, the judge's run of
         this check was started already (:func:`forgelab.learner.checkjob.start_check`). With ``record=False`` the
         caller calls :meth:`record` itself (watch mode: once the verdict is on screen)."""
+        key = (stage.number, target, active())
+        if previous is None and pending is None:
+            previous = self._judged.get(key)
         outcome = run_check(self.course, self.workbook, stage, self.target(target), write=write, out=out,
                             settings=self.settings, parts=parts, previous=previous, warm=warm, pending=pending)
+        self._judged[key] = outcome
         if record:
             self.record(outcome, target, write=write, out=out)
         return outcome

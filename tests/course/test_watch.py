@@ -32,6 +32,7 @@ from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, Host
 WAIT_S = 240  # one check on a crowded 2-CPU machine, with room to spare
 FIRST_LINE = re.compile(r"\x1b\[2J([^\r\n]*)")  # the screen is cleared before every verdict: what follows is line 1
 SAME_RANK_TEST = "test_same_rank_conflict_keeps_the_earlier_instruction"
+STILL_JUDGING = "still judging:"
 
 
 @pytest.fixture
@@ -73,11 +74,20 @@ def save(copy: WorkbookCopy, relative: str, text: str) -> None:
     os.replace(scratch, path)
 
 
-def next_verdict(child: pexpect.spawn) -> str:
-    """The first line of the next verdict on screen (the screen is cleared before it)."""
+def next_screen(child: pexpect.spawn) -> str:
+    """The first line of the next screen (the screen is cleared before it); ``child.before`` holds the rest."""
     child.expect(FIRST_LINE)
     first = child.match.group(1)
     child.expect("watching forge/instructions.py")
+    return str(first)
+
+
+def next_verdict(child: pexpect.spawn) -> str:
+    """The first line of the next verdict on screen once every part that runs again is on it: after a save of the
+    module the stage tests' verdict comes first, with a line naming the parts still being judged, then the whole."""
+    first = next_screen(child)
+    while STILL_JUDGING in child.before:
+        first = next_screen(child)
     return first
 
 
@@ -111,6 +121,58 @@ def test_a_wrong_save_shows_the_first_difference_and_the_fix_is_accepted(watchin
         for row in written["tests"]:
             row.pop("duration_ms")
     assert document == again
+
+
+def test_the_stage_tests_verdict_comes_first_and_the_transfer_follows(
+        watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+    copy, child = watching
+    correct = (copy.root / MODULE).read_text(encoding="utf-8")
+    save(copy, MODULE, correct + "\n# a comment: the tests run again, and the transfer test on this forge/\n")
+    first = next_screen(child)
+    assert first == "stage tests pass — stage 01 · Instruction hierarchy", first
+    assert "still judging: transfer (their rows above are from before this save)" in child.before
+    assert "verdict:" not in child.before  # the verdict waits for the transfer judgement
+    first = next_screen(child)
+    assert first == "ACCEPTED — stage 01 · Instruction hierarchy", first
+    assert STILL_JUDGING not in child.before and "verdict: ACCEPTED" in child.before
+    assert copy.evidence("01-instruction-hierarchy")["accepted"] is True
+
+
+def test_a_check_after_a_save_runs_only_the_parts_whose_files_changed(workbook: WorkbookCopy) -> None:
+    """The transfer test's run on the known-wrong module and the fault lab's runs are taken from the last check while
+    their files are unchanged (content digests); what is written is what a whole check writes for the same files."""
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
+    from forgelab.learner.workbench import Workbench
+
+    root = workbook.root
+    bench = Workbench(Workbook(root=root, workspace=root), load_course(root))
+    stage = bench.course.stage("01")
+
+    def ran(outcome: object) -> set[str]:
+        report = getattr(outcome, "report")
+        return {row.target for row in report.rows}
+
+    assert ran(bench.check(stage)) == {"target", "lab", "known-wrong", "regression-fixed", "regression-broken"}
+    touched = (root / MODULE).read_text(encoding="utf-8") + "\n# saved again\n"
+    (root / MODULE).write_text(touched, encoding="utf-8")
+    again = bench.check(stage)
+    assert ran(again) == {"target"}
+    whole = Workbench(Workbook(root=root, workspace=root), load_course(root)).check(stage, write=False)
+    assert ran(whole) == {"target", "lab", "known-wrong", "regression-fixed", "regression-broken"}
+    for document in (again.document, whole.document):
+        for key in ("checked_at", "integrity"):
+            document.pop(key)
+        for row in document["tests"]:
+            row.pop("duration_ms")
+    assert again.document == whole.document
+    transfer = root / "transfer/test_01_instruction_hierarchy.py"
+    transfer.write_text(transfer.read_text(encoding="utf-8") + "\n# saved again\n", encoding="utf-8")
+    assert ran(bench.check(stage)) == {"target", "known-wrong"}
+    lab = root / "labs/01-instruction-hierarchy" / MODULE
+    lab.write_text(lab.read_text(encoding="utf-8") + "\n# saved again\n", encoding="utf-8")
+    assert ran(bench.check(stage)) == {"target", "lab", "regression-fixed", "regression-broken"}
+    assert ran(bench.check(stage)) == {"target"}
 
 
 def test_a_save_of_the_transfer_test_judges_only_the_transfer(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:

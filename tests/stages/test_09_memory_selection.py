@@ -540,3 +540,17 @@ def test_only_the_trusted_caller_raises_authority_by_memory_id() -> None:
         memory_candidates_from_recall(HITS, authority_by_memory_id={"m-ghost": "current_turn"})
     assert "authority_by_memory_id" in str(caught.value)
 
+
+
+# ---------------------------------------------------------------- memory state belongs to one query
+def test_no_memory_state_outlives_its_query() -> None:
+    """000 clears the recalled memory when a query ends or the user scope changes; here selection keeps no state,
+    so the next query and the next user see only the candidates they bring — the same as on a fresh start."""
+    ana = [memory("m-go", "Write the release script in Go.", slot=LANGUAGE, authority="current_turn"),
+           memory("m-diff", "Ana reviews every diff herself.")]
+    bo = [memory("m-rust", "Use Rust for everything.", scope="bo")]
+    fresh_bo, fresh_empty = select_memories(bo, "bo"), select_memories([], "ana")
+    assert select_memories(ana, "ana").selected == ("m-go", "m-diff")
+    assert select_memories(bo, "bo") == fresh_bo and fresh_bo.selected == ("m-rust",)
+    assert select_memories([], "ana") == fresh_empty and fresh_empty.context == ""
+    assert select_memories(ana, "bo").selected == (), "another user's query never sees ana's memories"

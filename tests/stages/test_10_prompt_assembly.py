@@ -472,3 +472,17 @@ def test_the_planner_fails_closed_when_required_segments_do_not_fit() -> None:
     with pytest.raises(ValueError, match="identity"):
         plan_prompt([*PLANNED, planned("identity", "Another identity.", False, 2)], 100)
 
+
+
+def test_a_current_turn_memory_sits_beside_the_users_message_and_still_gives_way() -> None:
+    """000: a `current_turn` memory is a projection of the user's message, kept for arbitration and audit. The
+    message itself still reaches the model, and the projection never makes the memory segment required."""
+    message = Segment("request", "user", "This time, write the release script in Go.")
+    projection = Segment("memory", "memory", recalled("This time, write the release script in Go.",
+                                                      "Ana reviews every diff herself."))
+    roomy = assemble([SYSTEM, projection, message], 1000)
+    assert parts(roomy) == [SYSTEM.text, projection.text, message.text], "the projection does not replace the message"
+    tight = assemble([SYSTEM, projection, message], roomy.used_tokens - 1)
+    assert reasons(tight) == [("system", "required"), ("memory", "over_budget"), ("memory-notice", "notice"),
+                              ("request", "required")]
+    assert parts(tight) == [SYSTEM.text, MEMORY_NOTICE, message.text]

@@ -44,13 +44,22 @@ from forge.prompt_assembly import MEMORY_NOTICE, Segment, assemble, input_budget
 
 O = ContextObject
 
+
 # Q050's counter-example: one line of src/filter.py is not enough to understand the exclude branch
 E17 = O("e17", "evidence", "if config.exclude: return skip(item)", "r42", "src/filter.py#L60-95",
         ("type-config", "skip-def"), True)
+
+
 TYPE_CONFIG = O("type-config", "evidence", "exclude: Filter = Filter([])", "r42", "src/config.py", ("filter-bool",), True)
+
+
 FILTER_BOOL = O("filter-bool", "evidence", "Filter.__bool__ is True while the rule list object exists.", "r42",
                 "src/filter_types.py", (), True)
+
+
 SKIP_DEF = O("skip-def", "evidence", "skip(item) writes the item to the audit log.", "r42", "src/skip.py", (), True)
+
+
 CODE = [E17, TYPE_CONFIG, FILTER_BOOL, SKIP_DEF]
 
 
@@ -63,7 +72,80 @@ def search_hits(count: int) -> list[ContextObject]:
               f"search:filters#{n}") for n in range(count)]  # 10 units each
 
 
-# ---------------------------------------------------------------- the dependency closure
+LIBRARY = {item.id: item for item in [*CODE, *search_hits(3),
+                                      O("readme", "evidence", "The README explains installation.", source="README.md")]}
+
+
+def fetcher(calls: list[str]):  # type: ignore[no-untyped-def]
+    def fetch(object_id: str) -> ContextObject:
+        calls.append(object_id)
+        return LIBRARY[object_id]
+    return fetch
+
+
+STABLE = ["model: coder-1", "Tools: read_file(path), run_tests().", "You are a careful coding assistant."]
+
+
+QUESTION = "Why does an empty exclude filter skip every item?"
+
+
+RECALLED = [  # what the retriever found for Ana's question; stage 09 decides
+    MemoryCandidate("m-go", "Write the release script in Go.", "ana", 0.62, 3, "preference:automation-language",
+                    "current_turn", "chat:turn-7"),
+    MemoryCandidate("m-py", "I usually write automation in Python.", "ana", 0.91, 1, "preference:automation-language",
+                    "user_default", "chat:2026-01-12"),
+    MemoryCandidate("m-diff", "Ana reviews every diff herself before merging.", "ana", 0.8, 2, source="chat:2026-02-20"),
+    MemoryCandidate("m-vitest", "Tests run with Vitest, never Jest.", "ana", 0.7, 4, source="repo:package.json"),
+    MemoryCandidate("m-commits", "Commit messages follow Conventional Commits.", "ana", 0.5, 5,
+                    source="repo:CONTRIBUTING.md"),
+    MemoryCandidate("m-bo", "Use Rust for everything.", "bo", 0.99, 1),
+]
+
+
+# a stage-10 segment becomes a stage-11 context object of this kind
+KIND_OF = {"system": "constraint", "tools": "tool_schema", "policy": "constraint", "memory": "memory",
+           "evidence": "evidence", "dialogue": "history", "user": "goal"}
+
+
+# ---------------------------------------------------------------- step 1 · check_objects (and what is given)
+def test_kinds_and_steps_are_fixed() -> None:
+    assert KINDS == ("goal", "constraint", "resource", "pending_action", "negative_result", "tool_schema", "state",
+                     "evidence", "tool_output", "history", "summary", "memory")
+    assert STEPS == ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
+    plain = O("x", "state", "t")
+    assert (plain.revision, plain.source, plain.depends_on, plain.expires_on_change, plain.derived_from) == (
+        "", "", (), False, ())
+    assert Decision("x", "admitted") == Decision("x", "admitted", (), 0)
+
+
+def test_estimate_tokens_counts_words_cjk_characters_and_punctuation() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("if config.exclude: return skip(item)") == 10
+    assert estimate_tokens("本轮只改一个文件。") == 9
+
+
+@pytest.mark.parametrize(("objects", "words"), [
+    ([O("", "state", "t")], r"\bempty\b"),
+    ([O("  ", "state", "t")], r"\bempty\b"),
+    ([O("a", "state", "t"), O("a", "evidence", "u")], r"'a'.*\btwice\b"),
+    ([O("a", "fact", "t")], "fact"),
+    ([O("a", "State", "t")], "State"),
+    ([O("a", "state", "t", depends_on="bc")], "depends_on"),  # type: ignore[arg-type]
+    ([O("a", "summary", "t", derived_from="bc")], "derived_from"),  # type: ignore[arg-type]
+    ([O("a", "summary", "t")], "derived_from"),
+    ([O("b", "state", "s"), O("a", "evidence", "t", derived_from=("b",))], "derived_from"),
+])
+def test_invalid_objects_fail_naming_the_rule_before_anything_is_decided(objects: list[ContextObject], words: str) -> None:
+    calls = [lambda: close_dependencies([], objects), lambda: plan_deletions(objects, 0),
+             lambda: invalidate([*objects, O("zz-changed", "state", "c")], "zz-changed", "v2")]
+    for call in calls:
+        with pytest.raises(ValueError, match=words) as caught:
+            call()
+        assert not isinstance(caught.value, ContextBudgetError)
+    assert "fact" not in words or "goal, constraint, resource" in str(caught.value)
+
+
+# ---------------------------------------------------------------- step 2 · close_dependencies
 def test_e17_is_admitted_with_its_whole_dependency_closure() -> None:
     closure = close_dependencies(["e17"], CODE)
     assert closure == Closure(("e17", "filter-bool", "skip-def", "type-config"),
@@ -115,7 +197,7 @@ def test_missing_beats_cycle_and_each_request_is_decided_on_its_own() -> None:
     assert close_dependencies([], objects) == Closure((), ())
 
 
-# ---------------------------------------------------------------- invalidation
+# ---------------------------------------------------------------- step 3 · invalidate
 def test_a_new_revision_expires_the_chain_of_flagged_dependents() -> None:
     test = O("test-exclude", "evidence", "test_empty_exclude_keeps_items", "r42", "tests/test_filter.py", ("e17",), True)
     decisions = invalidate([test, *CODE], "filter-bool", "r43")
@@ -181,7 +263,7 @@ def test_the_same_revision_expires_nothing() -> None:
     assert ids(invalidate(unknown, "doc", "v1")) == ["doc", "user"]  # an unknown revision moving to v1 is a change
 
 
-# ---------------------------------------------------------------- the prompt cache
+# ---------------------------------------------------------------- step 4 · cache_break_even
 def test_cache_pays_only_when_strictly_cheaper_the_threshold() -> None:
     # P·w + n·P·c = (n+1)·P·u exactly at n = 2 for u = 1, c = 1/2, w = 2: a tie does not pay for a cache
     assert cache_break_even(1000, 2, 1, Fraction(1, 2), 2) == BreakEven("no_cache", Fraction(3000), Fraction(3000))
@@ -215,7 +297,28 @@ def test_cache_break_even_follows_the_formula(p: int, n: int, u: int, c: int, w:
                                                        Fraction(cached), Fraction(uncached))
 
 
-# ---------------------------------------------------------------- deletion under budget pressure
+def test_automatic_caching_without_a_write_price_pays_from_the_first_reuse() -> None:
+    # a service that caches on its own charges no separate write: the first call pays the plain price, w = u
+    assert cache_break_even(6000, 0, 3, 0.3, 3).decision == "no_cache"  # nothing reused yet: a tie
+    assert [cache_break_even(6000, n, 3, 0.3, 3).decision for n in range(1, 4)] == ["cache"] * 3
+    assert cache_break_even(6000, 3, 3, 3, 3).decision == "no_cache"  # no cheaper read: it never pays
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    ((0, 1, 1, 1, 1), "prefix_tokens"), ((-5, 1, 1, 1, 1), "prefix_tokens"), ((1.0, 1, 1, 1, 1), "prefix_tokens"),
+    ((True, 1, 1, 1, 1), "prefix_tokens"), ((10, -1, 1, 1, 1), "reuses"), ((10, 1.5, 1, 1, 1), "reuses"),
+    ((10, True, 1, 1, 1), "reuses"), ((10, "3", 1, 1, 1), "reuses"),
+    ((10, 1, -1, 1, 1), "uncached_price"), ((10, 1, 1, -0.5, 1), "cached_price"), ((10, 1, 1, 1, Fraction(-1, 3)), "write_price"),
+    ((10, 1, math.nan, 1, 1), "uncached_price"), ((10, 1, 1, math.inf, 1), "cached_price"),
+    ((10, 1, 1, 1, -math.inf), "write_price"), ((10, 1, True, 1, 1), "uncached_price"), ((10, 1, 1, False, 1), "cached_price"),
+    ((10, 1, 1, 1, "0.3"), "write_price"), ((10, 1, 1, None, 1), "cached_price"),
+])
+def test_bad_counts_and_prices_fail_naming_the_parameter(args: tuple, name: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        cache_break_even(*args)
+
+
+# ---------------------------------------------------------------- step 5 · plan_deletions
 def test_an_early_constraint_outlives_ten_recent_search_hits() -> None:
     goal = O("goal", "goal", "Explain why an empty exclude filter skips items.")  # 9
     keep_api = O("keep-api", "constraint", "Do not change the public API.")  # 7
@@ -366,96 +469,6 @@ def test_an_injected_token_counter_prices_the_deletions() -> None:
     assert ids(plan_deletions(objects, 3)) == ["short"]  # the estimate counts "y y y y y y" as 6, the 40 x's as 1
 
 
-# ---------------------------------------------------------------- just-in-time loading
-LIBRARY = {item.id: item for item in [*CODE, *search_hits(3),
-                                      O("readme", "evidence", "The README explains installation.", source="README.md")]}
-
-
-def fetcher(calls: list[str]):  # type: ignore[no-untyped-def]
-    def fetch(object_id: str) -> ContextObject:
-        calls.append(object_id)
-        return LIBRARY[object_id]
-    return fetch
-
-
-def test_jit_shows_a_light_index_and_loads_the_closure_on_demand() -> None:
-    index = light_index(list(LIBRARY.values()))
-    assert [entry.id for entry in index] == sorted(LIBRARY)
-    assert index[0] == IndexEntry("e17", "src/filter.py#L60-95", ("type-config", "skip-def"))
-    calls: list[str] = []
-    load = load_just_in_time(["e17"], list(index), fetcher(calls))
-    assert calls == ["e17", "filter-bool", "skip-def", "type-config"], "the closure, once each, and nothing else"
-    assert load == JitLoad(tuple(LIBRARY[object_id] for object_id in calls),
-                           (Decision("e17", "admitted", ("filter-bool", "skip-def", "type-config")),))
-    shared: list[str] = []
-    load_just_in_time(["type-config", "hit-01", "e17"], list(index), fetcher(shared))
-    assert shared == ["e17", "filter-bool", "hit-01", "skip-def", "type-config"]
-    nothing: list[str] = []
-    assert load_just_in_time([], list(index), fetcher(nothing)) == JitLoad((), ()) and nothing == []
-
-
-def test_jit_reports_a_missing_dependency_before_fetching_it() -> None:
-    index = light_index([E17, TYPE_CONFIG, *search_hits(2)])
-    calls: list[str] = []
-    load = load_just_in_time(["e17", "hit-01"], list(index), fetcher(calls))
-    assert load.decisions == (Decision("e17", "missing_dependency", ("filter-bool", "skip-def")),
-                              Decision("hit-01", "admitted"))
-    assert calls == ["hit-01"] and load.loaded == (LIBRARY["hit-01"],)
-
-
-def test_jit_refuses_an_object_that_disagrees_with_its_index_entry() -> None:
-    index = [IndexEntry("e17", "src/filter.py#L60-95", ("type-config",)), IndexEntry("type-config", "src/config.py")]
-    changed = {"e17": E17, "type-config": O("type-config", "evidence", "exclude: Filter")}
-
-    def fetch_changed(object_id: str) -> ContextObject:
-        return changed[object_id]
-
-    with pytest.raises(ValueError, match="stale") as caught:
-        load_just_in_time(["e17"], index, fetch_changed)  # e17 now also needs skip-def
-    assert "'e17'" in str(caught.value) and "skip-def" in str(caught.value)
-    with pytest.raises(ValueError, match="stale"):
-        load_just_in_time(["type-config"], index, lambda object_id: O("other", "evidence", "x"))
-    assert load_just_in_time(["type-config"], index, fetch_changed).loaded == (changed["type-config"],)
-
-
-# ---------------------------------------------------------------- what a prompt cache can reuse
-STABLE = ["model: coder-1", "Tools: read_file(path), run_tests().", "You are a careful coding assistant."]
-QUESTION = "Why does an empty exclude filter skip every item?"
-
-
-def test_a_timestamp_in_front_breaks_the_cached_prefix() -> None:
-    stable = sum(estimate_tokens(part) for part in STABLE)
-    assert reusable_prefix([*STABLE, "Explain e17."], [*STABLE, QUESTION]) == stable
-    assert reusable_prefix([*STABLE, QUESTION], [*STABLE, QUESTION]) == stable + estimate_tokens(QUESTION)
-    # the same request with the time at the front: every part after it is a new prefix
-    assert reusable_prefix(["Now: 09:15", *STABLE, QUESTION], ["Now: 09:16", *STABLE, QUESTION]) == 0
-    # the same time at the end costs only itself
-    assert reusable_prefix([*STABLE, QUESTION, "Now: 09:15"], [*STABLE, QUESTION, "Now: 09:16"]) == (
-        stable + estimate_tokens(QUESTION))
-
-
-def test_identical_text_can_still_miss_the_cache() -> None:
-    # another model, or the same tools listed in another order: the visible text is the same, the prefix is not
-    assert reusable_prefix([*STABLE, QUESTION], ["model: coder-2", *STABLE[1:], QUESTION]) == 0
-    reordered = [STABLE[0], "Tools: run_tests(), read_file(path).", *STABLE[2:], QUESTION]
-    assert reusable_prefix([*STABLE, QUESTION], reordered) == estimate_tokens(STABLE[0])
-    def characters(text: str) -> int:
-        return len(text)
-
-    assert reusable_prefix([*STABLE, QUESTION], reordered, count_tokens=characters) == len(STABLE[0])
-    assert reusable_prefix([], [*STABLE]) == 0
-    with pytest.raises(ValueError, match="previous"):
-        reusable_prefix("model: coder-1", STABLE)  # type: ignore[arg-type]
-
-
-def test_automatic_caching_without_a_write_price_pays_from_the_first_reuse() -> None:
-    # a service that caches on its own charges no separate write: the first call pays the plain price, w = u
-    assert cache_break_even(6000, 0, 3, 0.3, 3).decision == "no_cache"  # nothing reused yet: a tie
-    assert [cache_break_even(6000, n, 3, 0.3, 3).decision for n in range(1, 4)] == ["cache"] * 3
-    assert cache_break_even(6000, 3, 3, 3, 3).decision == "no_cache"  # no cheaper read: it never pays
-
-
-# ---------------------------------------------------------------- memory and teaching units
 def test_memory_enters_priced_as_the_block_with_its_wrapper() -> None:
     from forge import memory_selection
 
@@ -471,81 +484,6 @@ def test_memory_enters_priced_as_the_block_with_its_wrapper() -> None:
     assert render_memory_block([]) == MemoryBlock("", 0)
 
 
-def test_estimate_tokens_counts_words_cjk_characters_and_punctuation() -> None:
-    assert estimate_tokens("") == 0
-    assert estimate_tokens("if config.exclude: return skip(item)") == 10
-    assert estimate_tokens("本轮只改一个文件。") == 9
-
-
-def test_kinds_and_steps_are_fixed() -> None:
-    assert KINDS == ("goal", "constraint", "resource", "pending_action", "negative_result", "tool_schema", "state",
-                     "evidence", "tool_output", "history", "summary", "memory")
-    assert STEPS == ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
-    plain = O("x", "state", "t")
-    assert (plain.revision, plain.source, plain.depends_on, plain.expires_on_change, plain.derived_from) == (
-        "", "", (), False, ())
-    assert Decision("x", "admitted") == Decision("x", "admitted", (), 0)
-
-
-# ---------------------------------------------------------------- bad input
-@pytest.mark.parametrize(("objects", "words"), [
-    ([O("", "state", "t")], r"\bempty\b"),
-    ([O("  ", "state", "t")], r"\bempty\b"),
-    ([O("a", "state", "t"), O("a", "evidence", "u")], r"'a'.*\btwice\b"),
-    ([O("a", "fact", "t")], "fact"),
-    ([O("a", "State", "t")], "State"),
-    ([O("a", "state", "t", depends_on="bc")], "depends_on"),  # type: ignore[arg-type]
-    ([O("a", "summary", "t", derived_from="bc")], "derived_from"),  # type: ignore[arg-type]
-    ([O("a", "summary", "t")], "derived_from"),
-    ([O("b", "state", "s"), O("a", "evidence", "t", derived_from=("b",))], "derived_from"),
-])
-def test_invalid_objects_fail_naming_the_rule_before_anything_is_decided(objects: list[ContextObject], words: str) -> None:
-    calls = [lambda: close_dependencies([], objects), lambda: plan_deletions(objects, 0),
-             lambda: invalidate([*objects, O("zz-changed", "state", "c")], "zz-changed", "v2")]
-    for call in calls:
-        with pytest.raises(ValueError, match=words) as caught:
-            call()
-        assert not isinstance(caught.value, ContextBudgetError)
-    assert "fact" not in words or "goal, constraint, resource" in str(caught.value)
-
-
-@pytest.mark.parametrize(("call", "name", "words"), [
-    (lambda: close_dependencies(["ghost"], CODE), "requested_ids", ("'ghost'", "unknown")),
-    (lambda: close_dependencies(["e17", "e17"], CODE), "requested_ids", ("'e17'", "twice")),
-    (lambda: close_dependencies("e17", CODE), "requested_ids", ("one string",)),  # type: ignore[arg-type]
-    (lambda: invalidate(CODE, "ghost", "r43"), "changed_id", ("'ghost'", "unknown")),
-    (lambda: invalidate(CODE, "e17", ""), "new_revision", ("empty",)),
-    (lambda: invalidate(CODE, "e17", "  "), "new_revision", ("empty",)),
-    (lambda: plan_deletions(CODE, 1, needed_ids=["ghost"]), "needed_ids", ("'ghost'", "unknown")),
-    (lambda: plan_deletions(CODE, 1, needed_ids=["e17", "e17"]), "needed_ids", ("'e17'", "twice")),
-    (lambda: plan_deletions(CODE, 1, needed_ids="e17"), "needed_ids", ("one string",)),  # type: ignore[arg-type]
-    (lambda: plan_deletions(CODE, 1, stale_ids=["ghost"]), "stale_ids", ("'ghost'", "unknown")),
-    (lambda: plan_deletions(CODE, 1, stale_ids=["e17", "e17"]), "stale_ids", ("'e17'", "twice")),
-    (lambda: plan_deletions(CODE, 1, stale_ids="e17"), "stale_ids", ("one string",)),  # type: ignore[arg-type]
-])
-def test_unknown_repeated_or_string_ids_fail_naming_the_argument(call, name: str, words: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ValueError, match=rf"\b{name}\b") as caught:
-        call()
-    assert not isinstance(caught.value, ContextBudgetError)
-    message = str(caught.value)
-    assert all(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", message) for word in words), message
-    assert ("twice" in message) == ("twice" in words) and ("unknown" in message) == ("unknown" in words)
-
-
-@pytest.mark.parametrize(("args", "name"), [
-    ((0, 1, 1, 1, 1), "prefix_tokens"), ((-5, 1, 1, 1, 1), "prefix_tokens"), ((1.0, 1, 1, 1, 1), "prefix_tokens"),
-    ((True, 1, 1, 1, 1), "prefix_tokens"), ((10, -1, 1, 1, 1), "reuses"), ((10, 1.5, 1, 1, 1), "reuses"),
-    ((10, True, 1, 1, 1), "reuses"), ((10, "3", 1, 1, 1), "reuses"),
-    ((10, 1, -1, 1, 1), "uncached_price"), ((10, 1, 1, -0.5, 1), "cached_price"), ((10, 1, 1, 1, Fraction(-1, 3)), "write_price"),
-    ((10, 1, math.nan, 1, 1), "uncached_price"), ((10, 1, 1, math.inf, 1), "cached_price"),
-    ((10, 1, 1, 1, -math.inf), "write_price"), ((10, 1, True, 1, 1), "uncached_price"), ((10, 1, 1, False, 1), "cached_price"),
-    ((10, 1, 1, 1, "0.3"), "write_price"), ((10, 1, 1, None, 1), "cached_price"),
-])
-def test_bad_counts_and_prices_fail_naming_the_parameter(args: tuple, name: str) -> None:  # type: ignore[type-arg]
-    with pytest.raises(ValueError, match=rf"\b{name}\b"):
-        cache_break_even(*args)
-
-
 @pytest.mark.parametrize("over_by", [-1, True, 2.0, "3", None])
 def test_a_bad_over_by_fails(over_by: object) -> None:
     with pytest.raises(ValueError, match=r"\bover_by\b") as caught:
@@ -553,59 +491,19 @@ def test_a_bad_over_by_fails(over_by: object) -> None:
     assert not isinstance(caught.value, ContextBudgetError)
 
 
-# ---------------------------------------------------------------- determinism and values
-def test_results_do_not_depend_on_input_order() -> None:
-    summary = O("summary", "summary", "Filter truthiness explains the skip.", derived_from=("e17", "filter-bool"))
-    objects = [O("goal", "goal", "g"), O("keep-api", "constraint", "Do not change the public API."), *CODE, summary,
-               *search_hits(6), O("dup", "history", "Search result 2: a forum page about filters.")]
-    closure = close_dependencies(["e17", "summary"], objects)
-    expired = invalidate(objects, "filter-bool", "r43")
-    deletions = plan_deletions(objects, 50)
-    rng = random.Random(20261211)
-    for _ in range(20):
-        shuffled = list(objects)
-        rng.shuffle(shuffled)
-        assert close_dependencies(["e17", "summary"], shuffled) == closure
-        assert invalidate(shuffled, "filter-bool", "r43") == expired
-        assert plan_deletions(shuffled, 50) == deletions
-
-
-@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
-def test_inputs_are_not_mutated() -> None:
-    objects = [O("goal", "goal", "g"), *CODE, *search_hits(3)]
-    requested, needed, stale = ["e17"], ["goal", "e17"], ["hit-01"]
-    snapshot = copy.deepcopy((objects, requested, needed, stale))  # its own objects: a change in place shows
-    close_dependencies(requested, objects)
-    invalidate(objects, "skip-def", "r50")
-    plan_deletions(objects, 20, needed_ids=needed, stale_ids=stale)
-    assert (objects, requested, needed, stale) == snapshot
-
-
-def test_values_are_immutable() -> None:
-    closure = close_dependencies(["e17"], CODE)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        E17.revision = "r43"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        closure.decisions[0].reason = "missing_dependency"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        cache_break_even(1, 1, 1, 1, 1).decision = "cache"  # type: ignore[misc]
-
-
-# ---------------------------------------------------------------- one agent turn through stages 09 → 10 → 11
-RECALLED = [  # what the retriever found for Ana's question; stage 09 decides
-    MemoryCandidate("m-go", "Write the release script in Go.", "ana", 0.62, 3, "preference:automation-language",
-                    "current_turn", "chat:turn-7"),
-    MemoryCandidate("m-py", "I usually write automation in Python.", "ana", 0.91, 1, "preference:automation-language",
-                    "user_default", "chat:2026-01-12"),
-    MemoryCandidate("m-diff", "Ana reviews every diff herself before merging.", "ana", 0.8, 2, source="chat:2026-02-20"),
-    MemoryCandidate("m-vitest", "Tests run with Vitest, never Jest.", "ana", 0.7, 4, source="repo:package.json"),
-    MemoryCandidate("m-commits", "Commit messages follow Conventional Commits.", "ana", 0.5, 5,
-                    source="repo:CONTRIBUTING.md"),
-    MemoryCandidate("m-bo", "Use Rust for everything.", "bo", 0.99, 1),
-]
-# a stage-10 segment becomes a stage-11 context object of this kind
-KIND_OF = {"system": "constraint", "tools": "tool_schema", "policy": "constraint", "memory": "memory",
-           "evidence": "evidence", "dialogue": "history", "user": "goal"}
+def test_a_readme_that_deploys_never_outranks_the_users_no_production_deploy() -> None:
+    """004 Q052: the user's "no production deploy" against a README that says it deploys automatically is a conflict
+    of authority, not of facts. The README is tool output however new it is and wherever it stands; the user's
+    constraint is never deleted, and the README goes first because it is the largest tool output."""
+    readme = O("readme", "tool_output", "After a green build this repository deploys to production automatically.",
+               "", "README.md")  # 11 units
+    objects = [O("no-deploy", "constraint", "No production deploy."), O("goal", "goal", "Fix the exclude bug."),
+               *search_hits(2), readme]
+    assert estimate_tokens(readme.text) == 11
+    assert ids(plan_deletions(objects, 11)) == ["readme"]
+    assert ids(plan_deletions(objects, 12)) == ["readme", "hit-00"]
+    with pytest.raises(ContextBudgetError):
+        plan_deletions(objects, 32)  # the two hits and the README free 31; the constraint is not on offer
 
 
 def test_one_turn_runs_through_selection_assembly_and_the_context_pipeline() -> None:
@@ -655,3 +553,147 @@ def test_one_turn_runs_through_selection_assembly_and_the_context_pipeline() -> 
     assert all(d.included for d in after.decisions) and after.used_tokens <= next_budget
     assert after.used_tokens == turn.used_tokens + grown - sum(d.tokens for d in deletions)
 
+
+# ---------------------------------------------------------------- step 6 · just-in-time loading and reusable_prefix
+def test_jit_shows_a_light_index_and_loads_the_closure_on_demand() -> None:
+    index = light_index(list(LIBRARY.values()))
+    assert [entry.id for entry in index] == sorted(LIBRARY)
+    assert index[0] == IndexEntry("e17", "src/filter.py#L60-95", ("type-config", "skip-def"))
+    calls: list[str] = []
+    load = load_just_in_time(["e17"], list(index), fetcher(calls))
+    assert calls == ["e17", "filter-bool", "skip-def", "type-config"], "the closure, once each, and nothing else"
+    assert load == JitLoad(tuple(LIBRARY[object_id] for object_id in calls),
+                           (Decision("e17", "admitted", ("filter-bool", "skip-def", "type-config")),))
+    shared: list[str] = []
+    load_just_in_time(["type-config", "hit-01", "e17"], list(index), fetcher(shared))
+    assert shared == ["e17", "filter-bool", "hit-01", "skip-def", "type-config"]
+    nothing: list[str] = []
+    assert load_just_in_time([], list(index), fetcher(nothing)) == JitLoad((), ()) and nothing == []
+
+
+def test_jit_reports_a_missing_dependency_before_fetching_it() -> None:
+    index = light_index([E17, TYPE_CONFIG, *search_hits(2)])
+    calls: list[str] = []
+    load = load_just_in_time(["e17", "hit-01"], list(index), fetcher(calls))
+    assert load.decisions == (Decision("e17", "missing_dependency", ("filter-bool", "skip-def")),
+                              Decision("hit-01", "admitted"))
+    assert calls == ["hit-01"] and load.loaded == (LIBRARY["hit-01"],)
+
+
+def test_jit_refuses_an_object_that_disagrees_with_its_index_entry() -> None:
+    index = [IndexEntry("e17", "src/filter.py#L60-95", ("type-config",)), IndexEntry("type-config", "src/config.py")]
+    changed = {"e17": E17, "type-config": O("type-config", "evidence", "exclude: Filter")}
+
+    def fetch_changed(object_id: str) -> ContextObject:
+        return changed[object_id]
+
+    with pytest.raises(ValueError, match="stale") as caught:
+        load_just_in_time(["e17"], index, fetch_changed)  # e17 now also needs skip-def
+    assert "'e17'" in str(caught.value) and "skip-def" in str(caught.value)
+    with pytest.raises(ValueError, match="stale"):
+        load_just_in_time(["type-config"], index, lambda object_id: O("other", "evidence", "x"))
+    assert load_just_in_time(["type-config"], index, fetch_changed).loaded == (changed["type-config"],)
+
+
+def test_jit_cannot_complete_a_skill_that_names_team_rules_it_does_not_index() -> None:
+    """004 Q050: a skill that says "review by the team rules" without saying where they are is a closure the loader
+    cannot complete: the request is a missing dependency, named, and nothing is fetched until the rules are indexed."""
+    skill = O("review-skill", "constraint", "Review every change by the team rules.", "v1", "skills/review/SKILL.md",
+              ("team-rules",))
+    rules = O("team-rules", "evidence", "Team rules: one reviewer per change; no merge on red.", "v3", "docs/team-rules.md")
+    calls: list[str] = []
+    load = load_just_in_time(["review-skill"], list(light_index([skill])), fetcher(calls))
+    assert load == JitLoad((), (Decision("review-skill", "missing_dependency", ("team-rules",)),)) and calls == []
+    library = {item.id: item for item in (skill, rules)}
+
+    def fetch(object_id: str) -> ContextObject:
+        return library[object_id]
+
+    load = load_just_in_time(["review-skill"], list(light_index([skill, rules])), fetch)
+    assert load == JitLoad((skill, rules), (Decision("review-skill", "admitted", ("team-rules",)),))
+
+
+def test_a_timestamp_in_front_breaks_the_cached_prefix() -> None:
+    stable = sum(estimate_tokens(part) for part in STABLE)
+    assert reusable_prefix([*STABLE, "Explain e17."], [*STABLE, QUESTION]) == stable
+    assert reusable_prefix([*STABLE, QUESTION], [*STABLE, QUESTION]) == stable + estimate_tokens(QUESTION)
+    # the same request with the time at the front: every part after it is a new prefix
+    assert reusable_prefix(["Now: 09:15", *STABLE, QUESTION], ["Now: 09:16", *STABLE, QUESTION]) == 0
+    # the same time at the end costs only itself
+    assert reusable_prefix([*STABLE, QUESTION, "Now: 09:15"], [*STABLE, QUESTION, "Now: 09:16"]) == (
+        stable + estimate_tokens(QUESTION))
+
+
+def test_identical_text_can_still_miss_the_cache() -> None:
+    # another model, or the same tools listed in another order: the visible text is the same, the prefix is not
+    assert reusable_prefix([*STABLE, QUESTION], ["model: coder-2", *STABLE[1:], QUESTION]) == 0
+    reordered = [STABLE[0], "Tools: run_tests(), read_file(path).", *STABLE[2:], QUESTION]
+    assert reusable_prefix([*STABLE, QUESTION], reordered) == estimate_tokens(STABLE[0])
+    def characters(text: str) -> int:
+        return len(text)
+
+    assert reusable_prefix([*STABLE, QUESTION], reordered, count_tokens=characters) == len(STABLE[0])
+    assert reusable_prefix([], [*STABLE]) == 0
+    with pytest.raises(ValueError, match="previous"):
+        reusable_prefix("model: coder-1", STABLE)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the whole module: bad ids, input order, values
+@pytest.mark.parametrize(("call", "name", "words"), [
+    (lambda: close_dependencies(["ghost"], CODE), "requested_ids", ("'ghost'", "unknown")),
+    (lambda: close_dependencies(["e17", "e17"], CODE), "requested_ids", ("'e17'", "twice")),
+    (lambda: close_dependencies("e17", CODE), "requested_ids", ("one string",)),  # type: ignore[arg-type]
+    (lambda: invalidate(CODE, "ghost", "r43"), "changed_id", ("'ghost'", "unknown")),
+    (lambda: invalidate(CODE, "e17", ""), "new_revision", ("empty",)),
+    (lambda: invalidate(CODE, "e17", "  "), "new_revision", ("empty",)),
+    (lambda: plan_deletions(CODE, 1, needed_ids=["ghost"]), "needed_ids", ("'ghost'", "unknown")),
+    (lambda: plan_deletions(CODE, 1, needed_ids=["e17", "e17"]), "needed_ids", ("'e17'", "twice")),
+    (lambda: plan_deletions(CODE, 1, needed_ids="e17"), "needed_ids", ("one string",)),  # type: ignore[arg-type]
+    (lambda: plan_deletions(CODE, 1, stale_ids=["ghost"]), "stale_ids", ("'ghost'", "unknown")),
+    (lambda: plan_deletions(CODE, 1, stale_ids=["e17", "e17"]), "stale_ids", ("'e17'", "twice")),
+    (lambda: plan_deletions(CODE, 1, stale_ids="e17"), "stale_ids", ("one string",)),  # type: ignore[arg-type]
+])
+def test_unknown_repeated_or_string_ids_fail_naming_the_argument(call, name: str, words: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=rf"\b{name}\b") as caught:
+        call()
+    assert not isinstance(caught.value, ContextBudgetError)
+    message = str(caught.value)
+    assert all(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", message) for word in words), message
+    assert ("twice" in message) == ("twice" in words) and ("unknown" in message) == ("unknown" in words)
+
+
+def test_results_do_not_depend_on_input_order() -> None:
+    summary = O("summary", "summary", "Filter truthiness explains the skip.", derived_from=("e17", "filter-bool"))
+    objects = [O("goal", "goal", "g"), O("keep-api", "constraint", "Do not change the public API."), *CODE, summary,
+               *search_hits(6), O("dup", "history", "Search result 2: a forum page about filters.")]
+    closure = close_dependencies(["e17", "summary"], objects)
+    expired = invalidate(objects, "filter-bool", "r43")
+    deletions = plan_deletions(objects, 50)
+    rng = random.Random(20261211)
+    for _ in range(20):
+        shuffled = list(objects)
+        rng.shuffle(shuffled)
+        assert close_dependencies(["e17", "summary"], shuffled) == closure
+        assert invalidate(shuffled, "filter-bool", "r43") == expired
+        assert plan_deletions(shuffled, 50) == deletions
+
+
+@pytest.mark.watch_arguments  # only here does the judge show the test what your code changed in its arguments
+def test_inputs_are_not_mutated() -> None:
+    objects = [O("goal", "goal", "g"), *CODE, *search_hits(3)]
+    requested, needed, stale = ["e17"], ["goal", "e17"], ["hit-01"]
+    snapshot = copy.deepcopy((objects, requested, needed, stale))  # its own objects: a change in place shows
+    close_dependencies(requested, objects)
+    invalidate(objects, "skip-def", "r50")
+    plan_deletions(objects, 20, needed_ids=needed, stale_ids=stale)
+    assert (objects, requested, needed, stale) == snapshot
+
+
+def test_values_are_immutable() -> None:
+    closure = close_dependencies(["e17"], CODE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        E17.revision = "r43"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        closure.decisions[0].reason = "missing_dependency"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cache_break_even(1, 1, 1, 1, 1).decision = "cache"  # type: ignore[misc]

@@ -168,13 +168,14 @@ print(load.decisions)
 # %% [markdown] en
 # Later in the session the context is 120 tokens over budget. Besides the code objects it holds Ana's
 # goal, her first message "Do not change the public API", a deploy started earlier whose outcome is
-# unknown, the negative result about option B, three turns of chat, ten search hits and a pasted copy
-# of one of them. `plan_deletions` goes by role, not by age: the duplicate first, then the tool output,
-# larger first, then history. The goal, the constraint, the pending deploy, the negative result and
-# the code the request depends on stay.
+# unknown, the negative result about option B, three turns of chat, ten search hits, and a fourth turn
+# in which Ana pasted her first message again. `plan_deletions` goes by role, not by age: the pasted
+# copy first — a duplicate, and the copy kept is the constraint, which nothing deletes — then the tool
+# output, larger first, then history. The goal, the constraint, the pending deploy, the negative result
+# and the code the request depends on stay.
 
 # %% [markdown] zh
-# 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话“Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及其中一条被粘贴进来的副本。`plan_deletions` 按角色删除，而不是按新旧：先删重复项，再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
+# 会话后段，上下文超出预算 120 个 Token。除了那几个代码对象，里面还有 Ana 的目标、她的第一句话“Do not change the public API”（不要改公共 API）、一个早先启动、结果未知的部署、关于方案 B 的否定结论、三轮对话、十条搜索结果，以及第四轮对话——Ana 把她的第一句话又粘贴了一遍。`plan_deletions` 按角色删除，而不是按新旧：先删这份粘贴的副本——它是重复项，保留下来的那一份是那条约束，而约束什么都删不掉——再删工具输出（大的在前），然后是历史。目标、约束、未决的部署、否定结论，以及请求所依赖的代码，都留了下来。
 
 # %%
 goal = ContextObject("goal", "goal", "Explain why an empty exclude filter skips items.")
@@ -185,8 +186,8 @@ turns = [ContextObject(f"turn-{n}", "history", text) for n, text in
          enumerate(["Ana: the list skips everything.", "Bot: reading src/filter.py now.", "Ana: ok, thanks!"], 1)]
 hits = [ContextObject(f"hit-{n:02d}", "tool_output", f"Search result {n}: a forum page about filters.",
                       source=f"search:filters#{n}") for n in range(10)]
-pasted = ContextObject("hit-pasted", "tool_output", "search result 3:  a forum page about FILTERS.", source="chat")
-context = [goal, keep_api, *turns, *code, deploy, ruled_out, *hits, pasted]
+pasted = ContextObject("turn-4", "history", "do not change the  PUBLIC API.")
+context = [goal, keep_api, *turns, pasted, *code, deploy, ruled_out, *hits]
 plan = plan_deletions(context, 120)
 print(f"{'deleted':<12}{'reason':<13}{'tokens':>6}  related")  # [en]
 print("删除" + " " * 8 + "原因" + " " * 9 + " Token  关联")  # 汉字占两列：按显示宽度对齐  # [zh]
@@ -207,9 +208,27 @@ try:
     plan_deletions(context, 200)
 except ContextBudgetError as error:
     print("ContextBudgetError:", error)  # [en]
-    print("ContextBudgetError：把删除顺序允许删的全删掉，也只腾出 133 个 Token，可上下文超出预算 200 个。"  # [zh]
+    print("ContextBudgetError：把删除顺序允许删的全删掉，也只腾出 130 个 Token，可上下文超出预算 200 个。"  # [zh]
           "请收窄这一轮的目标，或者把工作拆开。")  # [zh]
     print(f"  原文：{error}")  # [zh]
+
+# %% [markdown] en
+# Source 004 *reduces* tool returns before it drops them; here the caller does that, and `plan_deletions`
+# only decides. Say the caller summarizes the ten search hits into one line: the summary names what it
+# was made from in `derived_from`, frees most of their tokens, and expires as soon as one of them changes
+# — it is derived material, never a source of its own.
+
+# %% [markdown] zh
+# 资料 004 在删掉工具返回之前先**缩减**它们；在这里缩减由调用方来做，`plan_deletions` 只做决定。假设调用方把十条搜索结果摘要成一行：摘要在 `derived_from` 里写明它由哪些对象生成，腾出了它们大部分的 Token，而只要其中一条变了，它就随之过期——它是派生材料，自己永远成不了来源。
+
+# %%
+digest = ContextObject("hits-digest", "summary", "Ten forum pages on filters; none explains Filter.__bool__.",
+                       derived_from=tuple(hit.id for hit in hits))
+before, after = sum(estimate_tokens(hit.text) for hit in hits), estimate_tokens(digest.text)
+print(f"ten hits: {before} tokens; the summary: {after}")  # [en]
+print(f"十条搜索结果：{before} 个 Token；摘要：{after} 个", sep="")  # [zh]
+for decision in invalidate([*hits, digest], "hit-03", "r2"):
+    print(decision)
 
 # %% [markdown] en
 # Memory enters a context like any other object — priced as the block the model reads. Stage 09's

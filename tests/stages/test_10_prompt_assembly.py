@@ -2,8 +2,8 @@
 
 Run these with ``forgelab check 10`` (add ``--target solution`` to see the reference pass).
 
-Token counts below use the default teaching estimate (one unit per Latin word, CJK character or
-punctuation mark); the numbers in the comments are those counts.
+Token counts below use the default teaching estimate (one unit per run of ASCII letters and digits, per CJK
+character and per punctuation mark; "café" is 2); the numbers in the comments are those counts.
 """
 
 from __future__ import annotations

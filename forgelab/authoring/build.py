@@ -89,6 +89,11 @@ class BuildError(RuntimeError):
     """A reference notebook could not be built; the message names the cell and the cause."""
 
 
+HAND_IN_TEXT = N_("**Hand in.** On the class's hub, the button below submits this stage — what grading reads: "
+                  "`forge/`, `transfer/`, `labs/` and `evidence/` — and shows your receipt (digest, time, contents), "
+                  "kept in `.forgelab/receipts/`; once your instructor publishes your feedback, a link to it appears "
+                  "here too (terminal: `forgelab submit {number}`, `forgelab feedback`). Anywhere else it says how to "
+                  "hand in instead.")
 IGNORE_OUTPUT = "nbval-ignore-output"
 GRADED = "nbval-check-output"  # compared even under --nbval-lax (graders use lax mode)
 WIDGET = "forgelab-widget"
@@ -415,6 +420,8 @@ def _notebook_source(course: Course, stage: Stage, language: str) -> Any:
     out.code("lab.evidence()", IGNORE_OUTPUT, WIDGET)
     out.md(_("Where this stage stands — what is done and what is still open (it runs the tests and writes nothing):"))
     out.code("lab.summary()", IGNORE_OUTPUT)
+    out.md(_(HAND_IN_TEXT).format(number=n))
+    out.code("from forgelab.hub.handin import hand_in\n\nhand_in(lab)", IGNORE_OUTPUT, WIDGET)
     out.md(_(PAGE_TEXT).format(page=page_in_workbook(stage, language), number=n, evidence=stage.evidence_file))
     out.code("lab.page()", IGNORE_OUTPUT, WIDGET)
     for index, cell in enumerate(out.cells):

@@ -10,13 +10,10 @@ from forgelab.core.display import fail
 from forgelab.core.i18n import _
 from forgelab.core.paths import Workbook
 
-RECEIPTS = Path(".forgelab") / "receipts"
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
-    from forgelab.core.files import LayoutError
-    from forgelab.hub.client import Client, Connection, ServiceError, pack
+    from forgelab.hub.client import Connection, ServiceError
+    from forgelab.hub.handin import HandInError, receipt_lines, submit
 
     workbook = Workbook.locate()
     stage = args.stage.lower()
@@ -25,31 +22,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
                     _("e.g. forgelab submit 03"))
     stage = stage if stage == "all" else stage.zfill(2)
     try:
-        data, files = pack(workbook.root)
-    except LayoutError as error:
-        return fail(_("your workbook cannot be handed in: {error}").format(error=error),
-                    _("remove the file it names (large or unusual files do not belong in forge/, transfer/, labs/ or "
-                      "evidence/) and submit again"))
-    if not any(name.startswith("forge/") for name in files):
-        return fail(_("your workbook has no forge/ folder to hand in"), _("run the command inside your workbook"))
-    try:
-        with Client(Connection.from_environment()) as client:
-            receipt = client.submit(data, stage)
+        done = submit(workbook.root, stage, Connection.from_environment())
     except ServiceError as error:
         return fail(_("not submitted: {error}").format(error=error.message), error.next_step or None)
-    folder = workbook.root / RECEIPTS
-    folder.mkdir(parents=True, exist_ok=True)
-    kept = folder / f"{receipt.received_at.strftime('%Y%m%dT%H%M%SZ')}-{receipt.id}.json"
-    kept.write_text(receipt.model_dump_json(indent=2), encoding="utf-8")
-    print(_("submitted: stage {stage}, submission {number}").format(stage=receipt.stage, number=receipt.id))
-    print(_("received:  {time}").format(time=receipt.received_at.strftime("%Y-%m-%d %H:%M:%S UTC")))
-    print(_("digest:    sha256 {digest}").format(digest=receipt.sha256))
-    print(_("contents:  {count} file(s): {files}").format(count=len(receipt.files), files=", ".join(receipt.files[:8]) +
-                                                          (" …" if len(receipt.files) > 8 else "")))
-    if receipt.late_for:
-        print(_("late for stage(s) {stages}: it is kept and marked late; your instructor grades the latest on-time "
-                "submission of a stage").format(stages=", ".join(receipt.late_for)))
-    print(_("receipt kept in {path}").format(path=workbook.relative(kept)))
+    except HandInError as error:
+        return fail(error.message, error.next_step or None)
+    for line in receipt_lines(done.receipt, workbook.relative(done.kept)):
+        print(line)
     return 0
 
 

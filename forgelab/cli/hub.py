@@ -167,7 +167,8 @@ def cmd_hub(args: argparse.Namespace) -> int:
     plan = HubPlan(state=str(state), bundle=str(bundle), language=active(), port=args.port, hub_port=args.hub_port,
                    proxy_api_port=args.proxy_api_port, service_port=args.service_port, authenticator=args.auth,
                    instructors=instructors, proxy=str(proxy), python=sys.executable, admin_token=admin_token,
-                   max_upload=args.max_upload)
+                   max_upload=args.max_upload,
+                   course=str(workbook.root) if (workbook.root / "solutions").is_dir() else "")
     (state / PLAN).write_text(plan.model_dump_json(indent=2), encoding="utf-8")
     config = state / "jupyterhub_config.py"
     config.write_text(config_text(state / PLAN), encoding="utf-8")

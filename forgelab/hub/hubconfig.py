@@ -49,6 +49,7 @@ class HubPlan(BaseModel):
     python: str  # the venv's python (the service and the learners' servers run with it)
     admin_token: str = ""  # a token with admin rights for automation (tests); empty: none
     max_upload: int = 0  # the service's cap on one upload in bytes; 0: grading's (forgelab.core.submission)
+    course: str = ""  # the course repository the instructors' page grades in ("": that page cannot grade)
 
 
 def homes(plan: HubPlan) -> Path:
@@ -115,6 +116,8 @@ def configure(c: Any, plan: HubPlan) -> None:
     environment = {"FORGELAB_COURSE_DATA": str(state / "course"), "FORGE_LANG": plan.language}
     if plan.max_upload:
         environment["FORGELAB_COURSE_MAX_UPLOAD"] = str(plan.max_upload)
+    if plan.course:
+        environment["FORGELAB_COURSE_REPO"] = plan.course
     services: list[dict[str, Any]] = [{
         "name": SERVICE, "url": service_url, "command": [plan.python, "-m", "forgelab.hub.service"],
         "environment": environment, "oauth_no_confirm": True, "display": True,

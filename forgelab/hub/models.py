@@ -99,6 +99,12 @@ class Identity(Message):
     instructor: bool
 
 
+class GradeRequest(Message):
+    """An instructor starts a grade run (``POST api/grade``): the stages, as ``forgelab grade --stages`` takes them."""
+
+    stages: str | None = None
+
+
 class Refusal(Message):
     """Every refusal the service gives: what is wrong, and what to do."""
 

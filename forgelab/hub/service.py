@@ -19,6 +19,9 @@ Routes, under the service's prefix (``/services/forge-course/``)::
     GET  api/collect?stage=NN|all         instructor: the latest on-time submission of every learner
     PUT  api/feedback/NAME                instructor: publish NAME's feedback page and total
     GET  api/totals                       instructor: every learner's published total
+    GET  api/grade  |  POST api/grade     instructor: the grade runs | start one ({"stages": "01-07"} or empty)
+    GET  grade  |  POST grade             instructor: the page that grades (a form with its XSRF token)
+    GET  grading/N/PATH                   instructor: what grade run N wrote (report, similarity, feedback)
     GET  (the prefix itself)              a page: your receipts and feedback; for an instructor, the class
 
 An upload is streamed to a temporary file (never held in memory), refused as soon as it passes the size cap, then
@@ -38,6 +41,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +49,7 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler
+from markupsafe import Markup
 from pydantic import ValidationError
 from tornado import httpserver, ioloop, web
 
@@ -52,8 +57,9 @@ from forgelab.core.files import LayoutError
 from forgelab.core.i18n import _, active, resolve, use
 from forgelab.core.submission import MAX_ZIP_BYTES, Submission, SubmissionError, inspect, lay_out
 from forgelab.core.text import templates
-from forgelab.hub.models import (STAGE_PATTERN, Collection, Deadlines, FeedbackUpload, Identity, Message, Refusal,
-                                 SubmissionList, Totals)
+from forgelab.hub.graderuns import STATE_WORDS, GradeRun, GradeRuns, RunError, Runner
+from forgelab.hub.models import (STAGE_PATTERN, Collection, Deadlines, FeedbackUpload, GradeRequest, Identity, Message,
+                                 Refusal, SubmissionList, Totals)
 from forgelab.hub.store import Incoming, Store, now
 
 LOG = logging.getLogger("forgelab.hub.service")
@@ -67,6 +73,8 @@ class Settings:
     prefix: str  # e.g. /services/forge-course/
     max_upload: int = MAX_ZIP_BYTES
     instructors_group: str = INSTRUCTORS
+    course: Path | None = None  # the course repository grade runs work in (None: the instructor page cannot grade)
+    self_url: str = ""  # the service's own address, for the grade runs' `forgelab class grade`
 
     @classmethod
     def from_environment(cls) -> Settings:
@@ -75,9 +83,12 @@ class Settings:
             raise SystemExit(_("the course service needs FORGELAB_COURSE_DATA: the folder where it keeps submissions "
                                "and feedback (set it in the hub's services configuration)"))
         prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/forge-course/")
-        return cls(Path(data), prefix if prefix.endswith("/") else prefix + "/",
-                   int(os.environ.get("FORGELAB_COURSE_MAX_UPLOAD", MAX_ZIP_BYTES)),
-                   os.environ.get("FORGELAB_INSTRUCTORS_GROUP", INSTRUCTORS))
+        prefix = prefix if prefix.endswith("/") else prefix + "/"
+        course = os.environ.get("FORGELAB_COURSE_REPO")
+        bind = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"))
+        return cls(Path(data), prefix, int(os.environ.get("FORGELAB_COURSE_MAX_UPLOAD", MAX_ZIP_BYTES)),
+                   os.environ.get("FORGELAB_INSTRUCTORS_GROUP", INSTRUCTORS), Path(course) if course else None,
+                   f"http://{bind.hostname}:{bind.port}{prefix}")
 
 
 class Refused(web.HTTPError):
@@ -105,8 +116,17 @@ class Base(web.RequestHandler):
     auth: Any
     identity: Identity | None = None
 
-    def initialize(self, settings: Settings, store: Store, auth: Any) -> None:
-        self.settings_, self.store, self.auth = settings, store, auth
+    FORM_OK = False  # a POST from a browser form of the service's own page is accepted (with its XSRF token)
+
+    def initialize(self, settings: Settings, store: Store, auth: Any, runner: Runner) -> None:
+        self.settings_, self.store, self.auth, self.runner = settings, store, auth, runner
+
+    def _xsrf_holds(self) -> bool:
+        try:
+            self.check_xsrf_cookie()
+        except web.HTTPError:
+            return False
+        return True
 
     async def identify(self, *, browser: bool = False) -> Identity | None:
         """The caller, or None (a browser is then sent to sign in; an API call is refused)."""
@@ -116,9 +136,11 @@ class Base(web.RequestHandler):
                 return None
             raise _no_token()
         if self.request.method not in ("GET", "HEAD") and "Authorization" not in self.request.headers:
-            # a browser's cookie never changes anything: another site's form cannot submit or publish in your name
-            raise Refused(403, "forbidden", _("a change needs the hub token in the Authorization header, not a "
-                                              "browser's cookie"), _("use forgelab submit or forgelab class"))
+            # a browser's cookie alone never changes anything: another site's form cannot submit or publish in your
+            # name. Only a form of the service's own pages (FORM_OK) may, with the XSRF token the page gave it.
+            if not self.FORM_OK or not self._xsrf_holds():
+                raise Refused(403, "forbidden", _("a change needs the hub token in the Authorization header, not a "
+                                                  "browser's cookie"), _("use forgelab submit or forgelab class"))
         model = await self.auth.user_for_token(token, session_id=self.auth.get_session_id(self), sync=False)
         if not model:
             if browser:
@@ -161,11 +183,18 @@ class Base(web.RequestHandler):
             raise Refused(400, "malformed", _("the request's {where} is wrong: {problem}").format(
                 where=where, problem=first["msg"]), _("send the JSON the service documents")) from None
 
+    def _close_after_refusal(self) -> None:
+        """A request refused before its body was read leaves the connection unusable (tornado drops it after the
+        reply): say so, or the hub's proxy sends the next request down it and that one fails with 503."""
+        if self.request.method not in ("GET", "HEAD"):
+            self.set_header("Connection", "close")
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None, None))[1]
         refusal = error.refusal if isinstance(error, Refused) else Refusal(
             status=status_code, reason="error" if status_code >= 500 else "refused", message=self._reason,
             next_step=_("try again; if it keeps failing, tell your instructor"))
+        self._close_after_refusal()
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.finish(refusal.model_dump_json())
 
@@ -355,6 +384,7 @@ class Page(Base):
         error = kwargs.get("exc_info", (None, None, None))[1]
         refusal = error.refusal if isinstance(error, Refused) else Refusal(
             status=status_code, reason="error", message=self._reason, next_step="")
+        self._close_after_refusal()
         self._page("refused.html", refusal=refusal)
 
 
@@ -390,10 +420,79 @@ class Home(Page):
         self._page("home.html", **values)
 
 
+def _start_run(handler: Base, identity: Identity, stages: str | None) -> GradeRun:
+    token = handler.auth.get_token(handler)
+    try:
+        return handler.runner.start(identity.name, token, stages)
+    except RunError as error:
+        raise Refused(error.status, error.reason, error.message, error.next_step) from None
+
+
+class GradeApi(Base):
+    """``GET api/grade``: the grade runs; ``POST api/grade`` (JSON ``{"stages": "01-07"}`` or empty): start one."""
+
+    async def get(self) -> None:
+        await self.instructor()
+        self.reply(GradeRuns(runs=self.runner.runs()))
+
+    async def post(self) -> None:
+        identity = await self.instructor()
+        asked = cast(GradeRequest, self.body_as(GradeRequest)) if self.request.body.strip() else GradeRequest()
+        self.reply(_start_run(self, identity, asked.stages), 202)
+
+
+class GradePage(Page):
+    """The instructors' page that grades: the runs, the latest one's progress, the button, the report's link."""
+
+    FORM_OK = True
+
+    async def get(self) -> None:
+        identity = await self.browser_identity()
+        if identity is None:
+            return
+        await self.instructor()
+        runs = self.runner.runs()
+        latest = runs[0] if runs else None
+        self._page("grade.html", me=identity, runs=runs, latest=latest, can_grade=self.settings_.course is not None,
+                   log=self.runner.log_tail(latest.id) if latest else "", xsrf=Markup(self.xsrf_form_html()),
+                   state_words=STATE_WORDS)
+
+    async def post(self) -> None:
+        identity = await self.browser_identity()
+        if identity is None:
+            return
+        await self.instructor()
+        stages = (self.get_body_argument("stages", "") or "").strip() or None
+        _start_run(self, identity, stages)
+        self.redirect(self.settings_.prefix + "grade", status=303)
+
+
+class RunFiles(Page):
+    """``grading/N/PATH``: what a grade run wrote (the class report, its figures, the similarity index and the
+    feedback pages), for instructors only."""
+
+    async def get(self, number: str, path: str) -> None:
+        identity = await self.browser_identity()
+        if identity is None:
+            return
+        await self.instructor()
+        base = (self.runner.run_folder(int(number)) / "grading").resolve()
+        wanted = (base / path).resolve()
+        if not wanted.is_relative_to(base) or not wanted.is_file():
+            raise Refused(404, "not_found", _("grade run {number} has no {path}").format(number=number, path=path),
+                          _("open the run's report from the grading page"))
+        kinds = {".html": "text/html; charset=utf-8", ".svg": "image/svg+xml", ".json": "application/json",
+                 ".csv": "text/csv; charset=utf-8"}
+        self.set_header("Content-Type", kinds.get(wanted.suffix, "application/octet-stream"))
+        self.set_header("Content-Security-Policy", PAGE_POLICY.replace("img-src data:", "img-src 'self' data:"))
+        self.finish(wanted.read_bytes())
+
+
 def make_app(settings: Settings, auth: Any) -> web.Application:
     store = Store(settings.data)
     base = settings.prefix
-    shared = {"settings": settings, "store": store, "auth": auth}
+    runner = Runner(settings.data, settings.course, sys.executable, settings.self_url)
+    shared = {"settings": settings, "store": store, "auth": auth, "runner": runner}
     return web.Application([
         (base, Home, shared),
         (base + "api/health", Health, shared),
@@ -407,8 +506,12 @@ def make_app(settings: Settings, auth: Any) -> web.Application:
         (base + "api/totals", TotalsHandler, shared),
         (base + "feedback", FeedbackPage, shared),
         (base + r"feedback/([^/]+)", FeedbackPage, shared),
+        (base + "api/grade", GradeApi, shared),
+        (base + "grade", GradePage, shared),
+        (base + r"grading/(\d{1,9})/(.+)", RunFiles, shared),
         (base + "oauth_callback", HubOAuthCallbackHandler),
-    ], hub_auth=auth, cookie_secret=os.urandom(32), xsrf_cookies=False)
+    ], hub_auth=auth, cookie_secret=os.urandom(32), xsrf_cookies=False,
+        xsrf_cookie_kwargs={"path": base, "httponly": True, "samesite": "Strict"})
 
 
 def main() -> None:

@@ -7,20 +7,27 @@
 * a crash: the service killed (SIGKILL) in the middle of an upload — the hub restarts it, every earlier submission is
   there byte for byte, and nothing half-written is kept or listed;
 * a restart: the whole hub stopped and started again on the same folder keeps every submission, receipt, deadline and
-  feedback page.
+  feedback page;
+* grading from the instructors' page: only an instructor starts a run (a learner's token gets 403), and the run
+  collects, grades, publishes and writes the gradebook and the class report;
+* a browser's cookie alone (the hub's OAuth, no token, no XSRF token) changes nothing;
+* the notebook's Submit button hands in from a learner's server and shows the receipt.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
 import os
+import re
 import signal
 import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -217,3 +224,136 @@ def test_restarting_the_hub_keeps_every_submission_receipt_deadline_and_feedback
         assert erin.get("feedback").text == "<p>erin</p>"
         assert erin.get("api/deadlines").json()["deadlines"][0]["stage"] == "02"
         assert erin.get(f"api/submissions/{mine['id']}/zip").content == workbook_zip("ERIN = 1\n")
+
+
+def test_the_notebooks_submit_button_hands_in_shows_the_receipt_and_links_the_feedback(
+        hub: RunningHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a learner's server (its token and the service's address in the environment), the stage notebook's hand-in
+    cell is a Submit button: pressed, it hands in for the notebook's stage and shows the receipt the service gave; once
+    the learner's feedback is published, the cell links it (the service's page, on the hub's address)."""
+    from test_hub_units import _Lab, _workbook
+
+    from forgelab.hub.handin import hand_in
+
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", hub.token("frida"))
+    monkeypatch.setenv("FORGELAB_COURSE_URL", hub.service_url)
+    monkeypatch.delenv("FORGELAB_COURSE_TOKEN", raising=False)
+    root = _workbook(tmp_path / "frida")
+    button, shown, link = hand_in(_Lab(root, "01")).children
+    assert button.description == "Submit stage 01" and shown.value == ""
+    assert "No feedback published for you yet" in html.unescape(link.value) and "<a" not in link.value
+    button.click()
+    [receipt] = receipts_of(hub, "frida")
+    assert receipt["stage"] == "01"
+    receipt_text = html.unescape(shown.value)
+    for words in (f"submitted: stage 01, submission {receipt['id']}", f"digest:    sha256 {receipt['sha256']}",
+                  receipt["received_at"][:10], "contents:  5 file(s): evidence/", "forge/instructions.py"):
+        assert words in receipt_text, (words, receipt_text)
+    kept = list((root / ".forgelab" / "receipts").glob(f"*-{receipt['id']}.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["sha256"] == receipt["sha256"]
+    assert f"receipt kept in .forgelab/receipts/{kept[0].name}" in receipt_text
+
+    with hub.as_user("teacher") as teacher:
+        assert teacher.put("api/feedback/frida", content=json.dumps({
+            "points": 7.0, "max_points": 10.0, "html": "<p>well done</p>", "submission_id": receipt["id"]})
+        ).status_code == 201
+    _button, _shown, link = hand_in(_Lab(root, "01")).children
+    assert "Your feedback: 7 of 10 points" in html.unescape(link.value), link.value
+    assert 'href="/services/forge-course/feedback"' in link.value, link.value
+    page = httpx.get(hub.url.rstrip("/") + "/services/forge-course/feedback",
+                     headers={"Authorization": f"token {hub.token('frida')}"}, timeout=60)
+    assert page.status_code == 200 and "well done" in page.text  # the address the link names serves the page
+
+
+def _run_settled(hub: RunningHub, number: int) -> dict[str, Any]:
+    with hub.as_user("teacher") as teacher:
+        def settled() -> dict[str, Any] | None:
+            run = next(r for r in teacher.get("api/grade").json()["runs"] if r["id"] == number)
+            return None if run["state"] == "running" else run
+        return wait_until(settled, timeout=900, what=f"grade run {number} to finish")
+
+
+def test_only_an_instructor_grades_from_the_service_and_the_run_writes_the_gradebook(hub: RunningHub) -> None:
+    """The instructors' page grades what `forgelab class grade` grades, in the background: a learner's token gets 403
+    at every step of it (start, list, page, the run's files); an instructor's run collects, grades, publishes and
+    writes the class report, and the page links it."""
+    assert _submit(hub, "gina", workbook_zip("GINA = 1\n"), "01").status_code == 201
+    with hub.as_user("lena") as learner:
+        for refused in (learner.post("api/grade", content=b""), learner.get("api/grade"), learner.get("grade")):
+            assert refused.status_code == 403, (refused.request.url, refused.text)
+        assert "only an instructor" in learner.post("api/grade", content=b"").json()["message"]
+    assert not list((hub.data / "grading").glob("run-*"))  # nothing was started for the learner
+    with hub.as_user("teacher") as teacher:
+        started = teacher.post("api/grade", content=json.dumps({"stages": "01"}))
+        assert started.status_code == 202, started.text
+        number = started.json()["id"]
+        assert started.json()["state"] == "running" and started.json()["started_by"] == "teacher"
+    run = _run_settled(hub, number)
+    folder = hub.data / "grading" / f"run-{number:04d}"
+    assert run["state"] == "done", (folder / "log.txt").read_text()
+    gradebook = folder / "grading" / "gradebook.sqlite"
+    import sqlite3
+
+    connection = sqlite3.connect(gradebook)
+    try:
+        graded = {name for (name,) in connection.execute("SELECT DISTINCT submission FROM grades")}
+    finally:
+        connection.close()
+    assert "gina" in graded, graded
+    assert "forgelab class grade --into" in (folder / "log.txt").read_text()
+    with hub.as_user("teacher") as teacher:
+        page = teacher.get("grade").text
+        assert f'href="/services/forge-course/grading/{number}/report/report.html"' in page, page
+        report = teacher.get(f"grading/{number}/report/report.html")
+        assert report.status_code == 200 and "Class report" in report.text
+        assert teacher.get(f"grading/{number}/%2e%2e/%2e%2e/status.json").status_code == 404  # only its grading/
+    with hub.as_user("gina") as gina:
+        assert gina.get("api/feedback").json()["max_points"] > 0  # the run published gina's page
+        assert gina.get(f"grading/{number}/report/report.html").status_code == 403
+
+
+def _signed_in(hub: RunningHub, user: str) -> httpx.Client:
+    """A browser's session: signed in at the hub's login form, then through the hub's OAuth to the service (cookies
+    only, no token)."""
+    browser = httpx.Client(base_url=hub.url, follow_redirects=True, timeout=120)
+    form = browser.get("hub/login")
+    found = re.search(r'name="_xsrf" value="([^"]+)"', form.text)
+    fields = {"username": user, "password": "any", **({"_xsrf": found.group(1)} if found else {})}
+    home = browser.post("hub/login?next=/services/forge-course/", data=fields)
+    assert home.status_code == 200 and str(home.url).endswith("/services/forge-course/"), (home.url, home.text[:300])
+    return browser
+
+
+def test_a_browsers_cookie_alone_changes_nothing(hub: RunningHub) -> None:
+    """The hub's OAuth cookie lets a browser read its own pages, but no state-changing endpoint accepts it without the
+    token in the Authorization header — or, on the grading page, the XSRF token that page's own form carries."""
+    assert _submit(hub, "hugo", workbook_zip("HUGO = 1\n"), "01").status_code == 201  # something to grade
+    teacher = _signed_in(hub, "teacher")
+    base = "services/forge-course/"
+    try:
+        assert teacher.get(base + "api/whoami").json() == {"name": "teacher", "instructor": True}  # the cookie is good
+        before = (receipts_of(hub, "teacher"), sorted((hub.data / "grading").glob("run-*")))
+        attempts = [teacher.post(base + "api/submissions", params={"stage": "01"}, content=workbook_zip(),
+                                 headers={"Content-Type": "application/zip"}),
+                    teacher.put(base + "api/deadlines", content=json.dumps({"deadlines": []})),
+                    teacher.put(base + "api/feedback/gina", content=json.dumps({"points": 0.0, "max_points": 1.0,
+                                                                                "html": "forged"})),
+                    teacher.post(base + "api/grade", content=b""),
+                    teacher.post(base + "grade", data={"stages": "01"}),  # the form without its XSRF token
+                    teacher.post(base + "grade", data={"stages": "01", "_xsrf": "forged"})]
+        for refused in attempts:
+            assert refused.status_code == 403, (refused.request.method, refused.request.url, refused.text[:300])
+            assert "Authorization header" in refused.text, refused.text[:300]
+        assert (receipts_of(hub, "teacher"), sorted((hub.data / "grading").glob("run-*"))) == before
+        with hub.as_user("gina") as gina:
+            assert "forged" not in gina.get("feedback").text
+        # the page's own form, with the XSRF token it carries, starts a run
+        page = teacher.get(base + "grade").text
+        token = re.search(r'name="_xsrf" value="([^"]+)"', page)
+        assert token is not None, page
+        started = teacher.post(base + "grade", data={"stages": "01", "_xsrf": token.group(1)})
+        assert started.status_code == 200 and 'id="run-state"' in started.text, started.text[:500]
+        number = max(int(path.name.split("-")[1]) for path in (hub.data / "grading").glob("run-*"))
+        assert _run_settled(hub, number)["state"] == "done"
+    finally:
+        teacher.close()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import io
+import re
 import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -106,3 +109,32 @@ def test_the_exports_use_the_layouts_canvas_and_moodle_document() -> None:
                       ["alice", "", "", "alice", "", "37"], ["bob", "", "", "bob", "", "12.5"]]
     moodle = list(csv.reader(io.StringIO(moodle_csv(totals, "Forge Workbook"))))
     assert moodle == [["Username", "Forge Workbook"], ["alice", "37"], ["bob", "12.5"]]
+
+
+class _Lab:
+    """What the notebook's hand-in cell uses of its ``lab`` (forgelab.learner.notebook.StageTools)."""
+
+    def __init__(self, root: Path, number: str = "01") -> None:
+        from forgelab.core.paths import Workbook
+
+        self.workbook = Workbook(root, root)
+        self.stage = type("Stage", (), {"number": number})()
+
+    def _spoken(self, callback: Any) -> Any:
+        return callback
+
+
+def test_outside_a_hub_the_notebooks_hand_in_cell_says_how_to_hand_in_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab.core.i18n import speaking
+    from forgelab.hub.handin import hand_in
+
+    for name in ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "FORGELAB_COURSE_URL", "FORGELAB_COURSE_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for language, words in (("en", "Not on the class's hub, so nothing is sent from here"),
+                            ("zh", "这里不是班级的 Hub，所以不会从这里发送任何东西")):
+        with speaking(language):
+            shown = hand_in(_Lab(_workbook(tmp_path / language), "03"))
+        text = html.unescape(re.sub(r"<[^>]+>", "", shown.value))
+        assert words in text and "forgelab submit 03" in text, text
+        assert shown.value.count("<p") == 1 and "\n" not in text  # one line, no button

@@ -125,7 +125,8 @@ def test_every_notebook_has_the_ten_parts_and_a_kernel(course, number: str) -> N
     assert notebook.metadata["kernelspec"]["name"] == "python3"
     widget_cells = [c for c in notebook.cells if "forgelab-widget" in c.metadata.get("tags", [])]
     assert {c.source for c in widget_cells} == {"lab.predict()", "lab.hint()", "lab.why()", "lab.fault_lab()",
-                                                "lab.diagnose()", "lab.design_answer()", "lab.evidence()", "lab.page()"}
+                                                "lab.diagnose()", "lab.design_answer()", "lab.evidence()", "lab.page()",
+                                                "from forgelab.hub.handin import hand_in\n\nhand_in(lab)"}
     for cell in widget_cells:
         assert "nbval-ignore-output" in cell.metadata["tags"] and cell.outputs == []
     for cell in notebook.cells:

@@ -101,6 +101,14 @@ toggle.value = False
 """
 
 
+def add(results: list[tuple[str, list[float], str]], row: tuple[str, list[float], str]) -> None:
+    """A measured row, printed at once (a long run shows what it has) and kept for the table at the end."""
+    results.append(row)
+    name, values, loads = row
+    print(f"  {name}: median {statistics.median(values):.3f} s of {len(values)} (load average {loads or 'as above'})",
+          flush=True)
+
+
 def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -195,10 +203,10 @@ def learner_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
     end_of_stage(root)
     before = load()
     verdicts, whole = watch_latencies(root, args.saves, args.gap)
-    results.append(("watch 01: save → stage tests' verdict on screen", verdicts, f"{before} → {load()}"))
-    results.append(("watch 01: save → every re-run part on screen", whole, ""))
+    add(results, ("watch 01: save → stage tests' verdict on screen", verdicts, f"{before} → {load()}"))
+    add(results, ("watch 01: save → every re-run part on screen", whole, ""))
     before = load()
-    results.append(("notebook re-check: save → table updated", recheck_latencies(root, args.saves, args.gap),
+    add(results, ("notebook re-check: save → table updated", recheck_latencies(root, args.saves, args.gap),
                     f"{before} → {load()}"))
     # the cold check against default pytest runs of the same tests on the same code
     python = str(root / ".venv/bin/python")
@@ -226,9 +234,9 @@ def learner_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
         checks.append(timed(check, root, env))
         plain.append(sum(timed(command, root, its_env) for command, its_env in same_files))
         plain_all.append(sum(timed(command, root, its_env) for command, its_env in every_run))
-    results.append(("check 01 (cold, a new process)", checks, f"{before} → {load()}"))
-    results.append(("python -m pytest: stage + transfer tests on forge/", plain, ""))
-    results.append(("python -m pytest: all the check runs (4 runs)", plain_all, ""))
+    add(results, ("check 01 (cold, a new process)", checks, f"{before} → {load()}"))
+    add(results, ("python -m pytest: stage + transfer tests on forge/", plain, ""))
+    add(results, ("python -m pytest: all the check runs (4 runs)", plain_all, ""))
     before = load()
     for _ in range(args.runs):
         shutil.rmtree(state / "state", ignore_errors=True)
@@ -237,8 +245,8 @@ def learner_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
                 remembered.unlink()
         statuses.append(timed([*forgelab, "status"], root, env))
         status_checks.append(timed(check, root, env))
-    results.append(("first status (nothing remembered)", statuses, f"{before} → {load()}"))
-    results.append(("check 01 (beside the status runs)", status_checks, ""))
+    add(results, ("first status (nothing remembered)", statuses, f"{before} → {load()}"))
+    add(results, ("check 01 (beside the status runs)", status_checks, ""))
     return root
 
 
@@ -259,11 +267,11 @@ def grading_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
         wall, _cost, _points = grade(course, submissions[:1], 1, base / f"grade-one-{run_index}")
         one.append(wall)
         alls.append(timed(check_all, course, env))
-    results.append(("grade one full submission, --jobs 1", one, f"{before} → {load()}"))
-    results.append(("check all --target solution", alls, ""))
+    add(results, ("grade one full submission, --jobs 1", one, f"{before} → {load()}"))
+    add(results, ("check all --target solution", alls, ""))
     before = load()
     wall, _cost, points = grade(course, submissions, 2, base / "grade-batch")
-    results.append((f"grade {len(submissions)} full submissions, --jobs 2 ({points})", [wall], f"{before} → {load()}"))
+    add(results, (f"grade {len(submissions)} full submissions, --jobs 2 ({points})", [wall], f"{before} → {load()}"))
     RATES[f"full submissions per minute at --jobs 2 ({len(submissions)} graded together)"] = 60 * len(submissions) / wall
 
 
@@ -288,7 +296,7 @@ def main() -> int:
                 archive.extractall(base / "bundle")
             before = load()
             seconds = to_url(base / "bundle" / "forge-workbook-lab", None)
-            results.append(("make lab: unzipped bundle → URL (warm caches)", [seconds], f"{before} → {load()}"))
+            add(results, ("make lab: unzipped bundle → URL (warm caches)", [seconds], f"{before} → {load()}"))
         if "learner" in parts:
             learner_part(base, args, results)
         if "grading" in parts:

@@ -353,6 +353,8 @@ def rebuild_error(data: object, resolve: wire.Resolver, decode: Callable[[object
     return error
 
 
+# An exception's frame from the host is wire data (forgelab.judge.wire) from the sandboxed side: free-form on purpose,
+# each key read with a fallback, so that a frame the learner's process garbled becomes a stand-in, never a crash here.
 def _with_args(cls: type[BaseException], data: dict[str, Any], decode: Callable[[object], object],
                message: str) -> BaseException:
     """``cls(*args)`` from the arguments that travelled as data (so KeyError('x') stays KeyError('x'))."""

@@ -21,29 +21,24 @@ must not see (solutions, variants, instructor checks, this run's files) is visib
 from __future__ import annotations
 
 import contextvars
-import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import bytecode, channel, early, relay
+from forgelab.judge import bytecode, channel, early, messages, relay, starters
 from forgelab.judge.interface import Offered, build_interface, offered
-from forgelab.judge.outcomes import (CollectError, ImportKind, ImportProblem, Limit, Outcome, RunReport, TestRow,
-                                     ended_how)
+from forgelab.judge.messages import SessionFile, SessionJob, SessionReport, SessionRequest, SessionTarget
+from forgelab.judge.outcomes import CollectError, ImportProblem, Limit, Outcome, RunReport, TestRow, ended_how
 from forgelab.judge.sandbox import Isolation, isolation as decide_isolation
 from forgelab.judge.settings import JudgeSettings
-from forgelab.judge.watchdog import Watchdog
+from forgelab.judge.starters import SessionStarter
 
 if TYPE_CHECKING:  # only watch mode starts a warm worker, and hands it in: a cold check never loads its module
     from forgelab.judge.warm import WarmWorker
@@ -136,67 +131,16 @@ def _dotted(module: str) -> str:
     return ".".join(Path(module).with_suffix("").parts)
 
 
-# ---------------------------------------------------------------- a watched process
-
-
-@dataclass(frozen=True)
-class Watched:
-    returncode: int | None
-    limit: Limit | None
-    output: str
-    seconds: float
-
-
-def run_watched(command: list[str], *, cwd: Path, env: dict[str, str] | None, cpu_s: float, wall_s: float,
-                output_kb: int, pass_fds: tuple[int, ...] = ()) -> Watched:
-    """Run a command in its own process group; stop it (and all it started) at the CPU, wall or output limit."""
-    began = time.monotonic()
-    return watch(early.start(command, cwd=cwd, env=env, output_kb=output_kb, pass_fds=pass_fds), began,
-                 cpu_s=cpu_s, wall_s=wall_s)
-
-
-def _exit_descriptor(pid: int) -> int | None:
-    """A descriptor that becomes readable when process ``pid`` ends (Linux's pidfd), or None where there is none."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def watch(running: early.Started, started: float, *, cpu_s: float, wall_s: float) -> Watched:
-    """Wait for a started process (see :func:`run_watched`); its wall clock counts from ``started``."""
-    process = running.process
-    watchdog = Watchdog(process, cpu_s=cpu_s, wall_over=lambda now: now - started > wall_s,
-                        flooded=lambda: running.output.flooded)
-    limit: Limit | None = None
-    ended = _exit_descriptor(process.pid)  # readable once the process has ended: no poll interval to sleep out
-    try:
-        while limit is None and not watchdog.ended:
-            watchdog.wait(read=ended)
-            limit = watchdog.over()
-    finally:
-        if ended is not None:
-            os.close(ended)
-    if limit is not None or process.poll() is None:
-        try:
-            os.killpg(process.pid, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
-    code = process.wait()
-    channel.untrack(process)
-    if running.reader is not None:
-        running.reader.join(timeout=5)
-    return Watched(None if limit else code, limit, running.output.take(), time.monotonic() - started)
-
-
 # ---------------------------------------------------------------- course tests (trusted side)
 
 
 def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
-                    code_dirs: dict[str, Path], interface: Path, warm: WarmWorker | None = None) -> RunReport:
+                    code_dirs: dict[str, Path], interface: Path, warm: WarmWorker | None = None,
+                    starter: SessionStarter | None = None) -> RunReport:
+    """The course's tests of ``job`` in one trusted session, started by ``starter`` (by default the warm worker's
+    when there is one, else a session started early; the cold start when the strategy cannot run it)."""
     tests_dir = run_dir / "tests"
-    files: dict[str, dict[str, str]] = {}
-    arguments: list[str] = []
+    files: dict[str, SessionFile] = {}
     for suite in job.course_tests:
         for relative in suite.files:
             source = job.course_root / relative
@@ -207,20 +151,18 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
             shutil.copyfile(source, copy)
             if (job.rewritten_tests or warm is not None) and copy.suffix == ".py" and copy.name.startswith("test_"):
                 bytecode.rewritten_beside(copy)
-            files[str(copy)] = {"target": suite.target, "canonical": relative}
-            arguments.append(str(copy))
-    if not arguments:
+            files[str(copy)] = SessionFile(target=suite.target, canonical=relative)
+    if not files:
         return RunReport(())
     report_path = run_dir / "session-report.json"
     job_path = run_dir / "session-job.json"
     specs = {target.label: target for target in job.targets}
-    job_path.write_text(json.dumps({
-        "targets": {label: {"code_dir": str(path), "probe": [_dotted(m) for m in specs[label].probe],
-                            "stage": specs[label].stage, "first_failure_ends": specs[label].first_failure_ends}
-                    for label, path in code_dirs.items()},
-        "files": files, "settings": settings.as_dict(), "report": str(report_path), "tests_root": str(tests_dir),
-        "isolation": {"sandboxed": isolation.sandboxed, "bwrap": isolation.bwrap, "reason": isolation.reason},
-    }), encoding="utf-8")
+    messages.write(SessionJob(
+        targets={label: SessionTarget(code_dir=str(path), probe=tuple(_dotted(m) for m in specs[label].probe),
+                                      stage=specs[label].stage, first_failure_ends=specs[label].first_failure_ends)
+                 for label, path in code_dirs.items()},
+        files=files, settings=settings, isolation=isolation, report=str(report_path), tests_root=str(tests_dir),
+    ), job_path)
     ini = run_dir / "session.ini"
     ini.write_text(SESSION_INI, encoding="utf-8")
     env = {**early.session_env(), "PYTHONPATH": str(interface)}
@@ -230,39 +172,23 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
     if job.cache_dir is not None:  # Hypothesis builds its Unicode tables once and keeps them here (no example database)
         job.cache_dir.mkdir(parents=True, exist_ok=True)
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(job.cache_dir / "hypothesis")
-    pytest_args = ["-c", str(ini), f"--rootdir={tests_dir}", "--noconftest", "--continue-on-collection-errors",
-                   "-p", "forgelab.judge.session_plugin", "--forgelab-job", str(job_path), "-q", "--tb=native",
-                   "--color=no", *arguments]
-    # the same session forked from the warm worker when there is one (see forgelab.judge.warm), else a new process;
-    # the session's own CPU is course code (Hypothesis, comparisons): it is bounded by wall time only
-    forked = warm.run(pytest_args, cwd=run_dir, env=env, cpu_s=float("inf"), wall_s=settings.session_wall_s,
-                      output_kb=4096) if warm else None
-    prestarted = early.take() if warm is None else None  # a cold check's session, started as the command began
-    if forked is not None:  # held by the same watchdog to the same limits as the cold session below
-        watched = Watched(forked.returncode, forked.limit, forked.output, forked.seconds)
-    elif prestarted is not None and prestarted.fits(env):
-        running, began = prestarted.hand_over(pytest_args, cwd=run_dir, env=env)
-        channel.adopt(running.process)  # started before the run: from now on it is this run's
-        watched = watch(running, began, cpu_s=float("inf"), wall_s=settings.session_wall_s)
-    else:
-        if prestarted is not None:
-            prestarted.close()
-        watched = run_watched([sys.executable, "-P", "-m", "pytest", *pytest_args], cwd=run_dir, env=env,
-                              cpu_s=float("inf"), wall_s=settings.session_wall_s, output_kb=early.SESSION_OUTPUT_KB)
+    request = SessionRequest(args=["-c", str(ini), f"--rootdir={tests_dir}", "--noconftest",
+                                   "--continue-on-collection-errors", "-p", "forgelab.judge.session_plugin",
+                                   "--forgelab-job", str(job_path), "-q", "--tb=native", "--color=no", *files],
+                             cwd=str(run_dir), env=env)
+    # whichever strategy starts it, the same session: the same request, held by the same watchdog to the same limits
+    watched = starters.start_session(request, wall_s=settings.session_wall_s,
+                                     strategy=starter if starter is not None else starters.for_run(warm))
     if not report_path.is_file():
         tail = [line for line in watched.output.strip().splitlines() if line.strip()][-3:] or ["no output"]
         why = (f"the test session was stopped after {settings.session_wall_s} s" if watched.limit is Limit.WALL
                else f"the test session could not finish: {' | '.join(tail)[:400]}")
         return RunReport((), problem=why, sandbox=isolation.description)
-    data = json.loads(report_path.read_text(encoding="utf-8"))
-    rows = tuple(TestRow(row["nodeid"], row["target"], Outcome(row["outcome"]), row["cause"], row["detail"],
-                         int(row["duration_ms"]), Limit(row["limit"]) if row.get("limit") else None, row.get("printed", ""),
-                         bool(row.get("unfinished")), str(row.get("recorded", "")))
-                 for row in data["rows"])
-    problems = {label: ImportProblem(p["module"], ImportKind(p["kind"]), p["message"], p["file"], int(p["line"]),
-                                     p["error_type"], p.get("stage", "")) for label, p in data["import_problems"].items()}
-    errors = tuple(CollectError(e["file"], e["target"], e["cause"], e["detail"]) for e in data["collect_errors"])
-    return RunReport(rows, problems, errors, sandbox=isolation.description)
+    try:
+        report = messages.read(SessionReport, report_path)
+    except messages.MessageError as error:
+        return RunReport((), problem=str(error), sandbox=isolation.description)
+    return RunReport(report.rows, report.import_problems, report.collect_errors, sandbox=isolation.description)
 
 
 # ---------------------------------------------------------------- learner tests (a tester and a host per file)
@@ -323,6 +249,18 @@ def _sealed(report: RunReport, shown: str, lines: int) -> RunReport:
     return replace(report, rows=tuple(rows), collect_errors=errors)
 
 
+@dataclass
+class _Draft:
+    """A row of a learner's test run while its events are read (:func:`_read_learner_report`)."""
+
+    outcome: Outcome = Outcome.PASSED
+    cause: str = ""
+    detail: str = ""
+    duration_ms: int = 0
+    limit: Limit | None = None
+    reported: bool = False  # its process said how it ended
+
+
 def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], settings: JudgeSettings,
                          isolation: Isolation, show_output: bool = True) -> RunReport:
     """Events written by learner code: each read as one shape of :mod:`forgelab.judge.events` or dropped, nothing
@@ -332,8 +270,7 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
     from forgelab.judge import events as learner_events
 
     events = [event for raw in run.events[:MAX_LEARNER_EVENTS] if (event := learner_events.read(raw)) is not None]
-    rows: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
+    rows: dict[str, _Draft] = {}  # by node id, in the order the tests started
     errors: list[CollectError] = []
     running: str | None = None
 
@@ -342,10 +279,9 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
             return None
         return nodeid if nodeid.split("::", 1)[0] in files else None
 
-    def row_of(nodeid: str) -> dict[str, Any]:
+    def row_of(nodeid: str) -> _Draft:
         if nodeid not in rows:
-            order.append(nodeid)
-            rows[nodeid] = {"outcome": Outcome.PASSED, "cause": "", "detail": "", "duration": 0, "reported": False}
+            rows[nodeid] = _Draft()
         return rows[nodeid]
 
     for event in events:
@@ -354,13 +290,13 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
             row_of(nodeid)
         elif isinstance(event, learner_events.Reported) and (nodeid := valid(event.nodeid)) and nodeid in rows:
             row = rows[nodeid]
-            row["duration"] += event.duration_ms
-            row["reported"] = True
-            if event.outcome == "passed" or row["outcome"] in (Outcome.FAILED, Outcome.ERROR):
+            row.duration_ms += event.duration_ms
+            row.reported = True
+            if event.outcome == "passed" or row.outcome in (Outcome.FAILED, Outcome.ERROR):
                 if event.when == "teardown" and running == nodeid:
                     running = None
                 continue
-            row.update(outcome=Outcome(event.outcome), cause=event.cause, detail=event.detail)
+            row.outcome, row.cause, row.detail = Outcome(event.outcome), event.cause, event.detail
             if event.when == "teardown":
                 running = None
         elif isinstance(event, learner_events.CollectionFailed):
@@ -370,22 +306,23 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
     # a test passes on its process's word that it passed, never for want of a word: one that started and was never
     # reported on (its process ended during it, or its last report was lost) has no result
     # (its limit is Limit.CRASH: the process ended by itself, and how — an exit status or a signal — is the judge's word)
-    for nodeid in order:
-        if not rows[nodeid]["reported"]:
-            rows[nodeid].update(outcome=Outcome.ERROR, limit=Limit.CRASH, cause=_(
+    for row in rows.values():
+        if not row.reported:
+            row.outcome, row.limit, row.cause = Outcome.ERROR, Limit.CRASH, _(
                 "this test started, but the process that ran it ended without reporting its result ({how}): does the "
-                "test call os._exit or send a signal?").format(how=ended_how(run.ended)))
+                "test call os._exit or send a signal?").format(how=ended_how(run.ended))
     # what the judge saw itself overrides what the tests say about themselves
     for nodeid, (limit, message) in sorted(run.limits.items()):
         if valid(nodeid):
-            row_of(nodeid).update(outcome=Outcome.TIMEOUT, cause=message, limit=limit)
+            row = row_of(nodeid)
+            row.outcome, row.cause, row.limit = Outcome.TIMEOUT, message, limit
     for nodeid, trace in sorted(run.traces.items()):
-        if nodeid in rows and rows[nodeid]["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
-            rows[nodeid]["detail"] = (rows[nodeid]["detail"].rstrip() + "\n\n" + _("where your code raised:") + "\n"
-                                      + trace).strip()
+        if nodeid in rows and rows[nodeid].outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
+            rows[nodeid].detail = (rows[nodeid].detail.rstrip() + "\n\n" + _("where your code raised:") + "\n"
+                                   + trace).strip()
     shown = files[0] if files else "transfer"
     problem = None
-    ended = any(row.get("limit") is Limit.CRASH for row in rows.values()) or run.stopped is Limit.CRASH
+    ended = any(row.limit is Limit.CRASH for row in rows.values()) or run.stopped is Limit.CRASH
     if run.stopped is not None:
         words = run.budget or {Limit.CPU: _("your test used more than {seconds} s of CPU time (a loop that never "
                                              "ends?)").format(seconds=settings.learner_tests_cpu_s),
@@ -395,8 +332,8 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
                  Limit.CRASH: _("your test's process stopped talking to the judge")}[run.stopped]
         stopped_in = valid(run.stopped_in) or running
         if stopped_in:
-            row_of(stopped_in).update(outcome=Outcome.TIMEOUT, cause=_("{what}; it was stopped").format(what=words),
-                                      limit=run.stopped)
+            row = row_of(stopped_in)
+            row.outcome, row.cause, row.limit = Outcome.TIMEOUT, _("{what}; it was stopped").format(what=words), run.stopped
         problem = _("the run of {file} was stopped: {what}").format(file=shown, what=words)
     elif run.gave_up:
         problem = _("the run of {file} was stopped after {count} tests hit a limit").format(file=shown, count=run.gave_up)
@@ -412,9 +349,8 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
         problem = (_("your tests could not be run: {why}").format(why=" | ".join(tail)[:300]) if show_output else
                    _("your tests could not be run (what the run printed is not shown: it ran on the course's own "
                      "code)"))
-    result = tuple(TestRow(nodeid, label, row["outcome"], row["cause"], row["detail"], int(row["duration"]),
-                           row.get("limit"), run.printed.get(nodeid, "")[-MAX_PRINTED:])
-                   for nodeid, row in ((n, rows[n]) for n in order))
+    result = tuple(TestRow(nodeid, label, row.outcome, row.cause, row.detail, row.duration_ms, row.limit,
+                           run.printed.get(nodeid, "")[-MAX_PRINTED:]) for nodeid, row in rows.items())
     return RunReport(result, collect_errors=tuple(errors), sandbox=isolation.description,
                      target_problems={label: problem} if problem else {},
                      ended_targets=frozenset({label}) if ended else frozenset())
@@ -424,9 +360,11 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
 
 
 def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
-        warm: WarmWorker | None = None, processes: channel.RunProcesses | None = None) -> RunReport:
+        warm: WarmWorker | None = None, processes: channel.RunProcesses | None = None,
+        starter: SessionStarter | None = None) -> RunReport:
     """Run every suite of ``job``; one report whose rows name their file, test and target. With ``warm`` (watch
     mode), the course's tests run in a session forked from that worker; everything else is as in a cold run.
+    ``starter`` chooses how the course's sessions start instead (:mod:`forgelab.judge.starters`).
     ``processes`` holds what the run starts (the caller may stop it from another thread: a check's Ctrl-C); when the
     run fails, it ends its own processes and no other run's."""
     isolation = isolation or decide_isolation(settings.sandbox)
@@ -434,7 +372,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
     processes = processes or channel.RunProcesses(within=channel.current_run())  # stopped with what it runs within
     token = channel.running_as(processes)
     try:
-        return _run_in(job, settings, isolation, Path(folder), warm, processes)
+        return _run_in(job, settings, isolation, Path(folder), warm, processes, starter)
     finally:
         channel.stop_running_as(token)
         if warm is None:
@@ -444,7 +382,8 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
 
 
 def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
-            warm: WarmWorker | None, processes: channel.RunProcesses) -> RunReport:
+            warm: WarmWorker | None, processes: channel.RunProcesses,
+            starter: SessionStarter | None = None) -> RunReport:
     """The body of :func:`run`, in the run's folder ``run_dir``."""
     code_dirs: dict[str, Path] = {}
     tested = {suite.target for suite in job.course_tests}
@@ -467,7 +406,8 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
             # each thread runs as this run (channel.running_as): what it starts is stopped with the run
             futures.append(pool.submit(contextvars.copy_context().run, _course_session, shard, settings, isolation,
                                        folder_of_shard,
-                                       {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm))
+                                       {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm,
+                                       starter))
         if learner_files:
             template = relay.write_template(run_dir / "tester", interface)
             offer = offered(job.starters, list(job.stage_modules))

@@ -5,8 +5,9 @@ lay out the target's code and the course's interface package — and only then s
 Python that imports pytest and the judge's plugin before it reads a single test. On two CPUs both can run at
 once: :func:`start_session` starts that process as the command begins (``python -P -m forgelab.judge.early``);
 it imports pytest, its built-in plugins and the judge's session plugin, then waits for one line on its standard
-input — the session's arguments, working folder and environment, exactly those of the cold session's command
-line (:func:`forgelab.judge.core._course_session`) — and runs that one session in itself, then exits.
+input — the :class:`~forgelab.judge.messages.SessionRequest` the cold start would run (the session's arguments,
+working folder and environment) — and runs that one session in itself, then exits. It is one strategy of the
+judge's session starter (:class:`forgelab.judge.starters.EarlyStart`).
 
 It is the same fresh process a cold session is: started by this command, for this one verdict, never reused
 (no daemon: a new check starts a new one), on the trusted side (it runs the course's tests, never the learner's
@@ -23,7 +24,6 @@ it imports) loads after the process has started.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -31,8 +31,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forgelab.judge.printed import PrintedOutput
+
+if TYPE_CHECKING:  # the messages' models load with the judge's core, after this process has started its session
+    from forgelab.judge.messages import SessionRequest
 
 # interpreter-wide: fixed when a session's Python starts, so the same for every session (cold or started early)
 SESSION_CONSTANTS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
@@ -100,9 +104,9 @@ class EarlySession:
 
         return self.started.process.poll() is None and fixed(env) == fixed(self.env)
 
-    def hand_over(self, args: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[Started, float]:
+    def hand_over(self, request: SessionRequest) -> tuple[Started, float]:
         """Give the process its session; the process and the moment it was given it (``time.monotonic()``)."""
-        line = json.dumps({"args": args, "cwd": str(cwd), "env": env}) + "\n"
+        line = request.model_dump_json() + "\n"
         stdin = self.started.process.stdin
         assert stdin is not None
         began = time.monotonic()
@@ -209,18 +213,19 @@ def _serve() -> int:
 
     import_builtin_plugins()
     import forgelab.judge.session_plugin  # noqa: F401  # lazy: as above
+    from forgelab.judge.messages import SessionRequest, parse  # lazy: as above
 
     line = sys.stdin.buffer.readline()
     if not line.strip():
         return 0  # closed unused
-    request = json.loads(line)
-    os.chdir(request["cwd"])
+    request = parse(SessionRequest, line, "the request of the session started early")
+    os.chdir(request.cwd)
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update(request.env)
     tempfile.tempdir = None  # the job's TMPDIR, not one worked out before it came
-    sys.path[:0] = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
-    sys.argv = [sys.executable, *request["args"]]
-    code = pytest.main(list(request["args"]))
+    sys.path[:0] = [entry for entry in request.env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.argv = [sys.executable, *request.args]
+    code = pytest.main(list(request.args))
     return int(code)
 
 

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 _MAX_TEXT = 4000
+# An event is written in the tester's sandbox, where no Pydantic loads (its start would cost every run of a learner's
+# test): it leaves as a plain frame, and the judge reads each one as a model of forgelab.judge.events or drops it.
 _SINKS: list[Callable[[dict[str, Any]], None]] = []
 
 

@@ -26,6 +26,7 @@ import re
 import sys
 import types
 from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,9 @@ def sanitize(text: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
     return text
 
 
+# A notebook is nbformat's JSON, read as it is (free-form: cells carry whatever keys Jupyter wrote; only ``source``,
+# ``cell_type`` and the metadata's tags are read, each with a fallback), and the cells run in a module's namespace
+# (free-form by nature: whatever the course's demonstration code defines).
 def _source(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -107,6 +111,13 @@ def run_cell(source: str, namespace: dict[str, Any], name: str) -> str:
     return captured.getvalue()
 
 
+@dataclass
+class ReplayState:
+    """What the cells of one notebook share as they run in order: the first failure, which stops the rest."""
+
+    failed: str | None = None
+
+
 class NotebookFile(pytest.File):
     """One reference notebook: a graded item per graded demonstration cell."""
 
@@ -118,7 +129,7 @@ class NotebookFile(pytest.File):
         module.__file__ = str(self.path)
         sys.modules[module.__name__] = module
         namespace: dict[str, Any] = module.__dict__
-        state: dict[str, Any] = {"done": -1, "failed": None}
+        state = ReplayState()
         waiting: list[tuple[int, str]] = []
         cells = demonstration_cells(notebook)
         number = 0
@@ -135,24 +146,24 @@ class NotebookFile(pytest.File):
 
 class NotebookCell(pytest.Item):
     def __init__(self, *, index: int, source: str, reference: str, before: tuple[tuple[int, str], ...],
-                 namespace: dict[str, Any], state: dict[str, Any], number: int, **kwargs: Any) -> None:
+                 namespace: dict[str, Any], state: ReplayState, number: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.index, self.source, self.reference, self.before = index, source, reference, before
         self.namespace, self.state, self.number = namespace, state, number
 
     def runtest(self) -> None:
-        if self.state["failed"] is not None:
-            raise CellFailed(_("not run: an earlier cell failed ({which})").format(which=self.state["failed"]))
+        if self.state.failed is not None:
+            raise CellFailed(_("not run: an earlier cell failed ({which})").format(which=self.state.failed))
         for index, source in self.before:
             try:
                 run_cell(source, self.namespace, f"{self.path}#cell-{index}")
             except BaseException as error:
-                self.state["failed"] = _raised(index, source, error)
+                self.state.failed = _raised(index, source, error)
                 raise CellFailed(_("a setup cell raised: {raised}").format(raised=_raised(index, source, error))) from error
         try:
             printed = run_cell(self.source, self.namespace, f"{self.path}#cell-{self.index}")
         except BaseException as error:
-            self.state["failed"] = _("cell {index} raised {error}").format(index=self.index, error=type(error).__name__)
+            self.state.failed = _("cell {index} raised {error}").format(index=self.index, error=type(error).__name__)
             raise
         rules = sanitizers()
         got, expected = sanitize(printed, rules), sanitize(self.reference, rules)

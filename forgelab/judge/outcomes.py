@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 import signal
 from dataclasses import dataclass, field
+from typing import ClassVar
+
 from forgelab.core.i18n import _
 
 
@@ -53,6 +55,9 @@ def ended_how(code: int | None) -> str:
 class ImportProblem:
     """Why a target's module did not import: one cause with file and line where known."""
 
+    # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
+    __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
+
     module: str  # e.g. forge/instructions.py
     kind: ImportKind
     message: str  # e.g. "invalid syntax"
@@ -90,6 +95,9 @@ class ImportProblem:
 class TestRow:
     """One test item's result against one target."""
 
+    # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
+    __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
+
     nodeid: str  # canonical, e.g. tests/stages/test_01_instruction_hierarchy.py::test_x[param]
     target: str  # the target label the test ran against
     outcome: Outcome
@@ -123,6 +131,11 @@ class TestRow:
 
 @dataclass(frozen=True)
 class CollectError:
+    """A course test file that could not be collected (imported) for one target."""
+
+    # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
+    __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
+
     file: str  # canonical path of the file that could not be collected
     target: str
     cause: str

@@ -68,10 +68,11 @@ console_output_style = classic
 addopts = -p no:cacheprovider --import-mode=importlib
 """
 # what the tester needs of forgelab (nothing secret: it ships to learners); relative to the forgelab package
+# (judge/messages.py only for remote.py's type annotations: the tester reads no job and never imports it)
 TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__init__.py", "judge/bytecode.py",
                   "judge/pytest_private.py", "judge/channel.py", "judge/host.py", "judge/learner_plugin.py",
-                  "judge/outcomes.py", "judge/printed.py", "judge/remote.py", "judge/sandbox.py", "judge/settings.py",
-                  "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
+                  "judge/messages.py", "judge/outcomes.py", "judge/printed.py", "judge/remote.py", "judge/sandbox.py",
+                  "judge/settings.py", "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
 MAX_EVENTS = 5000
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
@@ -234,7 +235,7 @@ class _Relay:
         root = CODE_MOUNT if self.isolation.sandboxed else str(self.tester_dir)
         folder = self.shown.rsplit("/", 1)[0] if "/" in self.shown else "."
         argv = [sys.executable, "-s", "-P", f"{root}/_judge_tester.py", "--limits", limits,
-                "--settings", json.dumps(settings.as_dict()), "--tests", folder, "--", "-c", f"{root}/_judge_pytest.ini",
+                "--language", settings.language, "--tests", folder, "--", "-c", f"{root}/_judge_pytest.ini",
                 f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short", f"{root}/{self.shown}"]
         with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:
             if self.isolation.sandboxed:

@@ -37,7 +37,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from forgelab.judge import wire
 from forgelab.judge.channel import ArgumentChanges, Host, LimitExceeded, TimeBudget, apply_in_place
@@ -45,11 +45,14 @@ from forgelab.judge.outcomes import ImportProblem, Limit
 from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
 
+if TYPE_CHECKING:  # the tester's copy of the judge (forgelab.judge.relay) has no messages: it never reads a job
+    from forgelab.judge.messages import SessionTarget
+
 
 class HostPool:
     """The hosts of one judge session, one per target label, started on first use."""
 
-    def __init__(self, targets: dict[str, dict[str, Any]], settings: JudgeSettings, isolation: Isolation,
+    def __init__(self, targets: dict[str, SessionTarget], settings: JudgeSettings, isolation: Isolation,
                  test_roots: tuple[Path, ...] = ()) -> None:
         self.targets, self.settings, self.isolation = targets, settings, isolation
         self.test_roots = test_roots  # the course's test files: only their objects may become handles
@@ -67,8 +70,8 @@ class HostPool:
         host = self.hosts.get(label)
         if host is None:
             spec = self.targets[label]
-            host = Host(label, Path(spec["code_dir"]), self.settings, self.isolation, resolve_course_class,
-                        stage=str(spec.get("stage", "")))
+            host = Host(label, Path(spec.code_dir), self.settings, self.isolation, resolve_course_class,
+                        stage=spec.stage)
             host.test_roots = self.test_roots
             host.time_budget = self.time_budget
             self.hosts[label] = host
@@ -103,11 +106,11 @@ class HostPool:
         if label in self._spawned:  # started by prespawn: its first use imports the learner's modules
             self._spawned.discard(label)
             if host.alive or host.import_asked:
-                self.import_problems[label] = host.handshake(list(self.targets[label].get("probe", [])))
+                self.import_problems[label] = host.handshake(list(self.targets[label].probe))
                 return host
         if not host.alive and self.import_problems.get(label) is None:
             # a module that did not import once is not tried again in this session: one cause, one wait
-            problem = host.start(list(self.targets[label].get("probe", [])))
+            problem = host.start(list(self.targets[label].probe))
             if problem is not None or label not in self.import_problems:
                 self.import_problems[label] = problem
         return host
@@ -305,7 +308,8 @@ class RemoteClass:
 
 
 def remotify(namespace: dict[str, Any], module: str, classes: dict[str, dict[str, list[str]]] | None = None) -> None:
-    """Make the module's functions and classes remote (see the module docstring); data stays local."""
+    """Make the module's functions and classes remote (see the module docstring); data stays local. ``namespace`` is
+    a module's own ``__dict__``: free-form by nature."""
     for name, value in list(namespace.items()):
         if isinstance(value, types.FunctionType) and value.__module__ == module:
             namespace[name] = RemoteFunction(module, value.__qualname__, value)

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
 import forgelab
 from forgelab.judge.settings import SandboxMode
@@ -64,6 +65,9 @@ class SandboxUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class Isolation:
     """How this machine isolates learner code, decided once per process."""
+
+    # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
+    __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
 
     sandboxed: bool
     bwrap: str  # the binary, when sandboxed

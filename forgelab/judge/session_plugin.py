@@ -1,7 +1,8 @@
 """The pytest plugin of the judge's trusted session: the course's tests, against one or more targets.
 
 Loaded with ``-p forgelab.judge.session_plugin --forgelab-job JOB.json`` into a pytest process whose
-path starts with the course's interface ``forge`` (see :mod:`forgelab.judge.remote`). The job names
+path starts with the course's interface ``forge`` (see :mod:`forgelab.judge.remote`). The job (a
+:class:`~forgelab.judge.messages.SessionJob`, read strictly) names
 every target (its code folder in the sandbox, the modules to import first) and, for every test
 file, the target it runs against — the same course file may appear once per target.
 
@@ -9,7 +10,8 @@ For each test the plugin makes its target current, starts that target's host if 
 import problem, if any, turns every test of the target into one "not run" row with the cause),
 and records one typed row: outcome, the limit that stopped the learner's code if one did, a
 one-line cause, the full detail and what the learner's code printed. After ``max_limit_hits``
-tests of a target hit a limit, its remaining tests are not run.
+tests of a target hit a limit, its remaining tests are not run. It writes them, as it ends, as one
+:class:`~forgelab.judge.messages.SessionReport` where the job said.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import gc
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +29,11 @@ import pytest
 
 from forgelab.core import i18n
 from forgelab.core.i18n import N_, _
-from forgelab.judge import explain
+from forgelab.judge import explain, messages
 from forgelab.judge.channel import BoundaryError, LimitExceeded, NotImplementedYet
-from forgelab.judge.outcomes import Limit, Outcome
+from forgelab.judge.messages import SessionFile, SessionJob, SessionReport
+from forgelab.judge.outcomes import CollectError, Limit, Outcome, TestRow
 from forgelab.judge.remote import HostPool, install_pool
-from forgelab.judge.sandbox import Isolation
 from forgelab.judge.settings import JudgeSettings
 
 MAX_DETAIL = 12000
@@ -84,23 +87,23 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("forgelab_job")
     if not path:
         raise pytest.UsageError("the judge's session plugin needs --forgelab-job")
-    job = json.loads(Path(path).read_text(encoding="utf-8"))
-    settings = JudgeSettings.from_dict(job["settings"])
+    try:
+        job = messages.read(SessionJob, Path(path))
+    except (OSError, messages.MessageError) as error:
+        raise pytest.UsageError(f"the judge's session cannot read its job: {error}") from None
+    settings = job.settings
     i18n.use(settings.language)  # causes worded by the judge speak the learner's edition
-    isolation = Isolation(**job["isolation"])
-    roots = tuple(sorted({Path(path).resolve().parent for path in job["files"]}))
-    tests_root = Path(job["tests_root"]).resolve() if job.get("tests_root") else None
-    pool = HostPool(job["targets"], settings, isolation, (tests_root,) if tests_root else roots)
+    pool = HostPool(job.targets, settings, job.isolation, (Path(job.tests_root).resolve(),))
     install_pool(pool)
-    first = next(iter(job["files"].values()), None)  # the first test file's target: its host starts while pytest
-    if first is not None:                           # collects (it imports the learner's code at its first test)
-        pool.prespawn(str(first["target"]))
-    if uses_hypothesis(job["files"]) or "hypothesis" in sys.modules:
+    first = next(iter(job.files.values()), None)  # the first test file's target: its host starts while pytest
+    if first is not None:                        # collects (it imports the learner's code at its first test)
+        pool.prespawn(first.target)
+    if uses_hypothesis(job.files) or "hypothesis" in sys.modules:
         load_hypothesis_profile()
     config.pluginmanager.register(JudgeSession(job, pool, settings), "forgelab-judge-session")
 
 
-def uses_hypothesis(files: dict[str, Any]) -> bool:
+def uses_hypothesis(files: Iterable[str]) -> bool:
     """Does any of the session's test files (course code) mention Hypothesis? Only then is it imported (its import
     is a good part of a session's start); a test that reaches it some other way still gets the judge's profile
     before its first test runs (:meth:`JudgeSession.pytest_collection_finish`)."""
@@ -132,7 +135,7 @@ def _cut(text: str, limit: int) -> str:
 FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+, in .*$')
 
 
-def clean_detail(text: str, files: dict[str, dict[str, str]] | None = None) -> str:
+def clean_detail(text: str, files: dict[str, SessionFile] | None = None) -> str:
     """A native traceback cut to the frames of the course's test file (shown by its course path); pytest's,
     pluggy's and the judge's own frames are the machinery, not what a learner needs to read."""
     kept: list[str] = []
@@ -145,7 +148,7 @@ def clean_detail(text: str, files: dict[str, dict[str, str]] | None = None) -> s
             if keep and files:
                 entry = files.get(path)
                 if entry is not None:
-                    line = line.replace(path, entry["canonical"])
+                    line = line.replace(path, entry.canonical)
         elif not line.startswith("    "):
             keep = True
         if keep and not set(line.strip()) <= set("^~ "):
@@ -173,18 +176,17 @@ def crash_line(report: Any) -> str:
 
 
 class JudgeSession:
-    def __init__(self, job: dict[str, Any], pool: HostPool, settings: JudgeSettings) -> None:
+    def __init__(self, job: SessionJob, pool: HostPool, settings: JudgeSettings) -> None:
         self.job, self.pool, self.settings = job, pool, settings
-        self.files: dict[str, dict[str, str]] = {str(Path(k).resolve()): v for k, v in job["files"].items()}
+        self.files: dict[str, SessionFile] = {str(Path(k).resolve()): v for k, v in job.files.items()}
         self.real_paths: dict[str, str] = {}  # a test file's path as pytest gives it -> resolved (see where)
-        self.rows: dict[str, dict[str, Any]] = {}
-        self.order: list[str] = []
-        self.collect_errors: list[dict[str, str]] = []
-        self.limits: dict[str, str] = {}
+        self.rows: dict[str, TestRow] = {}  # by pytest's node id, in the order the tests ran
+        self.collect_errors: list[CollectError] = []
+        self.limits: dict[str, Limit] = {}
         self.failed_targets: set[str] = set()
         self.causes: dict[str, str] = {}  # a cause the judge itself worded (a limit, a stub not written yet)
         self.unfinished: set[str] = set()  # tests that failed on a starter stub
-        self.stop_early = {label for label, spec in job["targets"].items() if spec.get("first_failure_ends")}
+        self.stop_early = {label for label, spec in job.targets.items() if spec.first_failure_ends}
         self.recorded: dict[str, str] = {}  # node id -> what the test recorded (forgelab_record), kept if it passed
 
     # ------------------------------------------------------------ where a test belongs
@@ -198,14 +200,16 @@ class JudgeSession:
         if entry is None:
             return "", nodeid
         rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
-        return entry["target"], entry["canonical"] + (f"::{rest}" if rest else "")
+        return entry.target, entry.canonical + (f"::{rest}" if rest else "")
 
-    def _row(self, key: str, canonical: str, target: str) -> dict[str, Any]:
+    def _row(self, key: str, canonical: str, target: str) -> TestRow:
         if key not in self.rows:
-            self.order.append(key)
-            self.rows[key] = {"nodeid": canonical, "target": target, "outcome": str(Outcome.PASSED), "limit": None,
-                              "cause": "", "detail": "", "printed": "", "duration_ms": 0}
+            self.rows[key] = TestRow(canonical, target, Outcome.PASSED, "")
         return self.rows[key]
+
+    def _set(self, key: str, canonical: str, target: str, **changes: Any) -> None:
+        """Change the row of test ``key`` (made first if the test has none yet)."""
+        self.rows[key] = replace(self._row(key, canonical, target), **changes)
 
     # ------------------------------------------------------------ hooks
 
@@ -235,32 +239,29 @@ class JudgeSession:
         if not target:
             return None
         if target in self.failed_targets:
-            row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: an earlier test of this target failed"))
+            self._set(item.nodeid, canonical, target, outcome=Outcome.NOT_RUN,
+                      cause=_("not run: an earlier test of this target failed"))
             return _not_run(item, nextitem)
         if self.pool.time_budget.used_up:
-            row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), limit=str(Limit.WALL),
-                       cause=_("not run: {why}").format(why=self.pool.time_budget.message()))
+            self._set(item.nodeid, canonical, target, outcome=Outcome.NOT_RUN, limit=Limit.WALL,
+                      cause=_("not run: {why}").format(why=self.pool.time_budget.message()))
             return _not_run(item, nextitem)
         hits = self.pool.limit_hits.get(target, 0)
         if hits >= self.settings.max_limit_hits:
             limit = self.pool.last_limit.get(target, Limit.CPU)
-            row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), limit=str(limit),
-                       cause=_("not run: {count} earlier tests hit a limit ({why})").format(count=hits,
-                                                                                        why=_(LIMIT_HINTS[limit])))
+            self._set(item.nodeid, canonical, target, outcome=Outcome.NOT_RUN, limit=limit,
+                      cause=_("not run: {count} earlier tests hit a limit ({why})").format(count=hits,
+                                                                                       why=_(LIMIT_HINTS[limit])))
             return _not_run(item, nextitem)
         try:
             problem = self.pool.begin_test(target, item.get_closest_marker(WATCH_ARGUMENTS) is not None)
         except LimitExceeded as stop:
             self.pool.record_limit(target, stop.limit)
-            row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.TIMEOUT), limit=str(stop.limit), cause=str(stop))
+            self._set(item.nodeid, canonical, target, outcome=Outcome.TIMEOUT, limit=stop.limit, cause=str(stop))
             return _not_run(item, nextitem)
         if problem is not None:
-            row = self._row(item.nodeid, canonical, target)
-            row.update(outcome=str(Outcome.NOT_RUN), cause=_("not run: {cause}").format(cause=problem.cause))
+            self._set(item.nodeid, canonical, target, outcome=Outcome.NOT_RUN,
+                      cause=_("not run: {cause}").format(cause=problem.cause))
             return _not_run(item, nextitem)
         return None
 
@@ -272,7 +273,7 @@ class JudgeSession:
         if call.excinfo is not None and isinstance(call.excinfo.value, NotImplementedYet):
             self.unfinished.add(item.nodeid)
         if call.excinfo is not None and isinstance(call.excinfo.value, LimitExceeded):
-            self.limits[item.nodeid] = str(call.excinfo.value.limit)
+            self.limits[item.nodeid] = call.excinfo.value.limit
             target, _canonical = self.where(item.path, item.nodeid)
             if target:
                 self.pool.record_limit(target, call.excinfo.value.limit)
@@ -285,37 +286,38 @@ class JudgeSession:
         target, canonical = self.where(Path(report.location[0]) if path is None else path, report.nodeid)
         if not target:
             target, canonical = self._from_nodeid(report.nodeid)
-        row = self._row(report.nodeid, canonical, target)
-        row["duration_ms"] += int(round(report.duration * 1000))
+        key = report.nodeid
+        row = self._row(key, canonical, target)
+        self._set(key, canonical, target, duration_ms=row.duration_ms + int(round(report.duration * 1000)))
         if report.when == "teardown" and target:
             printed = self.pool.take_output(target)
             if printed.strip():
-                row["printed"] = _cut(printed, MAX_PRINTED)
-        if report.when == "call" and report.passed and report.nodeid in self.recorded:
-            row["recorded"] = self.recorded[report.nodeid]
-        if report.passed or row["outcome"] in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
+                self._set(key, canonical, target, printed=_cut(printed, MAX_PRINTED))
+        if report.when == "call" and report.passed and key in self.recorded:
+            self._set(key, canonical, target, recorded=self.recorded[key])
+        if report.passed or row.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT):
             return
         if target in self.stop_early and not report.skipped:
             self.failed_targets.add(target)
         cause = self.causes.get(report.nodeid) or crash_line(report)
         detail = _cut(clean_detail(report.longreprtext or "", self.files), MAX_DETAIL)
         if report.skipped:
-            row.update(outcome=str(Outcome.SKIPPED), cause=cause)
-        elif report.nodeid in self.limits:
-            row.update(outcome=str(Outcome.TIMEOUT), limit=self.limits[report.nodeid], cause=cause, detail=detail)
+            self._set(key, canonical, target, outcome=Outcome.SKIPPED, cause=cause)
+        elif key in self.limits:
+            self._set(key, canonical, target, outcome=Outcome.TIMEOUT, limit=self.limits[key], cause=cause, detail=detail)
         elif report.when == "call":
-            row.update(outcome=str(Outcome.FAILED), cause=cause, detail=detail,
-                       unfinished=report.nodeid in self.unfinished)
+            self._set(key, canonical, target, outcome=Outcome.FAILED, cause=cause, detail=detail,
+                      unfinished=key in self.unfinished)
         else:
-            row.update(outcome=str(Outcome.ERROR), cause=_("error in {phase}: {cause}").format(phase=report.when, cause=cause),
-                       detail=detail)
+            self._set(key, canonical, target, outcome=Outcome.ERROR, detail=detail,
+                      cause=_("error in {phase}: {cause}").format(phase=report.when, cause=cause))
 
     def _from_nodeid(self, nodeid: str) -> tuple[str, str]:
         head = nodeid.split("::", 1)[0]
         for path, entry in self.files.items():
             if path.endswith("/" + head) or path.endswith(head):
                 rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
-                return entry["target"], entry["canonical"] + (f"::{rest}" if rest else "")
+                return entry.target, entry.canonical + (f"::{rest}" if rest else "")
         return "", nodeid
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -330,20 +332,16 @@ class JudgeSession:
             return
         path = Path(str(report.fspath)) if report.fspath else Path(report.nodeid)
         target, canonical = self.where(path, report.nodeid)
-        self.collect_errors.append({"file": canonical.split("::", 1)[0], "target": target,
-                                    "cause": crash_line(report), "detail": _cut(report.longreprtext or "", MAX_DETAIL)})
+        self.collect_errors.append(CollectError(canonical.split("::", 1)[0], target, crash_line(report),
+                                                _cut(report.longreprtext or "", MAX_DETAIL)))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.pool.close()
-        problems = {label: {"module": p.module, "kind": str(p.kind), "message": p.message, "file": p.file,
-                            "line": p.line, "error_type": p.error_type, "stage": p.stage}
-                    for label, p in self.pool.import_problems.items() if p is not None}
-        for row in self.rows.values():  # a value recorded by a test that failed after all (its teardown) is no answer
-            if row["outcome"] != str(Outcome.PASSED):
-                row.pop("recorded", None)
-        payload = {"rows": [self.rows[key] for key in self.order], "import_problems": problems,
-                   "collect_errors": self.collect_errors, "exitstatus": int(exitstatus)}
-        Path(self.job["report"]).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        problems = {label: p for label, p in self.pool.import_problems.items() if p is not None}
+        # a value recorded by a test that failed after all (its teardown) is no answer
+        rows = tuple(row if row.outcome is Outcome.PASSED else replace(row, recorded="") for row in self.rows.values())
+        messages.write(SessionReport(rows=rows, import_problems=problems, collect_errors=tuple(self.collect_errors),
+                                     exitstatus=int(exitstatus)), Path(self.job.report))
 
 
 _BOUNDARY = pytest.StashKey[bool]()

@@ -2,14 +2,15 @@
 
 Nothing here is read from the environment at import time. A command builds a
 :class:`JudgeSettings` (from its flags, or the defaults) and hands it to the judge; the judge writes
-it into the job description of the processes it starts.
+it into the job description of the processes it starts (:class:`forgelab.judge.messages.SessionJob`), where it is
+read back strictly: an unknown field, a string for a number or an unknown sandbox mode is an error naming the field.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 
 HOST_CPU_TOTAL_S = 600  # a hard cap on one learner process's whole life (the per-test limit is watched from outside)
@@ -40,6 +41,9 @@ class JudgeSettings:
     * ``max_limit_hits`` — after this many tests of one target hit a limit, its other tests are not run.
     """
 
+    # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
+    __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
+
     test_cpu_s: int = 10
     test_wall_s: int = 90
     submission_wall_s: int = 600
@@ -66,16 +70,9 @@ class JudgeSettings:
     def with_(self, **changes: Any) -> JudgeSettings:
         return replace(self, **changes)
 
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["sandbox"] = str(self.sandbox)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JudgeSettings:
-        values = dict(data)
-        values["sandbox"] = SandboxMode(values.get("sandbox", "auto"))
-        return cls(**values)
+    def as_dict(self) -> dict[str, int | str]:
+        """Every setting by its name, as the gradebook records what a grading run was held to."""
+        return {name: str(value) if isinstance(value, enum.Enum) else value for name, value in asdict(self).items()}
 
     def host_limits(self) -> dict[str, int]:
         """What the sandboxed process sets on itself (hard limits) before learner code runs."""

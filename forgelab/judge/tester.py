@@ -87,7 +87,7 @@ class Link(Host):
     def close(self) -> None:
         pass
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: dict[str, Any]) -> None:  # a plain frame: see forgelab.judge.learner_plugin
         """Send one event of the test run (see learner_plugin). When a test starts, the judge starts the host's
         per-test limits again, and a limit the host hits is recorded against that test."""
         wire.write_frame(self._to_host, {"op": "event", "event": event})
@@ -139,13 +139,15 @@ def main(argv: list[str], code_dir: str) -> None:
     os.dup2(2, 1)  # what pytest and the test print goes where the judge collects it (and caps it)
     parser = argparse.ArgumentParser(prog="_judge_tester")
     parser.add_argument("--limits", default="{}")
-    parser.add_argument("--settings", default="{}")
+    # only the edition the tester's own words are in: its Link starts and watches no process, the judge holds the
+    # learner's host to the settings' limits (forgelab.judge.relay)
+    parser.add_argument("--language", default=JudgeSettings().language)
     parser.add_argument("--tests", default="transfer", help="the folder of the test files, relative to the code folder")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     apply_limits(json.loads(args.limits))
     sys.dont_write_bytecode = True
-    settings = JudgeSettings.from_dict(json.loads(args.settings))
+    settings = JudgeSettings(language=args.language)
     i18n.use(settings.language)
     roots = ((Path(code_dir) / args.tests).resolve(),)
     link = Link(link_in, link_out, settings, roots)

@@ -5,7 +5,7 @@ plugin, and only then collects the stage's tests; on a busy machine that start-u
 :class:`WarmWorker` starts one process that has imported all of that once (``python -P -m
 forgelab.judge.warm``), begins pytest's configuration there once (:func:`prepare_config`: its built-in plugins
 registered) and, for every run, forks a child that runs exactly the command line of the cold
-session (:func:`forgelab.judge.core._course_session`): the same pytest arguments, the same environment, the
+session (:class:`forgelab.judge.starters.ColdStart`): the same pytest arguments, the same environment, the
 same working folder, then exits. Nothing of one run survives into the next: each run is a new process
 forked from a worker that never ran a test, with its own session, its own random seed and its own folder.
 
@@ -33,7 +33,7 @@ itself (pytest checks the bytecode against the source's hash as it imports the f
 One run at a time: :meth:`WarmWorker.run` returns None when the worker is busy or has died, and the judge
 then runs the cold session as before. While a run goes on, the judge waits on it through its one watchdog
 (:class:`forgelab.judge.watchdog.Watchdog`, watching the forked session's process tree by its pid): the output,
-wall-clock and CPU limits strike exactly as they do for a cold session (:func:`forgelab.judge.core.run_watched`).
+wall-clock and CPU limits strike exactly as they do for a cold session (:func:`forgelab.judge.starters.run_watched`).
 
 Protocol: JSON lines on the worker's standard input and output, each one of the Pydantic models below (strict
 types, no unknown key, told apart by ``kind``): :class:`Ready` once, then for every :class:`RunRequest` in,
@@ -46,7 +46,6 @@ process that started it ends.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
 import shutil
@@ -60,12 +59,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from forgelab.core.i18n import _
+from forgelab.judge import messages
 from forgelab.judge.channel import HOST_FILES, Host, dies_with_parent, install_host_files
+from forgelab.judge.messages import SessionJob, SessionRequest
 from forgelab.judge.outcomes import Limit
 from forgelab.judge.pytest_private import import_builtin_plugins, prepare_config, use_prepared_config
+from forgelab.judge.sandbox import Isolation
+from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.watchdog import Watchdog, children, readable_within
 
 MAX_LINE = 4 * 1024 * 1024  # no message of the protocol is near this long: a longer line is refused unread
@@ -85,8 +88,7 @@ class WarmProtocolError(WarmUnavailable):
 # ---------------------------------------------------------------- the protocol
 
 
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+_Message = messages.Message  # strict, no unknown field, frozen: as every message of the judge
 
 
 Pid = Annotated[int, Field(gt=0)]
@@ -99,13 +101,12 @@ class Ready(_Message):
     pid: Pid
 
 
-class RunRequest(_Message):
-    """Run ``python -m pytest ARGS`` in ``cwd`` with exactly ``env``, its output (stdout and stderr) to ``output``."""
+class RunRequest(SessionRequest):
+    """Run ``python -m pytest ARGS`` in ``cwd`` with exactly ``env`` (the judge's
+    :class:`~forgelab.judge.messages.SessionRequest`, as every starter gets it), its output (stdout and stderr) to
+    ``output``."""
 
     kind: Literal["run"] = "run"
-    args: list[str]
-    cwd: Annotated[str, Field(min_length=1)]
-    env: dict[str, str]
     output: Annotated[str, Field(min_length=1)]
 
 
@@ -135,12 +136,6 @@ _REPLY: TypeAdapter[Ready | Started | Ended | Refused] = TypeAdapter(Reply)
 M = TypeVar("M", bound=_Message)
 
 
-def _explain(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the message"
-    return f"{where}: {first['msg']}" + (f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else "")
-
-
 def encode(message: _Message) -> bytes:
     """One line of the protocol."""
     return message.model_dump_json().encode("utf-8") + b"\n"
@@ -151,7 +146,7 @@ def read_request(line: bytes) -> RunRequest:
     try:
         return _REQUEST.validate_json(line, strict=True)
     except ValidationError as error:
-        raise WarmProtocolError(f"malformed request to the warm worker ({_explain(error)}): "
+        raise WarmProtocolError(f"malformed request to the warm worker ({messages.explain(error)}): "
                                 f"{line[:160].decode('utf-8', errors='replace').strip()!r}") from None
 
 
@@ -160,7 +155,7 @@ def read_reply(line: bytes, expected: type[M]) -> M:
     try:
         reply = _REPLY.validate_json(line, strict=True)
     except ValidationError as error:
-        raise WarmProtocolError(f"malformed reply from the warm worker ({_explain(error)}): "
+        raise WarmProtocolError(f"malformed reply from the warm worker ({messages.explain(error)}): "
                                 f"{line[:160].decode('utf-8', errors='replace').strip()!r}") from None
     if isinstance(reply, Refused) and expected is not Refused:
         raise WarmProtocolError(f"the warm worker refused the request: {reply.error}")
@@ -298,7 +293,7 @@ class WarmWorker:
             output_kb: int, cpu_s: float = math.inf) -> WarmRun | None:
         """Run ``python -m pytest ARGS`` as a fresh child of the worker; None when the worker is busy or gone.
 
-        The child is held to the limits of :func:`forgelab.judge.core.run_watched` by the same watchdog: ``wall_s``
+        The child is held to the limits of :func:`forgelab.judge.starters.run_watched` by the same watchdog: ``wall_s``
         seconds, ``cpu_s`` CPU seconds for its whole process tree, ``output_kb`` KiB printed."""
         if not self.alive or not self._lock.acquire(blocking=False):
             return None
@@ -511,32 +506,30 @@ class HostSpec:
 
     label: str
     stage: str
-    settings: str  # the job's settings and isolation, as canonical JSON
-    isolation: str
+    settings: JudgeSettings  # the job's settings and isolation
+    isolation: Isolation
     code_dir: str  # this run's copy of the target's code (not part of the key: every run has its own)
     probe: tuple[str, ...] = ()  # the modules its handshake imports first (not part of the key either)
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> tuple[str, str, JudgeSettings, Isolation]:
         return self.label, self.stage, self.settings, self.isolation
 
 
 def host_spec(args: list[str]) -> HostSpec | None:
-    """The first host the judge session ``args`` starts, read from its job file; None when ``args`` are not a
-    judge session, or its learner code does not run in the sandbox (only a sandboxed host is started early)."""
+    """The first host the judge session ``args`` starts, read from its job file (a
+    :class:`~forgelab.judge.messages.SessionJob`); None when ``args`` are not a judge session, or its learner code
+    does not run in the sandbox (only a sandboxed host is started early). A job that is not one is not this
+    function's to report: the session it belongs to says what is wrong with it."""
     try:
-        job = json.loads(Path(args[args.index("--forgelab-job") + 1]).read_text(encoding="utf-8"))
-        isolation = job["isolation"]
-        first = next(iter(job["files"].values()), None)
-        if not isolation.get("sandboxed") or first is None:
-            return None
-        label = str(first["target"])
-        target = job["targets"][label]
-        return HostSpec(label, str(target.get("stage", "")), json.dumps(job["settings"], sort_keys=True),
-                        json.dumps(isolation, sort_keys=True), str(target["code_dir"]),
-                        tuple(str(module) for module in target.get("probe", [])))
-    except (ValueError, IndexError, KeyError, TypeError, AttributeError, OSError):
+        job = messages.read(SessionJob, Path(args[args.index("--forgelab-job") + 1]))
+    except (ValueError, IndexError, OSError):  # no job named, none there, or not a SessionJob (MessageError)
         return None
+    first = next(iter(job.files.values()), None)
+    if not job.isolation.sandboxed or first is None or first.target not in job.targets:
+        return None
+    target = job.targets[first.target]
+    return HostSpec(first.target, target.stage, job.settings, job.isolation, target.code_dir, target.probe)
 
 
 @dataclass(frozen=True)
@@ -604,8 +597,6 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
             os.dup2(quiet, fd)
         os.close(quiet)
         from forgelab.judge.remote import hand_over, resolve_course_class  # lazy: only a waiting run needs them
-        from forgelab.judge.sandbox import Isolation  # lazy: as above
-        from forgelab.judge.settings import JudgeSettings  # lazy: as above
 
         folder = base / f"standby-{os.getpid()}"
         code, scratch = folder / "code", folder / "tmp"
@@ -613,8 +604,7 @@ def _standby(spec: HostSpec, parent: int, base: Path, go: int) -> None:
         scratch.mkdir()
         install_host_files(code)
         tempfile.tempdir = str(scratch)  # the host's own scratch folder
-        host = Host(spec.label, code, JudgeSettings.from_dict(json.loads(spec.settings)),
-                    Isolation(**json.loads(spec.isolation)), resolve_course_class, stage=spec.stage)
+        host = Host(spec.label, code, spec.settings, spec.isolation, resolve_course_class, stage=spec.stage)
         host.spawn()
         line = _read_go(go)
         os.close(go)

@@ -2,7 +2,7 @@
 
 Every process the judge starts and waits for is watched the same way — the learner's host while a test waits
 for its answer (:mod:`forgelab.judge.channel`), the tester that runs the learner's own tests
-(:mod:`forgelab.judge.relay`), the course's test session (:func:`forgelab.judge.core.run_watched`), and a session forked from the warm worker
+(:mod:`forgelab.judge.relay`), the course's test session (:func:`forgelab.judge.starters.run_watched`), and a session forked from the warm worker
 (:mod:`forgelab.judge.warm`: not the judge's own child, so it is watched by its pid). The waiting
 loop calls :meth:`Watchdog.wait` (until a descriptor is ready, at most :data:`POLL_S`) and then
 :meth:`Watchdog.over`: the first limit broken — output, then wall clock, then CPU — or None. What each limit

@@ -33,8 +33,8 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
 from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
 from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
-from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, REGRESSION_BROKEN, REGRESSION_FIXED, TARGET, PendingRun,
-                                       check_job, part_inputs, regression_file, untouched_lab, untouched_transfer)
+from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, REGRESSION_BROKEN, REGRESSION_FIXED, TARGET, CheckPlan,
+                                       PendingRun, part_inputs, plan_check, regression_file)
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.targets import Target
@@ -100,8 +100,8 @@ ON_OWN_FORGE = N_("on your own forge/: {detail} (grading runs your test on the c
                   "instead, where it must pass, and on its known-wrong ones, where it must fail)")
 
 
-def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None,
-               reference_results: tuple[TestRow, ...], workbook_root: Path) -> Part:
+def _judge_lab(plan: CheckPlan, report: RunReport | None, reference_results: tuple[TestRow, ...]) -> Part:
+    stage, target, lab = plan.stage, plan.target, plan.lab
     if target.kind == "solution":
         ok = all(r.outcome is Outcome.PASSED for r in reference_results if r.name == stage.fault.target_test)
         return Part("fixed" if ok else "broken", _("reference fix: the solution module is the repaired file"))
@@ -109,7 +109,7 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
         return Part("broken", _("this target is the broken variant itself"))
     if not lab.is_dir():
         return Part("not_started", _("start it with `forgelab fault start {number}`").format(number=stage.number))
-    if untouched_lab(workbook_root, stage, lab):
+    if plan.lab_untouched:
         return Part("broken", _("{path} is still the broken variant: find the defect (`forgelab fault check {number}` "
                                 "shows the symptom), state your diagnosis, then repair it").format(
                                     path=stage.lab_module, number=stage.number))
@@ -127,7 +127,7 @@ def _judge_lab(stage: Stage, target: Target, lab: Path, report: RunReport | None
                 {"fixed_file_sha256": evidence.sha256_file(lab / stage.fault.fault_file)})
 
 
-def judge_lab_regression(workbook: Workbook, stage: Stage, target: Target, lab: Path, report: RunReport | None) -> Part:
+def judge_lab_regression(stage: Stage, target: Target, lab: Path, lab_untouched: bool, report: RunReport | None) -> Part:
     """The lab's regression test (``labs/NN-slug/test_diagnosis.py``) from its runs on the lab's broken copy and on the
     learner's repair (:func:`forgelab.learner.checkjob.regression_runs`): it must fail on the first, pass on the second.
     What earns the lab's diagnosis points in grading (there on the course's reference instead of the repair)."""
@@ -153,7 +153,7 @@ def judge_lab_regression(workbook: Workbook, stage: Stage, target: Target, lab: 
             path=shown, cause=errors[0]) if errors else None)
 
     broken = report.in_file(REGRESSION_BROKEN, shown)
-    if not untouched_lab(workbook.root, stage, lab):
+    if not lab_untouched:
         return judge_regression(shown, report.in_file(REGRESSION_FIXED, shown), problem(REGRESSION_FIXED), broken,
                                 problem(REGRESSION_BROKEN), _("your repaired lab"), _("the lab's broken copy"))
     if broken and all(row.outcome is Outcome.SKIPPED for row in broken):
@@ -190,28 +190,31 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     With ``pending``, the judge's run of this whole check was started already (:func:`forgelab.learner.checkjob.start_check`)."""
     if previous is None or previous.stage.number != stage.number or previous.target.name != target.name:
         parts, previous = ALL_PARTS, None
-    transfer_path = transfer_file(workbook, stage, target)
-    transfer_shown = stage.transfer_file
-    lab = lab_dir(workbook, stage, target)
-    # what each slow part reads, now: a part asked for whose files are those it was last judged on is taken from then
-    inputs = part_inputs(workbook, stage, target) if pending is None else {}
     reusable = previous is not None and previous.report is not None and not previous.report.problem
-    if reusable and previous is not None:
-        parts = frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
-    known_wrong = not (reusable and previous is not None and previous.known_wrong is not None
-                       and previous.inputs.get(KNOWN_WRONG) == inputs[KNOWN_WRONG])
-    if pending is not None:  # the whole check's run, started already (forgelab check: see start_check)
-        parts = ALL_PARTS
-        job, report = pending.job, pending.result()
+    if pending is not None:  # the whole check's run, started already from its plan (forgelab check: see start_check)
+        plan = pending.plan or plan_check(course, workbook, stage, target)
+        inputs: dict[str, str] = {}
+        known_wrong = True
+        report = pending.result()
     else:
-        job = check_job(course, workbook, stage, target, parts, known_wrong=known_wrong)
+        transfer_path, lab = transfer_file(workbook, stage, target), lab_dir(workbook, stage, target)
+        # what each slow part reads, now: a part asked for whose files are those it was last judged on is taken from then
+        inputs = part_inputs(workbook, stage, target, transfer_path, lab)
+        if reusable and previous is not None:
+            parts = frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
+        known_wrong = not (reusable and previous is not None and previous.known_wrong is not None
+                           and previous.inputs.get(KNOWN_WRONG) == inputs[KNOWN_WRONG])
+        plan = plan_check(course, workbook, stage, target, parts, known_wrong, transfer_path=transfer_path, lab=lab)
+        job = plan.job
         report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
+    # from here on, only the plan says what was judged (the stage, the target, the files and folders)
+    stage, target, parts, transfer_path, lab = plan.stage, plan.target, plan.parts, plan.transfer_path, plan.lab
+    transfer_shown, transfer_name = stage.transfer_file, plan.transfer_name
     judged_at = {part: (inputs[part] if part in parts and not report.problem
                         else previous.inputs.get(part, "") if previous is not None and part not in parts else "")
                  for part in (TRANSFER, FAULT_LAB)} if inputs else {}
-    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else transfer_shown
     # the transfer test's rows on the known-wrong module: this run's, else those of the check whose files they were
-    if any(spec.label == KNOWN_WRONG for spec in job.targets):
+    if plan.known_wrong:
         on_wrong: tuple[TestRow, ...] | None = report.in_file(KNOWN_WRONG, transfer_name)
         judged_at[KNOWN_WRONG] = inputs[KNOWN_WRONG] if inputs and not report.problem else ""
     elif previous is not None and (not known_wrong or TRANSFER not in parts):
@@ -227,10 +230,10 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     transfer_rows = report.in_file(TARGET, transfer_name)
     if TRANSFER not in parts and previous is not None:
         transfer_part, transfer_rows = previous.transfer, previous.transfer_tests
-    elif not transfer_path.is_file():
+    elif plan.transfer == "missing":
         transfer_part = Part("missing", _("{path} does not exist: bring the starter back with `forgelab starter {number} "
                                           "--transfer`").format(path=transfer_shown, number=stage.number))
-    elif target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path):
+    elif plan.transfer == "starter":
         transfer_part = Part("not_written", _(NOT_WRITTEN_TEXT).format(path=transfer_shown))
     elif problem is not None and not target.is_reference:
         transfer_part = Part("error", _("not run: {cause}").format(cause=problem.cause))
@@ -253,8 +256,8 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
     if FAULT_LAB not in parts and previous is not None:
         lab_part, regression_part = previous.fault_lab, previous.regression
     else:
-        lab_part = _judge_lab(stage, target, lab, report, tests, workbook.root)
-        regression_part = judge_lab_regression(workbook, stage, target, lab, report)
+        lab_part = _judge_lab(plan, report, tests)
+        regression_part = judge_lab_regression(stage, target, lab, plan.lab_untouched, report)
     diagnosis_part = judge_diagnosis(workbook, stage, target)
     design_path = design_answer_file(workbook, stage, target)
     design_part = judge_design(design_path, stage.design_answer_file)

@@ -1,4 +1,11 @@
-"""What a ``check`` judges, as the judge's :class:`~forgelab.judge.core.Job` — and that job started at once.
+"""What a ``check`` judges, as one :class:`CheckPlan` holding the judge's :class:`~forgelab.judge.core.Job` — and that
+job started at once.
+
+The plan is made once, where the command starts (:func:`plan_check`): which transfer test is judged and whether it
+is still the shipped starter, which lab folder and whether its module is still the broken variant, which targets
+and suites the judge runs. Everything after it — the run, the verdict on each part (:func:`forgelab.learner.check.
+run_check`) — reads the plan and never works any of it out again, so a stage id moves from the command line
+through the check only downward.
 
 Kept apart from :mod:`forgelab.learner.check` (which words the verdict on each part and writes the evidence) so
 that ``forgelab check NN`` can hand the judge its job as early as it can: this module loads only the course's
@@ -10,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
@@ -62,7 +70,8 @@ def regression_file(lab: Path, stage: Stage) -> Path:
     return lab / Path(stage.regression_test).name
 
 
-def regression_runs(workbook: Workbook, stage: Stage, lab: Path) -> tuple[list[core.TargetSpec], list[LearnerTests]]:
+def regression_runs(workbook: Workbook, stage: Stage, lab: Path,
+                    lab_untouched: bool | None = None) -> tuple[list[core.TargetSpec], list[LearnerTests]]:
     """The lab's regression test, run like a transfer test: on the repaired lab (unless it is still the broken
     variant) and on the lab with the broken module laid over it — the course's code, so that run reports outcomes and
     lines only. Nothing when the lab or its test is missing."""
@@ -73,7 +82,7 @@ def regression_runs(workbook: Workbook, stage: Stage, lab: Path) -> tuple[list[c
     targets = [core.TargetSpec(REGRESSION_BROKEN, (lab / "forge", jobs.fault_variant(workbook, stage)), stage.number,
                                course_code=True)]
     tests = [LearnerTests(REGRESSION_BROKEN, shown)]
-    if not untouched_lab(workbook.root, stage, lab):
+    if not (untouched_lab(workbook.root, stage, lab) if lab_untouched is None else lab_untouched):
         targets.append(jobs.lab_spec(lab, stage, REGRESSION_FIXED))
         tests.append(LearnerTests(REGRESSION_FIXED, shown))
     return targets, tests
@@ -102,18 +111,20 @@ def _tree(folder: Path, label: str, skip: str = "") -> list[tuple[str, Path]]:
     return found
 
 
-def part_inputs(workbook: Workbook, stage: Stage, target: Target) -> dict[str, str]:
+def part_inputs(workbook: Workbook, stage: Stage, target: Target, transfer_path: Path | None = None,
+                lab: Path | None = None) -> dict[str, str]:
     """A digest of every file each slow part of a check reads, by part: :data:`TRANSFER` (the transfer test on the
     target's ``forge``), :data:`KNOWN_WRONG` (the transfer test on the known-wrong module) and :data:`FAULT_LAB` (the
     lab's tests and its regression test). A part whose digest is the one it was last judged at gives the same rows
     again, so a check after a save runs only the parts whose files changed (:func:`forgelab.learner.check.run_check`).
-    The stage's test file and the course's starters (the interface the runs import) are in every digest."""
+    The stage's test file and the course's starters (the interface the runs import) are in every digest.
+    ``transfer_path`` and ``lab`` are the check's transfer test and lab folder when it has found them already."""
     common = [("tests", workbook.root / stage.test_file), *_tree(workbook.root / "course" / "starters", "starters")]
     forge_layers = [item for index, layer in enumerate(target.layers) for item in _tree(layer, f"layer{index}")]
-    transfer = [("transfer", transfer_file(workbook, stage, target)),
+    transfer = [("transfer", transfer_path or transfer_file(workbook, stage, target)),
                 ("variant", workbook.root / stage.fault_variant), ("sealed", workbook.root / stage.sealed_lab)]
     module = Path(stage.module).relative_to("forge").as_posix()  # its path inside a forge layer
-    lab = lab_dir(workbook, stage, target)
+    lab = lab or lab_dir(workbook, stage, target)
     parts = {
         TRANSFER: [*common, *forge_layers, *transfer],
         KNOWN_WRONG: [*common, *transfer,
@@ -129,43 +140,71 @@ def part_inputs(workbook: Workbook, stage: Stage, target: Target) -> dict[str, s
     return digests
 
 
-def check_job(course: Course, workbook: Workbook, stage: Stage, target: Target,
-              parts: frozenset[str] = ALL_PARTS, known_wrong: bool = True) -> core.Job:
-    """One judge job for a whole ``check``: the stage tests, the lab, and the transfer test twice — or only the
-    ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`); without ``known_wrong`` the transfer test
-    runs only on the target (its run on the known-wrong module is taken from an earlier check of the same files)."""
-    transfer_path = transfer_file(workbook, stage, target)
-    lab = lab_dir(workbook, stage, target)
+TransferState = Literal["missing", "starter", "written"]  # no file; still the shipped starter (learner); to be run
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """Everything a check decides before anything runs, decided once (see the module's docstring)."""
+
+    stage: Stage
+    target: Target
+    parts: frozenset[str]  # which of TESTS, FAULT_LAB, TRANSFER the judge runs
+    transfer_path: Path  # the transfer test judged (the course's own for a reference target)
+    transfer_name: str  # that file as its rows name it
+    transfer: TransferState
+    lab: Path  # the fault lab's folder
+    lab_untouched: bool  # the lab's module is still the broken variant, byte for byte
+    job: core.Job
+
+    @property
+    def known_wrong(self) -> bool:
+        """The transfer test also runs on the stage's known-wrong implementation."""
+        return any(target.label == KNOWN_WRONG for target in self.job.targets)
+
+
+def plan_check(course: Course, workbook: Workbook, stage: Stage, target: Target,
+               parts: frozenset[str] = ALL_PARTS, known_wrong: bool = True, *, transfer_path: Path | None = None,
+               lab: Path | None = None) -> CheckPlan:
+    """The plan of a whole ``check`` (its one judge job: the stage tests, the lab, and the transfer test twice) — or
+    of only the ``parts`` named (:data:`TESTS`, :data:`FAULT_LAB`, :data:`TRANSFER`); without ``known_wrong`` the
+    transfer test runs only on the target (its run on the known-wrong module is taken from an earlier check of the
+    same files). ``transfer_path`` and ``lab``: the transfer test and lab folder, when the check has found them."""
+    transfer_path = transfer_path or transfer_file(workbook, stage, target)
+    transfer: TransferState = ("missing" if not transfer_path.is_file() else
+                               "starter" if target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)
+                               else "written")
+    lab = lab or lab_dir(workbook, stage, target)
+    lab_untouched = untouched_lab(workbook.root, stage, lab)
     targets = [jobs.spec(target, TARGET, stage)]
     course_tests = [CourseTests(TARGET, (stage.test_file,))] if TESTS in parts else []
     learner_tests: list[LearnerTests] = []
-    if (FAULT_LAB in parts and target.kind in ("learner", "path") and (lab / "forge").is_dir()
-            and not untouched_lab(workbook.root, stage, lab)):
+    if FAULT_LAB in parts and target.kind in ("learner", "path") and (lab / "forge").is_dir() and not lab_untouched:
         targets.append(jobs.lab_spec(lab, stage, LAB))
         course_tests.append(CourseTests(LAB, (stage.test_file,)))
     if FAULT_LAB in parts and target.kind in ("learner", "path"):
-        more_targets, more_tests = regression_runs(workbook, stage, lab)
+        more_targets, more_tests = regression_runs(workbook, stage, lab, lab_untouched)
         targets += more_targets
         learner_tests += more_tests
-    if TRANSFER not in parts:
-        pass
-    elif transfer_path.is_file() and not (target.kind == "learner" and untouched_transfer(workbook, stage, transfer_path)):
+    transfer_name = transfer_path.relative_to(workbook.root).as_posix() if target.is_reference else stage.transfer_file
+    if TRANSFER in parts and transfer == "written":
         if target.is_reference:  # the reference transfer test is course code: it runs on the trusted side
-            course_tests.append(CourseTests(TARGET, (transfer_path.relative_to(workbook.root).as_posix(),)))
+            course_tests.append(CourseTests(TARGET, (transfer_name,)))
         else:
             learner_tests.append(LearnerTests(TARGET, ((transfer_path, stage.transfer_file),)))
             variant = jobs.fault_variant(workbook, stage)
             if known_wrong and (workbook.root / stage.fault_variant).is_file():
                 targets.append(jobs.spec(target, KNOWN_WRONG, stage, extra=(variant,), course_code=True))
                 learner_tests.append(LearnerTests(KNOWN_WRONG, ((transfer_path, stage.transfer_file),)))
-    return jobs.job(course, workbook, targets, course_tests, learner_tests)
+    return CheckPlan(stage, target, parts, transfer_path, transfer_name, transfer, lab, lab_untouched,
+                     jobs.job(course, workbook, targets, course_tests, learner_tests))
 
 
 class PendingRun:
     """A check's judge run going on on a thread (:func:`start_check`); :meth:`result` waits for its report."""
 
-    def __init__(self, job: core.Job, settings: JudgeSettings) -> None:
-        self.job = job
+    def __init__(self, job: core.Job, settings: JudgeSettings, plan: CheckPlan | None = None) -> None:
+        self.job, self.plan = job, plan  # the plan the job was made from (start_check), if it was
         self._report: RunReport | None = None
         self._error: BaseException | None = None
         self._processes = channel.RunProcesses()  # what the run starts, stopped by abandon() from the command's thread
@@ -216,5 +255,6 @@ class PendingRun:
 
 
 def start_check(course: Course, workbook: Workbook, stage: Stage, target: Target, settings: JudgeSettings) -> PendingRun:
-    """Start judging the whole of ``stage`` for ``target`` now (see :class:`PendingRun`)."""
-    return PendingRun(check_job(course, workbook, stage, target), settings)
+    """Start judging the whole of ``stage`` for ``target`` now (see :class:`PendingRun`), from its one plan."""
+    plan = plan_check(course, workbook, stage, target)
+    return PendingRun(plan.job, settings, plan)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from forgelab.learner import backups, state
 from forgelab.learner.check import judge_lab_regression
-from forgelab.learner.checkjob import regression_runs
+from forgelab.learner.checkjob import regression_runs, untouched_lab
 from forgelab.core.targets import resolve_target
 from forgelab.core import evidence
 from forgelab.core.i18n import N_, _
@@ -187,14 +187,15 @@ def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSetti
     the lab's regression test on the broken copy and on the repair (:func:`forgelab.learner.check.judge_lab_regression`)."""
     module = _require(workbook, stage)
     lab = lab_path(workbook, stage)
-    targets, tests = regression_runs(workbook, stage, lab)
+    untouched = untouched_lab(workbook.root, stage, lab)
+    targets, tests = regression_runs(workbook, stage, lab, untouched)
     job = jobs.job(course, workbook, [jobs.lab_spec(lab, stage, "lab"), *targets], [CourseTests("lab", (stage.test_file,))],
                    tests)
     report = core.run(job, settings)
     result = judge_lab(stage, report, "lab")
     state.update(workbook, "fault_lab", stage.number,
                  {"status": result.status, "file_sha256": evidence.sha256_file(module)})
-    return result, judge_lab_regression(workbook, stage, resolve_target("learner", workbook, course), lab, report)
+    return result, judge_lab_regression(stage, resolve_target("learner", workbook, course), lab, untouched, report)
 
 
 def is_fixed(workbook: Workbook, stage: Stage) -> bool:

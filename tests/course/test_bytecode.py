@@ -151,7 +151,7 @@ def test_grading_and_watch_sessions_get_the_rewritten_bytecode_and_other_runs_do
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A grading job's session and a session given a warm worker (watch mode) find pytest's rewritten bytecode beside
     their copies of the course's test files when they start; a cold check's does not."""
-    from forgelab.judge import core
+    from forgelab.judge import core, starters
     from forgelab.judge.sandbox import Isolation
     from forgelab.judge.settings import DEFAULT
 
@@ -163,15 +163,15 @@ def test_grading_and_watch_sessions_get_the_rewritten_bytecode_and_other_runs_do
     def written() -> list[str]:
         return sorted(path.name for path in (tmp_path / "run" / "tests").rglob("*.pyc"))
 
-    def session(command: list[str], **kwargs: object) -> core.Watched:  # the session is not started: only its folder
+    def session(command: list[str], **kwargs: object) -> starters.Watched:  # not started: only its folder is seen
         seen.append(written())
-        return core.Watched(0, None, "", 0.0)
+        return starters.Watched(0, None, "", 0.0)
 
     class Warm:  # a worker that is busy: the judge then starts the cold session
         def run(self, args: list[str], **kwargs: object) -> None:
             seen.append(written())
 
-    monkeypatch.setattr(core, "run_watched", session)
+    monkeypatch.setattr(starters, "run_watched", session)
     monkeypatch.setattr(core.early, "take", lambda: None)
     for rewritten, warm in ((True, None), (False, None), (False, Warm())):
         shutil.rmtree(tmp_path / "run", ignore_errors=True)

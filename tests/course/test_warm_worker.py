@@ -199,7 +199,7 @@ def test_watch_says_in_one_line_when_the_worker_cannot_start(bench: Workbench, m
 
 
 def test_the_watchdog_holds_a_forked_session_to_its_cpu_and_output_limits(tmp_path: Path) -> None:
-    """The same limits as a cold session (core.run_watched), by the same watchdog: CPU of the whole tree, output."""
+    """The same limits as a cold session (starters.run_watched), by the same watchdog: CPU of the whole tree, output."""
     (tmp_path / "test_greedy.py").write_text(
         "import os, subprocess, sys\n\n"
         "def test_greedy():\n"
@@ -393,7 +393,8 @@ def test_the_next_runs_host_is_started_before_the_save_and_imports_the_module_sa
 def test_only_a_sandboxed_judge_session_gets_a_host_started_early(tmp_path: Path) -> None:
     job = {"isolation": {"sandboxed": True, "bwrap": "/usr/bin/bwrap", "reason": ""}, "settings": {"test_cpu_s": 10},
            "files": {"/run/tests/t.py": {"target": "learner", "canonical": "t.py"}},
-           "targets": {"learner": {"code_dir": "/run/targets/learner", "stage": "01", "probe": []}}}
+           "targets": {"learner": {"code_dir": "/run/targets/learner", "stage": "01", "probe": []}},
+           "report": "/run/session-report.json", "tests_root": "/run/tests"}
     path = tmp_path / "job.json"
     path.write_text(json.dumps(job), encoding="utf-8")
     spec = host_spec(["-q", "--forgelab-job", str(path), "t.py"])
@@ -403,6 +404,8 @@ def test_only_a_sandboxed_judge_session_gets_a_host_started_early(tmp_path: Path
     path.write_text(json.dumps({**job, "isolation": {"sandboxed": False, "bwrap": "", "reason": "no bwrap"}}),
                     encoding="utf-8")
     assert host_spec(["--forgelab-job", str(path)]) is None  # learner code not in a sandbox: started in the run
+    path.write_text(json.dumps({**job, "settings": {"test_cpu_s": "10"}}), encoding="utf-8")
+    assert host_spec(["--forgelab-job", str(path)]) is None  # not a job (its session says what is wrong with it)
 
 
 def test_the_interface_is_built_once_while_the_starters_stay_the_same(warm: WarmWorker, tmp_path: Path) -> None:

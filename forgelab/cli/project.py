@@ -10,11 +10,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forgelab.cli.context import open_workbook
 from forgelab.core.display import fail
 from forgelab.core.i18n import N_, _, active, ngettext
+
+if TYPE_CHECKING:
+    from forgelab.project.messages import DriverError
 
 MODELS = ("mock", "replay", "openai")
 FAULTS = ("fenced", "trailing_comma", "prose", "unknown_field", "missing_write_allowed")
@@ -39,17 +42,16 @@ def _scenarios(target: Any) -> list[str]:
     return sorted(names)
 
 
-def explain_failure(error: dict[str, Any], target_name: str) -> tuple[str, str]:
+def explain_failure(error: DriverError, target_name: str) -> tuple[str, str]:
     """One-line cause and next step for a driver error."""
-    kind, message = error.get("kind"), str(error.get("message", ""))
-    where = str(error.get("where") or "")
+    kind, message, where = error.kind, error.message, error.where
     if kind == "usage":
-        return message, str(error.get("next") or _("see `forgelab extract --help`"))
+        return message, error.next or _("see `forgelab extract --help`")
     if kind == "model":
-        return message, str(error.get("next") or _("use --model mock, which works offline"))
+        return message, error.next or _("use --model mock, which works offline")
     if kind == "rejected":
-        step = NEXT_BY_STEP.get(str(error.get("step")))
-        return (_("the model's answer was rejected by {caught_by}: {message}").format(caught_by=error.get("caught_by"),
+        step = NEXT_BY_STEP.get(str(error.step))
+        return (_("the model's answer was rejected by {caught_by}: {message}").format(caught_by=error.caught_by,
                                                                                      message=message),
                 _(step) if step else _("compare with --model mock"))
     if kind == "invalid":
@@ -82,24 +84,25 @@ def recovery_gap_failure(course: Any, target: Any, *, regress: bool = False) -> 
                                                                          restore=_(RESTORE_HINT)))
 
 
-def _template_request(reference: str | None, target: Any) -> dict[str, Any]:
-    """--prompt for extract: a template file or a shipped name (the driver validates it)."""
+def _template_request(reference: str | None, target: Any) -> tuple[str | None, str | None]:
+    """--prompt for extract: a template file or a shipped name (the driver validates it); (text, name)."""
     if reference is None:
-        return {}
+        return None, None
     path = Path(reference).expanduser()
     if path.is_file():
-        return {"template_text": path.read_text(encoding="utf-8"), "template_name": path.stem}
+        return path.read_text(encoding="utf-8"), path.stem
     shipped = target.module_path(f"forge/project/prompts/{reference}.txt") if reference.replace("-", "").isalnum() else None
     if shipped is None:
         raise ValueError(_("unknown prompt template {reference!r}: give a template file or a shipped name").format(
             reference=reference))
-    return {"template_text": shipped.read_text(encoding="utf-8"), "template_name": reference}
+    return shipped.read_text(encoding="utf-8"), reference
 
 
 # ---------------------------------------------------------------- extract
 def cmd_extract(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.project.launch import LaunchError, run_driver
+    from forgelab.project.messages import ExtractRequest
     from forgelab.core.targets import resolve_target
 
     try:  # the spec and audit views are finished infrastructure of the learner's package
@@ -139,61 +142,62 @@ def cmd_extract(args: argparse.Namespace) -> int:
         gap = recovery_gap_failure(course, target)
         if gap is not None:
             return fail(*gap)
-    request: dict[str, Any] = {"action": "extract", "scenario": args.scenario, "request": args.request,
-                               "model": args.model, "fault": args.fault, "recovery": args.recovery}
-    if args.model == "replay":
-        if not args.replay:
-            return fail(_("--model replay needs a recording: --replay FILE"),
-                        _("make one with --record FILE while using another model"))
-        request["replay"] = str(Path(args.replay).expanduser().resolve())
-    if args.record:
-        request["record"] = str(Path(args.record).expanduser().resolve())
+    if args.model == "replay" and not args.replay:
+        return fail(_("--model replay needs a recording: --replay FILE"),
+                    _("make one with --record FILE while using another model"))
     try:
-        request.update(_template_request(args.prompt, target))
+        template_text, template_name = _template_request(args.prompt, target)
     except (ValueError, OSError) as error:
         return fail(str(error), _("leave --prompt out to use the shipped template"))
+    request = ExtractRequest(
+        scenario=args.scenario, request=args.request, model=args.model, fault=args.fault, recovery=args.recovery,
+        replay=str(Path(args.replay).expanduser().resolve()) if args.model == "replay" else None,
+        record=str(Path(args.record).expanduser().resolve()) if args.record else None, template_text=template_text,
+        template_name=template_name)
     try:
         answer = run_driver(workbook, target, request)
     except LaunchError as error:
         return fail(str(error), error.next_step)
-    if answer["ok"]:
-        result = answer["result"]
-        document = {"spec": result["spec"], "audit": result["audit"]}
+    if answer.result is not None:
+        result = answer.result
+        document: dict[str, object] = {"spec": result.spec, "audit": result.audit}
         if args.show_prompt:
-            document["prompt"] = result["prompt"]
+            document["prompt"] = result.prompt
         if args.json:
             print(json.dumps(document, ensure_ascii=False, indent=2))
         else:
             if args.show_prompt:
-                print(_prompt_block(result["prompt"]))
+                print(_prompt_block(result.prompt))
             print(format_extraction(document, language="zh" if active() == "zh" else "en"))
             if args.recovery:
                 print("\n" + _("recovery mode: one fixed schema (v2), the pack's three fixed examples, the answer parsed "
                                "exactly as written — stage 03 (example selection) and stage 05 (repair) were not called"))
         return 0
-    failure = answer["error"]
+    failure = answer.error
+    assert failure is not None  # an answer that is not ok holds its error (ExtractAnswer checks it)
     cause, next_step = explain_failure(failure, target.name)
-    if args.recovery and failure.get("step") == "repair" and "repair is off" in str(failure.get("message")):
+    if args.recovery and failure.step == "repair" and "repair is off" in failure.message:
         next_step = _("recovery mode repairs nothing on purpose; without --recovery, stage 05 may remove a fence or a "
                       "trailing comma")
     if args.json:
-        document = {"error": failure, "audit": answer.get("audit"), "output": answer.get("output")}
+        failed: dict[str, object] = {"error": failure.model_dump(exclude_none=True), "audit": answer.audit,
+                                     "output": answer.output}
         if args.show_prompt:
-            document["prompt"] = answer.get("prompt")
-        print(json.dumps(document, ensure_ascii=False, indent=2))
-    elif answer.get("audit"):
-        if args.show_prompt and answer.get("prompt"):
-            print(_prompt_block(answer["prompt"]))
-        print(format_audit(answer["audit"], language="zh" if active() == "zh" else "en"))
-        if answer.get("output") is not None:
-            lines = str(answer["output"]).splitlines()
+            failed["prompt"] = answer.prompt
+        print(json.dumps(failed, ensure_ascii=False, indent=2))
+    elif answer.audit:
+        if args.show_prompt and answer.prompt:
+            print(_prompt_block(answer.prompt))
+        print(format_audit(answer.audit, language="zh" if active() == "zh" else "en"))
+        if answer.output is not None:
+            lines = answer.output.splitlines()
             more = len(lines) - OUTPUT_LINES
             shown = lines[:OUTPUT_LINES] + ([ngettext("… {count} more line", "… {count} more lines", more).format(
                 count=more)] if more > 0 else [])
             print("\n" + _("model answer (rejected)") + "\n" + "\n".join(f"  | {line}" for line in shown))
         sys.stdout.flush()
     status = fail(cause, next_step)
-    return 1 if failure.get("kind") == "rejected" else status
+    return 1 if failure.kind == "rejected" else status
 
 
 def _prompt_block(prompt: str) -> str:
@@ -206,6 +210,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
     from forgelab.project.history import CaseOutcome, HistoryError
     from forgelab.project.launch import LaunchError, run_driver
+    from forgelab.project.messages import RegressRequest
     from forgelab.project.regress import PromptChoice, RegressError, list_runs, run_regress
     from forgelab.core.targets import resolve_target
 
@@ -222,13 +227,13 @@ def cmd_regress(args: argparse.Namespace) -> int:
             return fail(*gap)
 
     def run_cases(choice: PromptChoice) -> list[CaseOutcome]:
-        request = {"action": "regress", "template_text": choice.text, "template_name": choice.label,
-                   "recovery": args.recovery}
+        request = RegressRequest(template_text=choice.text, template_name=choice.label, recovery=args.recovery)
         answer = run_driver(workbook, target, request)
-        if not answer["ok"]:
-            cause, next_step = explain_failure(answer["error"], target.name)
+        if answer.result is None:
+            assert answer.error is not None  # an answer that is not ok holds its error (RegressAnswer checks it)
+            cause, next_step = explain_failure(answer.error, target.name)
             raise RegressError(cause, next_step)
-        return [CaseOutcome(case["id"], case["scenario"], tuple(case["problems"])) for case in answer["result"]["cases"]]
+        return [CaseOutcome(case.id, case.scenario, tuple(case.problems)) for case in answer.result.cases]
 
     try:
         return run_regress(workbook, target, prompt=args.prompt, baseline=args.baseline, recovery=args.recovery,

@@ -28,12 +28,15 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import cast
+from typing import Annotated, Final, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from forgelab.core.fileformat import FileFormatError, parse_json
 from forgelab.core.i18n import _
 from forgelab.core.registry import Course
 
-FORMAT = "forge-workbook-checkpoint/1"
+FORMAT: Final = "forge-workbook-checkpoint/1"
 PACK_STEM = "forge-workbook-checkpoint"
 MANIFEST = "manifest.json"
 FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
@@ -53,24 +56,43 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def manifest_for(course: Course, number: str, modules: Mapping[str, tuple[str, bytes]], commit: str) -> dict[str, object]:
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class PackModule(_Strict):
+    """One reference module of a pack: its stage, its path in the workbook and the SHA-256 of its bytes."""
+
+    stage: Annotated[str, Field(pattern=r"^[0-9]{2}$")]
+    path: Annotated[str, Field(pattern=r"^forge/[A-Za-z0-9_/]+\.py$")]
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Manifest(_Strict):
+    """``manifest.json`` of a checkpoint pack."""
+
+    format: Literal["forge-workbook-checkpoint/1"]
+    course: str
+    module_id: str
+    course_version: str
+    checkpoint: Annotated[str, Field(pattern=r"^[0-9]{2}$")]
+    commit: str = ""
+    modules: list[PackModule]
+
+
+def manifest_for(course: Course, number: str, modules: Mapping[str, tuple[str, bytes]], commit: str) -> Manifest:
     """The manifest of a pack: ``modules`` maps a stage number to (module path, reference bytes)."""
-    return {
-        "format": FORMAT,
-        "course": course.name,
-        "module_id": course.module_id,
-        "course_version": course.version,
-        "checkpoint": number,
-        "commit": commit,
-        "modules": [{"stage": stage, "path": path, "sha256": sha256(data)}
-                    for stage, (path, data) in sorted(modules.items())],
-    }
+    return Manifest(format=FORMAT, course=course.name, module_id=course.module_id, course_version=course.version,
+                    checkpoint=number, commit=commit,
+                    modules=[PackModule(stage=stage, path=path, sha256=sha256(data))
+                             for stage, (path, data) in sorted(modules.items())])
 
 
-def pack_bytes(number: str, manifest: Mapping[str, object], modules: Mapping[str, tuple[str, bytes]]) -> bytes:
+def pack_bytes(number: str, manifest: Manifest, modules: Mapping[str, tuple[str, bytes]]) -> bytes:
     """The zip: sorted entries under one folder, fixed timestamps and permissions — the same input, the same bytes."""
     folder = pack_name(number)
-    contents = {MANIFEST: (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")}
+    document = manifest.model_dump(mode="json")
+    contents = {MANIFEST: (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")}
     contents.update({path: data for path, data in modules.values()})
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
@@ -157,52 +179,40 @@ def read_pack(path: Path, course: Course) -> Pack:
             raise _refuse(path, _("{module} was changed or damaged (its SHA-256 differs from {manifest})").format(
                 module=module, manifest=MANIFEST), fresh)
         modules[stage] = (module, data[module])
-    checkpoint = str(manifest["checkpoint"])
+    checkpoint = manifest.checkpoint
     if folder != pack_name(checkpoint) or sorted(modules) != [s.number for s in course.stages if s.number <= checkpoint]:
         raise _refuse(path, _("it should hold the modules of stages 01–{checkpoint} in {folder}/, and it does not").format(
             checkpoint=checkpoint, folder=pack_name(checkpoint)), fresh)
-    return Pack(path, checkpoint, str(manifest["course_version"]), str(manifest.get("commit", "")), modules)
+    return Pack(path, checkpoint, manifest.course_version, manifest.commit, modules)
 
 
-def _manifest(path: Path, raw: bytes) -> Mapping[str, object]:
+def _manifest(path: Path, raw: bytes) -> Manifest:
     try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _refuse(path, _("{manifest} is not valid JSON").format(manifest=MANIFEST),
-                      _("download the checkpoint pack again")) from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise _refuse(path, _("{manifest} is not a checkpoint manifest of format {format} (found {found!r})").format(
-                          manifest=MANIFEST, format=FORMAT, found=found),
-                      _("ask your instructor for a pack made by this course's `forgelab release --checkpoint`"))
-    for key, kind in (("course", str), ("module_id", str), ("course_version", str), ("checkpoint", str), ("modules", list)):
-        if not isinstance(manifest.get(key), kind):
-            raise _refuse(path, _("{manifest} lacks {key!r} (or it has the wrong type)").format(manifest=MANIFEST, key=key),
-                          _("download the checkpoint pack again"))
-    return manifest
+        return parse_json(f"{path.name}/{MANIFEST}", raw, Manifest,
+                          _("the pack was damaged or edited by hand: download it again, or ask your instructor for a "
+                            "pack made by this course's `forgelab release --checkpoint`"))
+    except FileFormatError as error:
+        raise PackError(str(error)) from None
 
 
-def _same_course(path: Path, manifest: Mapping[str, object], course: Course) -> None:
-    made_for = _("{course} {module} version {version}").format(course=manifest["course"], module=manifest["module_id"],
-                                                              version=manifest["course_version"])
+def _same_course(path: Path, manifest: Manifest, course: Course) -> None:
+    made_for = _("{course} {module} version {version}").format(course=manifest.course, module=manifest.module_id,
+                                                              version=manifest.course_version)
     here = _("{course} {module} version {version}").format(course=course.name, module=course.module_id,
                                                           version=course.version)
-    if (manifest["course"], manifest["module_id"], manifest["course_version"]) != (course.name, course.module_id,
-                                                                                      course.version):
+    if (manifest.course, manifest.module_id, manifest.course_version) != (course.name, course.module_id,
+                                                                          course.version):
         raise _refuse(path, _("it was made for {made_for}, and this workbook is {here}").format(made_for=made_for, here=here),
                       _("ask your instructor for the checkpoint pack of this course version"))
 
 
-def _listed_modules(path: Path, manifest: Mapping[str, object], course: Course) -> dict[str, tuple[str, str]]:
+def _listed_modules(path: Path, manifest: Manifest, course: Course) -> dict[str, tuple[str, str]]:
     listed: dict[str, tuple[str, str]] = {}
-    for entry in cast("list[object]", manifest["modules"]):  # a list: _manifest checked it
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(key), str) for key in ("stage", "path", "sha256")):
-            raise _refuse(path, _("{manifest} has a malformed module entry").format(manifest=MANIFEST),
-                          _("download the checkpoint pack again"))
-        stage = course.by_number.get(entry["stage"])
-        if stage is None or stage.module != entry["path"] or entry["stage"] in listed:
+    for entry in manifest.modules:
+        stage = course.by_number.get(entry.stage)
+        if stage is None or stage.module != entry.path or entry.stage in listed:
             raise _refuse(path, _("{manifest} lists {module} for stage {stage}, which is not this course's module for "
-                                  "that stage").format(manifest=MANIFEST, module=entry["path"], stage=entry["stage"]),
+                                  "that stage").format(manifest=MANIFEST, module=entry.path, stage=entry.stage),
                           _("ask your instructor for this course's pack"))
-        listed[entry["stage"]] = (entry["path"], entry["sha256"])
+        listed[entry.stage] = (entry.path, entry.sha256)
     return listed

@@ -16,6 +16,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from pydantic import BaseModel, ConfigDict
+
+from forgelab.core.fileformat import FileFormatError, parse_json
 from forgelab.core.i18n import _
 from forgelab.core.paths import Workbook
 
@@ -25,6 +28,15 @@ ROOT_FOLDERS = ("forge", "transfer")  # backed-up paths under the workbook root;
 
 class BackupError(ValueError):
     """A backup that does not exist or cannot be restored."""
+
+
+class BackupManifest(BaseModel):
+    """``backup.json``: why the backup was taken and whether it is a copy of all of ``forge/``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    reason: str
+    whole_forge: bool
 
 
 @dataclass(frozen=True)
@@ -42,11 +54,21 @@ class Backup:
         """Whether this is a copy of all of ``forge/`` (then restoring it also removes modules added since)."""
         manifest = self.path / MANIFEST
         if manifest.is_file():
-            try:
-                return bool(json.loads(manifest.read_text(encoding="utf-8")).get("whole_forge"))
-            except (OSError, ValueError):
-                return False
+            return self.manifest(manifest).whole_forge
         return (self.path / "forge").is_dir() and len([f for f in self.files if f.startswith("forge/")]) > 1
+
+    def manifest(self, file: Path) -> BackupManifest:
+        """The backup's ``backup.json``; :class:`BackupError` names the file and the field when it does not fit."""
+        try:
+            return parse_json(file.as_posix(), file.read_bytes(), BackupManifest,
+                              _('the file was edited by hand or damaged: it holds "reason" (text) and "whole_forge" '
+                                '(true when the backup is a copy of all of forge/); put that back, or restore another '
+                                'backup (`forgelab backup list`)'))
+        except OSError as error:
+            raise BackupError(_("cannot read {file} ({cause})").format(file=file, cause=error.strerror or error)) \
+                from None
+        except FileFormatError as error:
+            raise BackupError(str(error)) from None
 
 
 def destination(workbook: Workbook, relative: str) -> Path:
@@ -81,8 +103,8 @@ def take(workbook: Workbook, reason: str, files: dict[str, Path] | None = None, 
         if source.is_file():
             (folder / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, folder / relative)
-    (folder / MANIFEST).write_text(json.dumps({"reason": reason, "whole_forge": whole}, indent=2) + "\n",
-                                   encoding="utf-8")
+    manifest = BackupManifest(reason=reason, whole_forge=whole)
+    (folder / MANIFEST).write_text(json.dumps(manifest.model_dump(), indent=2) + "\n", encoding="utf-8")
     return Backup(name, folder)
 
 

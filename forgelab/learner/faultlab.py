@@ -193,17 +193,16 @@ def check(workbook: Workbook, course: Course, stage: Stage, settings: JudgeSetti
                    tests)
     report = core.run(job, settings)
     result = judge_lab(stage, report, "lab")
-    state.update(workbook, "fault_lab", stage.number,
-                 {"status": result.status, "file_sha256": evidence.sha256_file(module)})
+    state.remember_fault_check(workbook, stage.number, result.status, evidence.sha256_file(module))
     return result, judge_lab_regression(stage, resolve_target("learner", workbook, course), lab, untouched, report)
 
 
 def is_fixed(workbook: Workbook, stage: Stage) -> bool:
     """The last ``fault check`` said FIXED, and the lab file is still the one it checked."""
     module = lab_path(workbook, stage) / stage.fault.fault_file
-    last = state.get(workbook, "fault_lab", stage.number)
-    return (module.is_file() and isinstance(last, dict) and last.get("status") == "fixed"
-            and last.get("file_sha256") == evidence.sha256_file(module))
+    last = state.last_fault_check(workbook, stage.number)
+    return (module.is_file() and last is not None and last.status == "fixed"
+            and last.file_sha256 == evidence.sha256_file(module))
 
 
 def diff(workbook: Workbook, stage: Stage) -> str:

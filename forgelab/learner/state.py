@@ -9,77 +9,136 @@ at once, and neither loses the other's change.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, TypeVar
 
 from filelock import FileLock
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from forgelab.core.evidence import write_atomic
+from forgelab.core.fileformat import FileFormatError, parse_json
+from forgelab.core.i18n import _
 from forgelab.core.paths import Workbook
 from forgelab.core import learning
+
+DAMAGED = "state.damaged.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class Prediction(_Strict):
+    """The latest answer to a stage's prediction quiz (0-based option)."""
+
+    choice: int
+    correct: bool
+
+
+class FaultCheck(_Strict):
+    """The last ``forgelab fault check`` of a stage: its status and the lab file it checked."""
+
+    status: str
+    file_sha256: str | None  # None: the lab file was missing
+
+
+class StatusTests(_Strict):
+    """A stage's tests as ``forgelab status`` last saw them (:class:`forgelab.learner.status.TestsCell`)."""
+
+    passed: int
+    total: int
+    problem: str
+    starter: bool = False
+
+
+class StatusEntry(_Strict):
+    """What ``status`` keeps for a stage, valid while the digest ``key`` of what it judged is unchanged."""
+
+    key: str
+    tests: StatusTests
+    transfer: str
+
+
+def _count_as_rungs(value: object) -> object:
+    """Earlier versions kept a count of stage hints (the first ``n`` rungs): read as the rungs 1..n."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return list(range(1, value + 1))
+    return value
+
+
+class WorkspaceState(_Strict):
+    """``.forgelab/state.json``: one table per kind of memory, each keyed by stage number (or module path)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    hints: dict[str, Annotated[list[int], BeforeValidator(_count_as_rungs)]] = Field(default_factory=dict)
+    fault_hints: dict[str, int] = Field(default_factory=dict)
+    first_failing: dict[str, str | None] = Field(default_factory=dict)
+    predictions: dict[str, Prediction] = Field(default_factory=dict)
+    fault_lab: dict[str, FaultCheck] = Field(default_factory=dict)
+    imports_cleanly: dict[str, str] = Field(default_factory=dict, alias="imports-cleanly")
+    status: dict[str, StatusEntry] = Field(default_factory=dict, alias="status-v3")
+
+    def text(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude_defaults=True), indent=2,
+                          sort_keys=True) + "\n"
 
 
 def _path(workbook: Workbook) -> Path:
     return workbook.state_dir / "state.json"
 
 
-def load(workbook: Workbook) -> dict[str, Any]:
+def load(workbook: Workbook) -> WorkspaceState:
+    """The state; a file that does not fit :class:`WorkspaceState` is set aside (``state.damaged.json``) with one line
+    on stderr naming the file, the field and what happened, and a fresh state is used."""
     path = _path(workbook)
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        path.replace(path.with_suffix(".damaged.json"))
-        return {}
-    return data if isinstance(data, dict) else {}
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return WorkspaceState()
+    except OSError as error:
+        raw = str(error).encode()  # unreadable: set aside below like a damaged file
+    try:
+        return parse_json(path.as_posix(), raw, WorkspaceState,
+                          _("the file was damaged or edited by hand; it is set aside as {damaged} and a new one is "
+                            "started (only which hints were shown and what status can work out again are "
+                            "forgotten)").format(damaged=DAMAGED))
+    except FileFormatError as error:
+        try:
+            path.replace(path.with_name(DAMAGED))
+        except OSError:
+            pass
+        print(f"forgelab: {error}", file=sys.stderr)
+        return WorkspaceState()
 
 
 Result = TypeVar("Result")
 
 
-def modify(workbook: Workbook, change: Callable[[dict[str, Any]], Result]) -> Result:
+def modify(workbook: Workbook, change: Callable[[WorkspaceState], Result]) -> Result:
     """Apply ``change`` to the state in place, under the lock; the file is written only when something changed."""
     workbook.state_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(workbook.state_dir / "state.lock"), timeout=30):
         data = load(workbook)
-        before = json.dumps(data, sort_keys=True)
+        before = data.text()
         result = change(data)
-        if json.dumps(data, sort_keys=True) != before:
-            write_atomic(_path(workbook), json.dumps(data, indent=2, sort_keys=True) + "\n")
+        after = WorkspaceState.model_validate(data.model_dump(by_alias=True, warnings=False))  # a change keeps to the format
+        if after.text() != before:
+            write_atomic(_path(workbook), after.text())
         return result
 
 
-def update(workbook: Workbook, section: str, key: str, value: Any) -> dict[str, Any]:
-    def change(data: dict[str, Any]) -> dict[str, Any]:
-        data.setdefault(section, {})[key] = value
-        return data
-
-    return modify(workbook, change)
-
-
-def get(workbook: Workbook, section: str, key: str, default: Any = None) -> Any:
-    return load(workbook).get(section, {}).get(key, default)
-
-
-def _rungs(value: Any, total: int | None = None) -> tuple[int, ...]:
-    """The stage hints revealed, as rung numbers (1 = the first) in the ladder's order. A count (how earlier
-    versions kept it: the first ``n`` rungs) reads as rungs 1..n; anything else as none."""
-    if isinstance(value, bool):
-        return ()
-    if isinstance(value, int):
-        rungs = set(range(1, value + 1))
-    elif isinstance(value, list):
-        rungs = {item for item in value if isinstance(item, int) and not isinstance(item, bool) and item >= 1}
-    else:
-        return ()
+def _rungs(value: list[int], total: int | None = None) -> tuple[int, ...]:
+    """The stage hints revealed, as rung numbers (1 = the first) in the ladder's order."""
+    rungs = {item for item in value if item >= 1}
     return tuple(sorted(rung for rung in rungs if total is None or rung <= total))
 
 
 def revealed_hints(workbook: Workbook, stage_number: str, total: int | None = None) -> tuple[int, ...]:
     """The rungs of the stage's hint ladder revealed so far (1 = the first), in the ladder's order."""
-    return _rungs(get(workbook, "hints", stage_number, []), total)
+    return _rungs(load(workbook).hints.get(stage_number, []), total)
 
 
 def hints_shown(workbook: Workbook, stage_number: str) -> int:
@@ -92,42 +151,41 @@ def reveal_hint(workbook: Workbook, stage_number: str, total: int,
     """Reveal the rung ``choose`` picks among the revealed ones (under the lock: a notebook and a terminal asking at
     once reveal two rungs, never one twice); returns (the rungs revealed now, the new rung or None)."""
 
-    def one_more(data: dict[str, Any]) -> tuple[tuple[int, ...], int | None]:
-        revealed = _rungs(data.get("hints", {}).get(stage_number, []), total)
+    def one_more(data: WorkspaceState) -> tuple[tuple[int, ...], int | None]:
+        revealed = _rungs(data.hints.get(stage_number, []), total)
         rung = choose(revealed)
         if rung is None or rung in revealed or not 1 <= rung <= total:
             return revealed, None
         now = tuple(sorted({*revealed, rung}))
-        data.setdefault("hints", {})[stage_number] = list(now)
+        data.hints[stage_number] = list(now)
         return now, rung
 
     return modify(workbook, one_more)
 
 
 def hide_hints(workbook: Workbook, stage_number: str) -> None:
-    update(workbook, "hints", stage_number, [])
+    modify(workbook, lambda data: data.hints.__setitem__(stage_number, []))
 
 
 def remember_first_failing(workbook: Workbook, stage_number: str, test: str | None) -> None:
     """The first failing test of the stage's latest check (None: none failed, or the module did not import) — the
     test the next stage hint is chosen for."""
-    update(workbook, "first_failing", stage_number, test)
+    modify(workbook, lambda data: data.first_failing.__setitem__(stage_number, test))
 
 
 def first_failing(workbook: Workbook, stage_number: str) -> tuple[bool, str | None]:
     """(whether a check of the stage was remembered, its first failing test)."""
-    section = load(workbook).get("first_failing", {})
-    if not isinstance(section, dict) or stage_number not in section:
+    section = load(workbook).first_failing
+    if stage_number not in section:
         return False, None
-    value = section[stage_number]
-    return True, value if isinstance(value, str) else None
+    return True, section[stage_number]
 
 
-def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: Sequence[str]) -> tuple[int, str | None]:
-    def one_more(data: dict[str, Any]) -> int:
-        shown = int(data.get(section, {}).get(stage_number, 0))
+def _reveal_next(workbook: Workbook, stage_number: str, items: Sequence[str]) -> tuple[int, str | None]:
+    def one_more(data: WorkspaceState) -> int:
+        shown = data.fault_hints.get(stage_number, 0)
         if shown < len(items):
-            data.setdefault(section, {})[stage_number] = shown + 1
+            data.fault_hints[stage_number] = shown + 1
         return shown
 
     shown = modify(workbook, one_more)
@@ -138,19 +196,52 @@ def _reveal_next(workbook: Workbook, section: str, stage_number: str, items: Seq
 
 def fault_hints_shown(workbook: Workbook, stage_number: str) -> int:
     """How many rungs of the stage's fault-lab ladder (story, diagnosis steps, fix principle) are shown."""
-    return int(get(workbook, "fault_hints", stage_number, 0))
+    return load(workbook).fault_hints.get(stage_number, 0)
 
 
 def reveal_next_fault_hint(workbook: Workbook, stage_number: str, rungs: Sequence[str]) -> tuple[int, str | None]:
     """Reveal one more rung of the fault-lab ladder; returns (how many are shown now, the new rung or None)."""
-    return _reveal_next(workbook, "fault_hints", stage_number, rungs)
+    return _reveal_next(workbook, stage_number, rungs)
+
+
+def show_fault_hints(workbook: Workbook, stage_number: str, shown: int) -> None:
+    """``shown`` rungs of the stage's fault-lab ladder are shown (0: hidden again)."""
+    modify(workbook, lambda data: data.fault_hints.__setitem__(stage_number, shown))
 
 
 def hide_fault_hints(workbook: Workbook, stage_number: str) -> None:
-    update(workbook, "fault_hints", stage_number, 0)
+    show_fault_hints(workbook, stage_number, 0)
 
 
 def record_prediction(workbook: Workbook, stage_number: str, choice: int, options: int, correct: bool) -> None:
     """The prediction quiz was answered: the latest answer here, the first one in the learning record."""
-    update(workbook, "predictions", stage_number, {"choice": choice, "correct": correct})
+    modify(workbook, lambda data: data.predictions.__setitem__(stage_number,
+                                                               Prediction(choice=choice, correct=correct)))
     learning.note_prediction(workbook, stage_number, choice, options, correct)
+
+
+def remember_fault_check(workbook: Workbook, stage_number: str, status: str, file_sha256: str | None) -> None:
+    modify(workbook, lambda data: data.fault_lab.__setitem__(stage_number,
+                                                             FaultCheck(status=status, file_sha256=file_sha256)))
+
+
+def last_fault_check(workbook: Workbook, stage_number: str) -> FaultCheck | None:
+    return load(workbook).fault_lab.get(stage_number)
+
+
+def remember_import(workbook: Workbook, module: str, key: str) -> None:
+    """``module`` (with what it imports, digest ``key``) imported cleanly."""
+    modify(workbook, lambda data: data.imports_cleanly.__setitem__(module, key))
+
+
+def imported_cleanly(workbook: Workbook, module: str) -> str | None:
+    """The digest of ``module`` as it last imported cleanly, if it did."""
+    return load(workbook).imports_cleanly.get(module)
+
+
+def remember_status(workbook: Workbook, stage_number: str, entry: StatusEntry) -> None:
+    modify(workbook, lambda data: data.status.__setitem__(stage_number, entry))
+
+
+def remembered_status(workbook: Workbook, stage_number: str) -> StatusEntry | None:
+    return load(workbook).status.get(stage_number)

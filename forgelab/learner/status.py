@@ -44,8 +44,6 @@ if TYPE_CHECKING:  # the judge (and pytest with it) is imported only when someth
     from forgelab.judge.outcomes import ImportProblem, RunReport
     from forgelab.judge.settings import JudgeSettings
 
-CACHE_SECTION = "status-v3"
-IMPORTS_SECTION = "imports-cleanly"
 TRANSFER_TARGET = "transfer"
 
 
@@ -201,27 +199,23 @@ def import_key(workbook: Workbook, stage: Stage) -> str:
 
 def remember_import(workbook: Workbook, stage: Stage, key: str) -> None:
     """The stage's module (with what it imports) imported cleanly: a later status need not find out again."""
-    state.update(workbook, IMPORTS_SECTION, stage.module, key)
+    state.remember_import(workbook, stage.module, key)
 
 
 def imports_cleanly(workbook: Workbook, stage: Stage, key: str) -> bool:
-    return bool(state.get(workbook, IMPORTS_SECTION, stage.module) == key)
+    return state.imported_cleanly(workbook, stage.module) == key
 
 
 def remember(workbook: Workbook, stage: Stage, key: str, tests: TestsCell, transfer: str) -> None:
-    state.update(workbook, CACHE_SECTION, stage.number,
-                 {"key": key, "tests": asdict(tests), "transfer": transfer})
+    state.remember_status(workbook, stage.number, state.StatusEntry(
+        key=key, tests=state.StatusTests.model_validate(asdict(tests)), transfer=transfer))
 
 
 def remembered(workbook: Workbook, stage: Stage, key: str) -> tuple[TestsCell, str] | None:
-    entry = state.get(workbook, CACHE_SECTION, stage.number)
-    if not isinstance(entry, dict) or entry.get("key") != key:
+    entry = state.remembered_status(workbook, stage.number)
+    if entry is None or entry.key != key:
         return None
-    try:
-        cell = TestsCell(**entry["tests"])
-    except (TypeError, KeyError):
-        return None
-    return cell, str(entry.get("transfer", ""))
+    return TestsCell(**entry.tests.model_dump()), entry.transfer
 
 
 # ---------------------------------------------------------------- untouched files, by digest
@@ -301,12 +295,12 @@ def _lab_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
     variant = workbook.root / stage.fault_variant
     if variant.is_file() and lab_module.read_bytes() == variant.read_bytes():
         return "untouched", False  # still the broken variant: not fixed, whatever ran before
-    last = state.get(workbook, "fault_lab", stage.number)
-    if not last:
+    last = state.last_fault_check(workbook, stage.number)
+    if last is None:
         return "started", False
-    if last.get("file_sha256") != evidence.sha256_file(lab_module):
+    if last.file_sha256 != evidence.sha256_file(lab_module):
         return "edited", False
-    status = str(last.get("status", "started"))
+    status = last.status
     if status == "fixed":
         _record, right = judged_record(workbook.root, workbook.workspace, stage)
         return ("fixed", True) if right and all(right.values()) else ("fixed_undiagnosed", False)

@@ -382,7 +382,7 @@ class Workbench:
         before = min(state.fault_hints_shown(self.workbook, number), total)
         locked = before < total and rungs[before].sealed and confirm is None
         if before < total and not locked:
-            state.update(self.workbook, "fault_hints", number, before + 1)
+            state.show_fault_hints(self.workbook, number, before + 1)
         shown = before + 1 if before < total and not locked else before
         lines = [shown_line(index, total, rung, index == shown and shown > before)
                  for index, rung in enumerate(rungs[:shown], 1)]

@@ -8,17 +8,18 @@ not the judge's sandbox: nothing here is graded.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import overload
 
+from forgelab.core.fileformat import FileFormatError, parse_json
 from forgelab.core.i18n import _, active
 from forgelab.core.paths import Workbook
 from forgelab.core.targets import Target
+from forgelab.project.messages import ExtractAnswer, ExtractRequest, RegressAnswer, RegressRequest
 
 MOCK_TIMEOUT_S = int(os.environ.get("FORGELAB_PROJECT_TIMEOUT", "60"))
 
@@ -39,8 +40,8 @@ def base_env(import_dir: Path) -> dict[str, str]:
     return env
 
 
-def timeout_for(request: dict[str, Any]) -> int:
-    if request.get("model") == "openai":
+def timeout_for(request: ExtractRequest | RegressRequest) -> int:
+    if isinstance(request, ExtractRequest) and request.model == "openai":
         try:
             return int(float(os.environ.get("FORGE_OPENAI_TIMEOUT", "60"))) + MOCK_TIMEOUT_S
         except ValueError:
@@ -48,15 +49,20 @@ def timeout_for(request: dict[str, Any]) -> int:
     return MOCK_TIMEOUT_S
 
 
-def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> dict[str, Any]:
-    """Run one request through the driver in a subprocess; returns its JSON answer (in the active language)."""
+@overload
+def run_driver(workbook: Workbook, target: Target, request: ExtractRequest) -> ExtractAnswer: ...
+@overload
+def run_driver(workbook: Workbook, target: Target, request: RegressRequest) -> RegressAnswer: ...
+def run_driver(workbook: Workbook, target: Target,
+               request: ExtractRequest | RegressRequest) -> ExtractAnswer | RegressAnswer:
+    """Run one request through the driver in a subprocess; returns its answer (in the active language)."""
     limit = timeout_for(request)
-    request = {**request, "lang": active()}
+    request = request.model_copy(update={"lang": active()})
     with target.importable() as import_dir, tempfile.TemporaryDirectory(prefix="forgelab-project-") as scratch:
         answer_file = Path(scratch) / "answer.json"
         command = [sys.executable, "-P", "-m", "forgelab.project.driver", str(answer_file), str(import_dir)]
         try:
-            done = subprocess.run(command, input=json.dumps(request, ensure_ascii=False), env=base_env(import_dir),
+            done = subprocess.run(command, input=request.model_dump_json(), env=base_env(import_dir),
                                   cwd=workbook.root, capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
             raise LaunchError(_("the extractor did not finish within {limit} s").format(limit=limit),
@@ -67,5 +73,13 @@ def run_driver(workbook: Workbook, target: Target, request: dict[str, Any]) -> d
             raise LaunchError(_("the extractor stopped without an answer: {last}").format(last=tail[0]),
                               _("check that forge/ imports cleanly (forgelab check 08 --target {target})").format(
                                   target=target.name))
-        answer: dict[str, Any] = json.loads(answer_file.read_text(encoding="utf-8"))
-        return answer
+        raw, remedy = answer_file.read_bytes(), _("forgelab's driver wrote something else, or code in forge/ wrote into that file; if "
+                                "forge/ does not write files, this is a fault of forgelab: please report it")
+        name = _("the extractor's answer file")
+        try:
+            if isinstance(request, ExtractRequest):
+                return parse_json(name, raw, ExtractAnswer, remedy)
+            return parse_json(name, raw, RegressAnswer, remedy)
+        except FileFormatError as error:
+            raise LaunchError(str(error), _("run `forgelab check 08 --target {target}` to see whether forge/ works "
+                                            "as the stage tests expect").format(target=target.name)) from None

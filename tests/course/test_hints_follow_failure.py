@@ -58,7 +58,7 @@ def test_the_first_failing_test_picks_its_rungs_then_the_ladder_takes_over(cours
 
 def test_an_earlier_count_of_hints_reads_as_the_first_rungs(tmp_path: Path) -> None:
     workbook = Workbook(tmp_path, tmp_path)
-    state.update(workbook, "hints", "01", 2)  # how the state kept stage hints before they followed the failure
+    state.modify(workbook, lambda data: data.hints.__setitem__("01", 2))  # how the state kept stage hints before they followed the failure
     assert state.revealed_hints(workbook, "01") == (1, 2) and state.hints_shown(workbook, "01") == 2
     assert state.reveal_hint(workbook, "01", 6, lambda revealed: 4) == ((1, 2, 4), 4)
     assert json.loads((tmp_path / ".forgelab/state.json").read_text())["hints"] == {"01": [1, 2, 4]}

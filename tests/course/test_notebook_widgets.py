@@ -42,7 +42,7 @@ def of_type(root: Any, kind: type) -> list[Any]:
 def recorded(tools: Any) -> dict[str, Any]:
     from forgelab.learner import state
 
-    return state.load(tools.workbook)
+    return state.load(tools.workbook).model_dump(exclude_defaults=True)
 
 
 def visible_text(html: str) -> str:

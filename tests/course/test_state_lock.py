@@ -24,7 +24,7 @@ workbook = Workbook(root, root)
 while not (root / "go").exists():
     time.sleep(0.001)
 for index in range(rounds):
-    state.update(workbook, "writers", f"{name}-{index}", index)
+    state.show_fault_hints(workbook, f"{name}-{index}", index)
     state.reveal_hint(workbook, "01", 10 * rounds,
                       lambda shown: next(rung for rung in range(1, 10 * rounds + 1) if rung not in shown))
 """
@@ -42,14 +42,14 @@ def test_two_processes_updating_at_once_lose_nothing(tmp_path: Path) -> None:
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
 
     saved = json.loads((tmp_path / ".forgelab" / "state.json").read_text(encoding="utf-8"))
-    assert saved["writers"] == {f"{name}-{index}": index for name in ("notebook", "terminal") for index in range(rounds)}
+    assert saved["fault_hints"] == {f"{name}-{index}": index for name in ("notebook", "terminal") for index in range(rounds)}
     assert saved["hints"] == {"01": list(range(1, 2 * rounds + 1))}  # each reveal once: no two chose the same rung
     assert not (tmp_path / ".forgelab" / "state.damaged.json").exists()
 
 
 def test_a_change_that_changes_nothing_writes_nothing(tmp_path: Path) -> None:
     workbook = Workbook(tmp_path, tmp_path)
-    state.update(workbook, "hints", "01", 2)
+    state.modify(workbook, lambda data: data.hints.__setitem__("01", 2))
     path = tmp_path / ".forgelab" / "state.json"
     written = path.stat().st_mtime_ns
     assert state.reveal_hint(workbook, "01", 2, lambda shown: None) == ((1, 2), None)

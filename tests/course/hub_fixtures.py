@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import zipfile
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import httpx
 import pytest
 
 from conftest import ROOT, OutputLines, start_cli, wait_for_http, wait_until
+from ports import config_ports
 
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
 SERVICE = "forge-course"
@@ -33,18 +33,6 @@ def need_hub() -> None:
         pytest.skip("jupyterhub is not installed (pip install -e '.[dev]')")
     if not PROXY.exists():
         pytest.skip("configurable-http-proxy is not installed: npm install (in the repository)")
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sockets.append(sock)
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
 
 
 def workbook_zip(text: str = "VALUE = 1\n", extra: dict[str, bytes] | None = None) -> bytes:
@@ -141,7 +129,7 @@ class RunningHub:
 def start_hub(state: Path, bundle: Path, *, instructors: tuple[str, ...] = ("teacher",), max_upload: int = 0,
               ports: list[int] | None = None, language: str = "en") -> RunningHub:
     need_hub()
-    port, hub_port, proxy_port, service_port = ports or free_ports(4)
+    port, hub_port, proxy_port, service_port = ports or config_ports(4)
     token_file = state.parent / f"{state.name}-admin-token"
     args = ["hub", "--state", str(state), "--bundle", str(bundle), "--port", str(port), "--hub-port", str(hub_port),
             "--proxy-api-port", str(proxy_port), "--service-port", str(service_port), "--auth", "dummy",

@@ -2,8 +2,8 @@
 
 :func:`running_make_lab` runs ``make lab`` with Jupyter's folders under ``home`` (nothing of the machine's own
 Jupyter settings is read or written), reads its output on a thread (no read blocks past the deadline, and the
-server never stalls on a full pipe), takes the port from the URL it prints (Jupyter moves to the next port when
-the asked one was taken meanwhile: the test talks to the port that was really bound), waits for the server to
+server never stalls on a full pipe), asks for port 0 and takes the port from the URL it prints (JupyterLab picks
+its own port: nothing is guessed free in advance, see tests/course/ports.py), waits for the server to
 answer, and stops the whole process group afterwards.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -68,19 +67,13 @@ class RunningLab:
                                  f"its sessions: {self.api('sessions')}") from None
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def running_make_lab(cwd: Path, home: Path, make_args: Sequence[str] = ()) -> Iterator[RunningLab]:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "FORGELAB_"))},
            "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "user-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "BROWSER": "true"}
-    command = ["make", "--no-print-directory", *make_args, "lab", f"PORT={free_port()}"]
+    command = ["make", "--no-print-directory", *make_args, "lab", "PORT=0"]  # JupyterLab picks its port and prints it
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
     assert process.stdout is not None

@@ -87,12 +87,3 @@ def fake_openai_server(mode: str = "mock") -> Iterator[FakeOpenAI]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-def free_port() -> int:
-    """A loopback port that nothing listens on (bound, then released)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ports import config_ports
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 NODE, PARTITION = "forgelab-node", "grading"
@@ -43,12 +45,6 @@ def unavailable() -> str | None:
     if os.geteuid() != 0:
         return "slurmd runs jobs only as root, and this test runs as an ordinary user: run it as root (as CI does)"
     return None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _memory_mb() -> int:
@@ -201,7 +197,7 @@ def start(folder: Path, base_env: dict[str, str]) -> Cluster:
     (folder / "plugstack.conf").write_text("", encoding="utf-8")
     host = socket.gethostname().split(".")[0]
     cpus = max(2, os.cpu_count() or 2)
-    (folder / "slurm.conf").write_text(_config(folder, host, (_free_port(), _free_port()), cpus,
+    (folder / "slurm.conf").write_text(_config(folder, host, tuple(config_ports(2)), cpus,
                                                max(8192, _memory_mb())), encoding="utf-8")
     env = {**base_env, "SLURM_CONF": str(folder / "slurm.conf")}
     cluster = Cluster(folder, env)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, copy_workbook, run_cli
+from conftest import ROOT, copy_workbook, run_cli, wait_until
 from grading_fixtures import shared, shared_base, shared_submissions, tree_digests
 from hostile_submissions import (ATTACKS, CONTROL, DEEP_LEVELS, FINGERPRINT_LINE, FINGERPRINT_TESTS, HONEST,
                                  HOSTILE_STAGES, ISSUE_GRADE_ARGS, TRANSFER_01, TWINS, HostileContext, build_hostile,
@@ -192,7 +192,10 @@ def _grade_hostile(base: Path, folder: Path) -> dict[str, Any]:
         result = run_cli(course.root, "grade", *(str(paths[name]) for name in NAMES), "--out", str(out),
                          "--stages", ",".join(HOSTILE_STAGES), "--jobs", "2", timeout=1400)
         seconds = time.monotonic() - started
-        time.sleep(2)  # anything that was only slow to die has died by now
+        try:  # anything that is only slow to die gets until then; what is still there after it lingers
+            wait_until(lambda: not processes_with(context.marker("")), timeout=60, what="graded processes to end")
+        except AssertionError:
+            pass
         lingering = processes_with(context.marker(""))
         connections = list(received)
     markers = markers_left(context)

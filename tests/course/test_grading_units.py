@@ -12,12 +12,11 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, wait_until
 
 from forgelab.core import submission
 from forgelab.grading import feedback, gradebook, seal
@@ -552,22 +551,22 @@ subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(300)"
 print("started")
 """, tmp_path / "code")
     assert done.returncode == 0 and "started" in done.stdout, done.stderr
-    leftovers = [0]
-    for _ in range(50):  # the kernel ends the namespace's processes right after its init: give it a moment
-        leftovers = []
+    def leftovers() -> list[int]:
+        found = []
         for entry in os.listdir("/proc"):
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as handle:
                     if marker.encode() in handle.read():
-                        leftovers.append(int(entry))
+                        found.append(int(entry))
             except (OSError, ValueError):
                 continue
-        if not leftovers:
-            break
-        time.sleep(0.2)
-    for pid in leftovers:
-        os.kill(pid, 9)
-    assert not leftovers
+        return found
+
+    try:  # the kernel ends the namespace's processes right after its init: they go at once, or they linger
+        wait_until(lambda: not leftovers(), timeout=30, what="the sandbox's process tree to end")
+    finally:
+        for pid in leftovers():
+            os.kill(pid, 9)
 
 
 def test_learner_code_runs_as_an_unprivileged_user_whose_process_limit_binds(tmp_path: Path) -> None:

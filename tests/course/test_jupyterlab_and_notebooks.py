@@ -5,33 +5,30 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 
 import nbformat
 import pytest
-from conftest import wait_for_http
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from conftest import OutputLines, wait_for_http
+from ports import REPORTED_URL, reported_port
 
 
 @pytest.mark.slow
 def test_jupyterlab_serves_the_stage_01_notebook_through_its_contents_api(repo_root, tmp_path) -> None:
-    port, token = _free_port(), "forge-test-token"
+    token = "forge-test-token"
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
            "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--ServerApp.port={port}",
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.port=0",  # it picks and prints its port
                "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0",
                f"--notebook-dir={repo_root / 'notebooks'}"]
     if os.geteuid() == 0:
         command.append("--allow-root")
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert server.stdout is not None
+    output = OutputLines(server.stdout)
     try:
+        port = reported_port(output.wait_for(REPORTED_URL.pattern, timeout=120).group(0))
         url = f"http://127.0.0.1:{port}/api/contents/01-instruction-hierarchy.ipynb?token={token}"
         body = json.loads(wait_for_http(url, timeout=60, process=server))
         assert body["type"] == "notebook" and body["name"] == "01-instruction-hierarchy.ipynb"
@@ -42,6 +39,7 @@ def test_jupyterlab_serves_the_stage_01_notebook_through_its_contents_api(repo_r
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+        output.close()
     assert server.returncode is not None
 
 

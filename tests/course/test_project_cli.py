@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import WorkbookCopy, copy_workbook
-from project_fakes import fake_openai_server, free_port
+from ports import held_port
+from project_fakes import fake_openai_server
 
 ZH = "为前端仓库增加功能、修改代码并补测试"
 SPEC_FIELDS = {"goal", "inputs", "outputs", "acceptance", "write_allowed"}
@@ -164,8 +165,10 @@ def test_bad_input_gets_one_line_and_a_next_step(shared, args: list[str], fragme
 
 
 def test_an_unreachable_endpoint_is_one_line_and_a_next_step(shared) -> None:
-    env = {"FORGE_OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "FORGE_OPENAI_MODEL": "tiny"}
-    result = shared.run("extract", "--scenario", "software", ZH, "--model", "openai", "--target", "solution", env=env)
+    with held_port() as port:
+        env = {"FORGE_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "FORGE_OPENAI_MODEL": "tiny"}
+        result = shared.run("extract", "--scenario", "software", ZH, "--model", "openai", "--target", "solution",
+                            env=env)
     assert_one_line_error(result, "cannot reach http://127.0.0.1:", "--model mock works offline")
 
 

@@ -18,7 +18,8 @@ from forge.project.scenarios import PACK_DIR, SCENARIOS, load_pack_file, load_sc
 from forge.project.schemas import SCHEMAS, render_schema, schema_fields
 from forge.project.tokens import estimate_tokens
 
-from project_fakes import fake_openai_server, free_port
+from ports import held_port
+from project_fakes import fake_openai_server
 
 PROMPT = """Preamble.
 
@@ -217,8 +218,8 @@ def test_client_reports_a_wrong_base_url() -> None:
 
 
 def test_client_reports_an_unreachable_endpoint() -> None:
-    with pytest.raises(ModelError, match="cannot reach http://127.0.0.1:") as caught:
-        OpenAIChatModel(f"http://127.0.0.1:{free_port()}/v1", "tiny", timeout=2).complete(PROMPT)
+    with held_port() as port, pytest.raises(ModelError, match="cannot reach http://127.0.0.1:") as caught:
+        OpenAIChatModel(f"http://127.0.0.1:{port}/v1", "tiny", timeout=2).complete(PROMPT)
     assert "--model mock" in caught.value.next_step
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from browser import ROOT
 from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
+from ports import reported_port
 
 from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site
@@ -218,14 +219,12 @@ def test_site_serve_without_a_site_names_the_next_step(tmp_path: Path) -> None:
 
 
 def test_site_serve_serves_on_127_0_0_1_and_prints_the_url(site: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = start_cli(ROOT, "site", "serve", "--dir", str(site), "--port", str(port), bare_env=BARE_SHELL)
+    process = start_cli(ROOT, "site", "serve", "--dir", str(site), "--port", "0", bare_env=BARE_SHELL)
     try:
         assert process.stdout is not None
         output = OutputLines(process.stdout)
         [line] = output.first(1, timeout=30)
+        port = reported_port(line)  # the server picked it
         assert f"http://127.0.0.1:{port}/index.html" in line
         body = wait_for_http(f"http://127.0.0.1:{port}/index.html", timeout=10, process=process)
         assert b'data-page="index"' in body

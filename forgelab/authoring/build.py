@@ -100,7 +100,7 @@ WIDGET = "forgelab-widget"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def _digest_text(text: StageTexts) -> dict[str, Any]:
+def _digest_text(text: StageTexts) -> dict[str, object]:
     """The text as the digest has always read it — ``[text.<lang>.fault]``, ``.transfer`` and ``.design`` keys
     flattened to ``fault_story`` … — so the committed notebooks stay current across the change of model."""
     table = text.model_dump()
@@ -111,7 +111,7 @@ def _digest_text(text: StageTexts) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- failure.json
-def fault_contract(stage: Stage) -> dict[str, Any]:
+def fault_contract(stage: Stage) -> dict[str, object]:
     text = stage.text("en")  # one committed contract, whatever language the author's tools speak (LANG=zh_CN too)
     return {
         "stage_id": stage.experiment_id,

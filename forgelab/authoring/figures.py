@@ -119,14 +119,14 @@ def run_plot(figure: Figure, import_dir: Path, language: str = "en") -> str:
     return done.stdout
 
 
-def demo_namespace(script: str) -> dict[str, Any]:
+def demo_namespace(script: str) -> dict[str, Any]:  # free-form: a demonstration script's globals
     """Run the worked demonstration of the stage folder that holds ``script`` and return its variables.
 
     A plot uses the demonstration's own inputs and results, so it can never show other numbers than
     the notebook prints. The demonstration's printed output is discarded.
     """
     demo = Path(script).resolve().parent / "demo.py"
-    namespace: dict[str, Any] = {"__name__": "__demo__"}
+    namespace: dict[str, Any] = {"__name__": "__demo__"}  # free-form: see above
     with contextlib.redirect_stdout(io.StringIO()):
         for kind, source in parse_percent_cells(edition(demo.read_text(encoding="utf-8"), "en")):
             if kind == "code":
@@ -230,7 +230,7 @@ def mermaid_script(root: Path) -> Path:
     return script
 
 
-MERMAID_CONFIG: dict[str, Any] = {
+MERMAID_CONFIG: dict[str, Any] = {  # free-form: mermaid's own configuration object
     "startOnLoad": False,
     "securityLevel": "strict",
     "deterministicIds": True,
@@ -265,7 +265,7 @@ def _browser_page() -> Iterator[Any]:
             browser.close()
 
 
-def mermaid_config(language: str = "en") -> dict[str, Any]:
+def mermaid_config(language: str = "en") -> dict[str, Any]:  # free-form: see MERMAID_CONFIG
     """:data:`MERMAID_CONFIG` with the font stack of the edition (a CJK font for Chinese)."""
     if language == "en":
         return MERMAID_CONFIG

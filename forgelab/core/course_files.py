@@ -139,7 +139,7 @@ class StageFile(Table):
     # test name → the rungs of [text.*] hints (1 = the first) that address it; the registry checks the names and
     # the numbers against required_tests and the ladders (forgelab.core.registry.check_hint_rungs)
     hint_rungs: dict[str, list[int]] = {}
-    text: dict[str, dict[str, Any]]  # language → that edition's [text.<language>] table
+    text: dict[str, dict[str, Any]]  # free-form until merged: language → that edition's [text.<language>] table
 
     @model_validator(mode="before")
     @classmethod

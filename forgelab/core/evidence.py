@@ -12,7 +12,6 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 SCHEMA_VERSION = 2  # 2: the fault lab records its diagnosis beside its repair
 KIND = "forge-workbook/stage-verification"
@@ -30,12 +29,12 @@ def sha256_file(path: Path | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def canonical_bytes(document: dict[str, Any]) -> bytes:
+def canonical_bytes(document: dict[str, object]) -> bytes:
     body = {key: value for key, value in document.items() if key != "integrity"}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def seal(document: dict[str, Any]) -> dict[str, Any]:
+def seal(document: dict[str, object]) -> dict[str, object]:
     """Return ``document`` with a fresh integrity digest."""
     sealed = {key: value for key, value in document.items() if key != "integrity"}
     sealed["integrity"] = {
@@ -46,7 +45,7 @@ def seal(document: dict[str, Any]) -> dict[str, Any]:
     return sealed
 
 
-def integrity_holds(document: dict[str, Any]) -> bool:
+def integrity_holds(document: dict[str, object]) -> bool:
     integrity = document.get("integrity")
     if not isinstance(integrity, dict):
         return False
@@ -65,19 +64,19 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_document(path: Path, document: dict[str, Any]) -> None:
+def write_document(path: Path, document: dict[str, object]) -> None:
     write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+def read_document(path: Path) -> dict[str, object]:
+    document: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
     return document
 
 
-def schema() -> dict[str, Any]:
+def schema() -> dict[str, object]:
     """The shipped schema file (generated from :class:`forgelab.core.verification.Verification` by ``forgelab build``)."""
     from importlib import resources
 
-    loaded: dict[str, Any] = json.loads(
+    loaded: dict[str, object] = json.loads(
         (resources.files("forgelab") / "data" / "verification.schema.json").read_text(encoding="utf-8"))
     return loaded

@@ -290,6 +290,7 @@ class Course:
         return self.texts.get(language or active(), self.texts["en"]).get(key) or self.texts["en"][key]
 
 
+# free-form: raw TOML tables of two editions, before the merged one is validated
 def _missing_keys(english: dict[str, Any], edition: dict[str, Any], prefix: str = "") -> tuple[str, ...]:
     """Keys of the English text table (dotted for sub-tables) that another edition lacks; docstrings aside."""
     missing: list[str] = []
@@ -303,6 +304,7 @@ def _missing_keys(english: dict[str, Any], edition: dict[str, Any], prefix: str 
     return tuple(missing)
 
 
+# free-form: raw TOML tables of two editions, before the merged one is validated
 def _over(english: dict[str, Any], edition: dict[str, Any]) -> dict[str, Any]:
     """The edition's table with every key it lacks taken from English (sub-tables merged the same way)."""
     merged = dict(english)
@@ -517,6 +519,7 @@ Value = TypeVar("Value")
 class _Checked(Mapping[str, Value]):
     """A mapping whose values are built (validated by their model) the first time each is asked for."""
 
+    # free-form: the raw TOML table, built into typed values on first use
     def __init__(self, raw: dict[str, Any], build: Callable[[str, Any], Value]) -> None:
         self._raw, self._build, self._built = raw, build, dict[str, Value]()
 
@@ -535,6 +538,7 @@ class _Checked(Mapping[str, Value]):
         return f"{type(self).__name__}({list(self._raw)!r})"
 
 
+# free-form: the cache file's JSON, rebuilt into the typed Course below
 def _snapshot(course: Course) -> dict[str, Any]:
     """The course as JSON data (paths relative to its root); :func:`_rebuild` turns it back into the course."""
     return {
@@ -558,8 +562,10 @@ def _snapshot(course: Course) -> dict[str, Any]:
     }
 
 
+# free-form: the cache file's JSON, rebuilt into the typed Course below
 def _rebuild(root: Path, data: dict[str, Any]) -> Course:
     """The course :func:`_snapshot` made ``data`` of, at ``root``; texts and scenarios validated when asked for."""
+    # free-form: the cache file's JSON, rebuilt into the typed Course below
     def scenario(scenario_id: str, by_language: dict[str, Any]) -> dict[str, ScenarioText]:
         # lazy: the models (and Pydantic) load when a tool first asks for a scenario, after a check's hand-over
         from forgelab.core import course_files as files
@@ -568,9 +574,11 @@ def _rebuild(root: Path, data: dict[str, Any]) -> Course:
         return {lang: files.validate(text, files.ScenarioText, course_file, ("scenarios", scenario_id, lang))
                 for lang, text in by_language.items()}
 
+    # free-form: the cache file's JSON, rebuilt into the typed Course below
     def stage(entry: dict[str, Any]) -> Stage:
         folder = root / "course" / "stages" / entry["folder"]
 
+        # free-form: the cache file's JSON, rebuilt into the typed Course below
         def texts(lang: str, text: dict[str, Any]) -> StageTexts:
             # lazy: as above, when a tool first asks for a stage's text
             from forgelab.core import course_files as files

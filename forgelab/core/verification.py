@@ -207,7 +207,7 @@ class _PlainSchema(GenerateJsonSchema):
         return False
 
 
-def schema() -> dict[str, Any]:
+def schema() -> dict[str, object]:
     """The schema of verification.json, generated from :class:`Verification`."""
     generated = Verification.model_json_schema(ref_template="#/$defs/{model}", schema_generator=_PlainSchema)
     generated.pop("title", None)
@@ -260,7 +260,7 @@ def read(path: Path) -> Verification:
     return parse(data, path)
 
 
-def document(verification: Verification) -> dict[str, Any]:
+def document(verification: Verification) -> dict[str, object]:
     """The JSON document of ``verification``, exactly the keys it was made with (an optional key not given stays
     absent): what is written, and what the integrity digest is computed over."""
     return verification.model_dump(mode="json", exclude_unset=True)

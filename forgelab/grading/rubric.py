@@ -9,7 +9,7 @@ yet) is still listed, worth 0 of 0 points, with a reason that says so.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass as model_dataclass
@@ -95,7 +95,7 @@ class GradeItem:
     def sort_key(self) -> tuple[str, str, int]:
         return (self.submission, self.stage, ITEM_ORDER[self.item])
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

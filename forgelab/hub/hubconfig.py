@@ -118,7 +118,7 @@ def configure(c: Any, plan: HubPlan) -> None:
         environment["FORGELAB_COURSE_MAX_UPLOAD"] = str(plan.max_upload)
     if plan.course:
         environment["FORGELAB_COURSE_REPO"] = plan.course
-    services: list[dict[str, Any]] = [{
+    services: list[dict[str, object]] = [{
         "name": SERVICE, "url": service_url, "command": [plan.python, "-m", "forgelab.hub.service"],
         "environment": environment, "oauth_no_confirm": True, "display": True,
         "oauth_client_allowed_scopes": [access],

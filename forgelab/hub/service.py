@@ -412,7 +412,7 @@ class Home(Page):
         if identity is None:
             return
         mine = self.store.submissions(identity.name)
-        values: dict[str, Any] = {"me": identity, "mine": list(reversed(mine)), "feedback": self.store.feedback(
+        values: dict[str, object] = {"me": identity, "mine": list(reversed(mine)), "feedback": self.store.feedback(
             identity.name), "deadlines": self.store.deadlines()}
         if identity.instructor:
             values["collection"] = self.store.collect("all")

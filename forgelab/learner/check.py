@@ -56,7 +56,7 @@ class CheckOutcome:
     transfer: Part
     transfer_tests: tuple[TestRow, ...]
     design: Part
-    document: dict[str, Any]
+    document: dict[str, Any]  # verification.json as written (core/verification.Verification validates it)
     path: Path | None
     import_problem: ImportProblem | None = None
     report: RunReport | None = None
@@ -302,7 +302,7 @@ def judge_diagnosis(workbook: Workbook, stage: Stage, target: Target) -> Part:
         defect = defect_text(load_key(workbook.root, stage), record.defect, active())
     except DiagnosisError:
         defect = record.defect
-    extra: dict[str, Any] = {"test": record.test, "function": record.function, "defect": record.defect,
+    extra: dict[str, object] = {"test": record.test, "function": record.function, "defect": record.defect,
                              "defect_text": defect, "explanation": record.explanation, "attempts": record.attempts,
                              "stated_after_fix": record.stated_after_fix, "hints_shown": record.hints_shown}
     if all(right.values()):
@@ -321,7 +321,7 @@ DIAGNOSIS_WORDS = {"missing": N_("not stated"), "not_right": N_("not right yet")
 def build_document(course: Course, stage: Stage, target: Target, tests: tuple[TestRow, ...],
                    lab: Part, transfer: Part, transfer_rows: tuple[TestRow, ...], transfer_path: Path,
                    design: Part, design_path: Path, diagnosis: Part | None = None, regression: Part | None = None,
-                   regression_path: Path | None = None) -> dict[str, Any]:
+                   regression_path: Path | None = None) -> dict[str, object]:
     from importlib.metadata import version
 
     diagnosis = diagnosis or Part("missing", "")
@@ -351,19 +351,20 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
         problems.append(_("design answer {status}: {detail}").format(
             status=_(PART_WORDS.get(design.status, design.status)), detail=design.detail))
     module_file = target.module_path(stage.module)
-    fault_lab: dict[str, Any] = {"status": lab.status, "target_test": stage.fault_target_nodeid,
-                                 "fault_file": stage.fault.fault_file, "detail": lab.detail}
+    fault_lab: dict[str, object] = {"status": lab.status, "target_test": stage.fault_target_nodeid,
+                                    "fault_file": stage.fault.fault_file, "detail": lab.detail}
     if lab.extra.get("fixed_file_sha256"):
         fault_lab["fixed_file_sha256"] = lab.extra["fixed_file_sha256"]
     # the multiple-choice diagnosis: a learning aid the learner's machine can forge, so it earns nothing
     fault_lab["diagnosis"] = {"status": diagnosis.status, "detail": diagnosis.detail, "self_reported": True,
                               **diagnosis.extra}
     regression = regression or Part("missing", "")
-    fault_lab["regression_test"] = {"status": regression.status, "file": stage.regression_test,
-                                    "detail": regression.detail, **regression.extra}
+    regression_doc: dict[str, object] = {"status": regression.status, "file": stage.regression_test,
+                                         "detail": regression.detail, **regression.extra}
     if regression_path is not None and regression_path.is_file():
-        fault_lab["regression_test"]["sha256"] = evidence.sha256_file(regression_path)
-    transfer_doc: dict[str, Any] = {
+        regression_doc["sha256"] = evidence.sha256_file(regression_path)
+    fault_lab["regression_test"] = regression_doc
+    transfer_doc: dict[str, object] = {
         "status": transfer.status, "file": stage.transfer_file, "detail": transfer.detail,
         "tests": [{"name": r.name, "outcome": str(r.outcome), "cause": r.cause[:300]} for r in transfer_rows],
     }
@@ -371,11 +372,11 @@ def build_document(course: Course, stage: Stage, target: Target, tests: tuple[Te
         transfer_doc["known_wrong"] = transfer.extra["known_wrong"]
     if transfer_path.is_file():
         transfer_doc["sha256"] = evidence.sha256_file(transfer_path)
-    design_doc: dict[str, Any] = {"status": design.status, "file": stage.design_answer_file,
-                                  "words": int(design.extra.get("words", 0)), "detail": design.detail}
+    design_doc: dict[str, object] = {"status": design.status, "file": stage.design_answer_file,
+                                     "words": int(design.extra.get("words", 0)), "detail": design.detail}
     if design.extra.get("sha256"):
         design_doc["sha256"] = design.extra["sha256"]
-    document: dict[str, Any] = {
+    document: dict[str, object] = {
         "schema_version": evidence.SCHEMA_VERSION,
         "kind": evidence.KIND,
         "experiment_id": stage.experiment_id,

@@ -103,7 +103,7 @@ class StageTools:
             for index, pick in enumerate(picks):
                 pick.button_style = "info" if index == chosen[0] else ""
 
-        def on_pick(change: dict[str, Any]) -> None:
+        def on_pick(change: dict[str, Any]) -> None:  # free-form: ipywidgets' change notification
             index = picks.index(change["owner"])
             if change["new"]:
                 chosen[0] = index
@@ -328,7 +328,7 @@ class StageTools:
                 except Exception:  # noqa: BLE001 - bookkeeping only: the table stands, and the next check keeps them
                     pass
 
-        def switch(change: dict[str, Any]) -> None:
+        def switch(change: dict[str, Any]) -> None:  # free-form: ipywidgets' change notification
             self._stop_rechecking()
             if change["new"]:
                 self._rechecker = Rechecker(module, check).start()
@@ -430,7 +430,7 @@ class StageTools:
                              layout=widgets.Layout(align_items="center"))
                 for pick, choice in zip(picks, key.defect.choices)]
 
-        def on_pick(change: dict[str, Any]) -> None:
+        def on_pick(change: dict[str, Any]) -> None:  # free-form: ipywidgets' change notification
             if change["new"]:
                 for other in picks:
                     if other is not change["owner"]:

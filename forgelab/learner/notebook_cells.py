@@ -181,7 +181,8 @@ def hanging(paths: Iterable[Path]) -> Blocked | None:
     return next((entry for entry in blocked_now().values() if entry.kind == "hang" and entry.path in wanted), None)
 
 
-def refuse(user_ns: dict[str, Any], names: tuple[str, ...], modules: tuple[str, ...]) -> None:
+def refuse(user_ns: dict[str, Any],  # free-form: IPython's user namespace
+           names: tuple[str, ...], modules: tuple[str, ...]) -> None:
     """Before a cell runs: raise :class:`ModuleBlocked` when it imports a blocked module or uses a name bound to its
     code. ``modules`` are the dotted names the cell imports or reads (``forge.instructions.explain``)."""
     if not BLOCKED:

@@ -43,6 +43,7 @@ RECOVERY_CAUGHT_BY = N_("the strict JSON parser of recovery mode (forge/project/
 
 
 class Failure(Exception):
+    # audit: free-form, the learner's own audit record (forge/extractor.py's to_dict)
     def __init__(self, error: DriverError, audit: dict[str, Any] | None = None, output: str | None = None,
                  prompt: str | None = None) -> None:
         super().__init__(error.message)

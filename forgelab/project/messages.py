@@ -57,7 +57,7 @@ class DriverError(_Strict):
 
 class Extraction(_Strict):
     # free-form: the learner's own TaskSpec (model_dump) and audit record (to_dict), shown by forge/project/report.py
-    spec: dict[str, Any]
+    spec: dict[str, Any]  # free-form: see above
     audit: dict[str, Any]  # free-form: see above
     prompt: str
     output: str

@@ -101,7 +101,7 @@ def _release_command(language: str) -> str:
     return "forgelab release --out DIR" if language == "en" else f"forgelab release --lang {language} --out DIR"
 
 
-def _alternates(ctx: SiteContext, page: str) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def _alternates(ctx: SiteContext, page: str) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     """The hreflang links of the head and the language switch, for a page built beside another edition."""
     if len(ctx.editions) < 2:
         return [], []

@@ -34,7 +34,7 @@ class Part:
 
     status: str
     detail: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # free-form: the part's own evidence fields, as written
 
 
 def judge_design(path: Path, shown: str) -> Part:

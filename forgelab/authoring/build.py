@@ -252,23 +252,49 @@ class _Cells:
         self.cells.append(cell)
 
 
-def reference_cell(printed: str | None) -> Any:
-    """The Markdown cell under a demonstration cell that keeps what the reference printed there (``None``: not
-    executed yet). The learner's run replaces the code cell's output; this one stays."""
+def reference_cell(shown: Sequence[tuple[str, str]] | None) -> Any:
+    """The Markdown cell under a demonstration cell that keeps what the reference showed there (``None``: not
+    executed yet): its printed text in a fenced block, its tables as the HTML tables the cell showed (Markdown keeps
+    HTML; a Chinese table lines up in it as it does under the cell). The learner's run replaces the code cell's
+    output; this one stays."""
     import nbformat
 
-    if printed is None:
+    if shown is None:
         body = _("(filled in when `forgelab build` runs the notebook)")
+    elif not any(content.strip() for _kind, content in shown):
+        body = _("(it prints nothing)")
     else:
-        fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", printed))])
-        body = f"{fence}text\n{printed.rstrip()}\n{fence}" if printed.strip() else _("(it prints nothing)")
+        blocks = []
+        for kind, content in shown:
+            if kind == "html":
+                blocks.append(content)
+            elif content.strip():
+                fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", content))])
+                blocks.append(f"{fence}text\n{content.rstrip()}\n{fence}")
+        body = "\n\n".join(blocks)
     cell = nbformat.v4.new_markdown_cell(_(REFERENCE_OUTPUT_HEAD) + "\n\n" + body)
     cell.metadata["tags"] = [REFERENCE_OUTPUT_TAG]
     return cell
 
 
-def _printed(cell: Any) -> str:
-    return "".join(str(out.get("text", "")) for out in cell.get("outputs", []) if out.get("output_type") == "stream")
+def _shown(cell: Any) -> list[tuple[str, str]]:
+    """What a code cell showed, in order: ``("text", …)`` for printed text (one piece per run of printing) and
+    ``("html", …)`` for a table (a display with HTML, such as ``lab.table``)."""
+    pieces: list[tuple[str, str]] = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        if out.get("output_type") == "stream":
+            kind, content = "text", str(out.get("text", ""))
+        elif "text/html" in data:
+            kind, content = "html", "".join(data["text/html"]) if isinstance(data["text/html"], list) \
+                else str(data["text/html"])
+        else:  # a value the cell ends on, a widget: not what it prints
+            continue
+        if kind == "text" and pieces and pieces[-1][0] == "text":
+            pieces[-1] = ("text", pieces[-1][1] + content)
+        else:
+            pieces.append((kind, content))
+    return pieces
 
 
 def _options(options: Sequence[str]) -> str:
@@ -448,13 +474,12 @@ def opening_digest(course: Course, language: str = "en") -> str:
     return digest.hexdigest()
 
 
-CHAIN_CELL = """from forgelab.core.display import pad
+CHAIN_CELL = """from forgelab.core.display import Grid
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import load_course
 
 course = load_course(Workbook.locate().root)
-for stage in course.stages:
-    print(f"{stage.number}  {pad(stage.text('LANGUAGE').title, 32)} {stage.module}")"""
+Grid([], [(stage.number, stage.text('LANGUAGE').title, stage.module) for stage in course.stages])"""
 
 # the words the standing cell prints, in the kernel, through the catalog
 STANDING_WORDS = (N_("still to write: {functions}"), N_("no starter stub left"))
@@ -603,7 +628,7 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
             out.get("data", {}).pop(WIDGET_VIEW, None)
         if REFERENCE_OUTPUT_TAG in cell.metadata.get("tags", []) and index:
             with speaking(language):
-                cell.source = reference_cell(_printed(notebook.cells[index - 1])).source
+                cell.source = reference_cell(_shown(notebook.cells[index - 1])).source
         printed = "".join(str(out.get("text", "")) for out in cell.get("outputs", []))
         if any(marker in printed for marker in markers()):
             first = cell.source.strip().splitlines()[0] if cell.source.strip() else "(empty)"
@@ -626,7 +651,7 @@ def _stale_reference(notebook: Any) -> str | None:
     """Why a reference-output cell does not hold what the demonstration cell above it printed, or None."""
     for index, cell in enumerate(notebook.cells):
         if REFERENCE_OUTPUT_TAG in cell.metadata.get("tags", []) and index and \
-                cell.source != reference_cell(_printed(notebook.cells[index - 1])).source:
+                cell.source != reference_cell(_shown(notebook.cells[index - 1])).source:
             return f"cell {index}'s reference output differs from what the cell above printed"
     return None
 

@@ -26,8 +26,8 @@ WORDING_TABLE = re.compile(r"^[A-Z][A-Z0-9_]*_ZH$")  # the Chinese edition's tab
 
 
 class _WhatItDoes(ast.NodeTransformer):
-    """A demo cell with what it prints taken out: every f-string is blank, every print() call and *_ZH wording table
-    is gone. Any other string is data and stays: the Chinese edition prints Chinese, but what it computes, and on which
+    """A demo cell with what it prints taken out: every f-string is blank, every print() and lab.table() call and
+    *_ZH wording table is gone. Any other string is data and stays: the Chinese edition prints Chinese, but what it computes, and on which
     data, is the English edition's."""
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
@@ -37,6 +37,9 @@ class _WhatItDoes(ast.NodeTransformer):
         call = node.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print":
             return None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "table" \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "lab":
+            return None  # lab.table(...) shows a table: its headers and cells are what it prints
         return self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST | None:

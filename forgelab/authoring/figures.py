@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from forgelab.core.demo import edition, parse_percent_cells
+from forgelab.core.display import Grid
 from forgelab.core.evidence import write_atomic
 from forgelab.core.figures import Figure, FigureError
 from forgelab.core.text import esc
@@ -119,6 +120,14 @@ def run_plot(figure: Figure, import_dir: Path, language: str = "en") -> str:
     return done.stdout
 
 
+class _DemoLab:
+    """What a demonstration uses of the notebook's ``lab`` when it runs outside a notebook: its tables, as text."""
+
+    @staticmethod
+    def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> None:
+        print(Grid(headers, rows, right).text())
+
+
 def demo_namespace(script: str) -> dict[str, Any]:  # free-form: a demonstration script's globals
     """Run the worked demonstration of the stage folder that holds ``script`` and return its variables.
 
@@ -126,7 +135,7 @@ def demo_namespace(script: str) -> dict[str, Any]:  # free-form: a demonstration
     the notebook prints. The demonstration's printed output is discarded.
     """
     demo = Path(script).resolve().parent / "demo.py"
-    namespace: dict[str, Any] = {"__name__": "__demo__"}  # free-form: see above
+    namespace: dict[str, Any] = {"__name__": "__demo__", "lab": _DemoLab()}  # free-form: see above
     with contextlib.redirect_stdout(io.StringIO()):
         for kind, source in parse_percent_cells(edition(demo.read_text(encoding="utf-8"), "en")):
             if kind == "code":

@@ -78,6 +78,8 @@ def load(root: Path) -> list[Term]:
 
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
+# an HTML table in Markdown is what a demonstration showed (its reference output): the program's words, like a fence
+_HTML_TABLE = re.compile(r"<table\b.*?</table>", re.S)
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 # a cited heading of a source file (``| `000_….txt` · heading |``) is the source's own words, not ours
 _CITATION = re.compile(r"(?<=\.txt` · )[^|\n]*")
@@ -87,9 +89,10 @@ _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1|\{[^{}\n]*\}|\]\([^)\n]*\)|<[^>\n]+>|ht
 
 
 def prose(text: str) -> str:
-    """``text`` with its code replaced by spaces (line numbers kept): fences, code spans, placeholders, link targets."""
+    """``text`` with its code replaced by spaces (line numbers kept): fences, HTML tables of output, code spans,
+    placeholders, link targets."""
     blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))  # noqa: E731 - keeps every line where it was
-    return _CODE.sub(blank, _FENCE.sub(blank, text))
+    return _CODE.sub(blank, _HTML_TABLE.sub(blank, _FENCE.sub(blank, text)))
 
 
 def _english(term: Term) -> re.Pattern[str]:

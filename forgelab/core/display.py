@@ -236,6 +236,57 @@ def _plain_header(headers: Sequence[str], widths: Sequence[int], right: Sequence
     return _rows([headers], widths, right) + "\n" + (" " * GAP).join("-" * size for size in widths)
 
 
+class Grid:
+    """A table for a notebook cell's output: an HTML ``<table>`` where the front end shows HTML, so its columns line up
+    whatever width the notebook's font gives a Chinese character (JupyterLab's monospace fallback draws them narrower
+    than two columns), and the text table of :func:`table` everywhere else (a terminal, a log, nbval's text).
+
+    ``headers`` may be empty: a table of labels and values, without a header row. Columns whose index is in ``right``
+    are right-aligned (numbers). Jupyter shows it through :meth:`_repr_mimebundle_`; ``str()`` is the text."""
+
+    def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = (),
+                 total_width: int | None = None, indent: int = 0) -> None:
+        self.headers = [str(header) for header in headers]
+        self.rows = [[str(cell) for cell in row] for row in rows]
+        self.right = tuple(right)
+        self.total_width = total_width
+        self.indent = indent
+
+    def text(self) -> str:
+        lead = " " * self.indent
+        if self.headers:
+            body = table(self.headers, self.rows, self.total_width, self.right)
+        else:  # labels and values: each column as wide as its widest cell, the last one never wrapped
+            widths = [max(columns(row[index]) for row in self.rows) for index in range(len(self.rows[0]) - 1)] \
+                if self.rows else []
+            body = "\n".join(" ".join(pad(cell, size + (index == len(widths) - 1), index in self.right)
+                                       for index, (cell, size) in enumerate(zip(row, widths))) + row[-1]
+                             for row in self.rows)
+        return "\n".join(lead + line if line else line for line in body.split("\n"))
+
+    def html(self) -> str:
+        from markupsafe import escape  # lazy: only a notebook asks for HTML
+
+        def cell(tag: str, text: str, index: int) -> str:
+            align = "right" if index in self.right else "left"
+            return (f'<{tag} style="text-align: {align}; vertical-align: top; white-space: pre-wrap; '
+                    f'padding: 0.15em 0.9em 0.15em 0">{escape(text)}</{tag}>')
+
+        head = ("<thead><tr>" + "".join(cell("th", text, index) for index, text in enumerate(self.headers))
+                + "</tr></thead>") if self.headers else ""
+        body = "".join("<tr>" + "".join(cell("td", text, index) for index, text in enumerate(row)) + "</tr>"
+                       for row in self.rows)
+        margin = f"margin-left: {self.indent}ch; " if self.indent else ""
+        return (f'<table class="forgelab-table" style="{margin}border-collapse: collapse; width: auto">'
+                f"{head}<tbody>{body}</tbody></table>")
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def __str__(self) -> str:
+        return self.text()
+
+
 def wrap(text: str, total_width: int | None = None, indent: int = 0) -> str:
     """``text`` wrapped at word boundaries (CJK between any two characters) in ``total_width`` columns. Its leading
     spaces stay; the lines after the first are indented by ``indent`` more spaces."""

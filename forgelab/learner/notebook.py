@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from forgelab.learner.check import DIAGNOSIS_WORDS, CheckOutcome
 from forgelab.verdicts.parts import MIN_DESIGN_WORDS, PART_WORDS
-from forgelab.core.display import columns, pad, symbol
+from forgelab.core.display import Grid, symbol
 from forgelab.core.i18n import _, active
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage, load_course
@@ -159,9 +159,12 @@ class StageTools:
         rows = [(_("experiment id"), self.stage.experiment_id), (_("input scenario"), scenario),
                 (_("module"), self.stage.module), (_("evidence folder"), f"{self.stage.evidence_dir}/"),
                 (_("acceptance"), status)]
-        width = max(columns(label) for label, _value in rows) + 1
-        for label, value in rows:
-            print(f"{pad(label, width)}{value}")
+        _show(Grid((), rows))
+
+    def table(self, headers: list[str], rows: list[list[Any]] | list[tuple[Any, ...]], right: tuple[int, ...] = ()) -> None:
+        """Show a table under the cell: HTML in JupyterLab, so its columns line up in both editions whatever width the
+        font gives a Chinese character; text elsewhere. ``right``: the indexes of the columns to right-align."""
+        _show(Grid(headers, rows, right))
 
     def _evidence_accepted(self) -> bool | str | None:
         """What the stage's verification.json says, read through its model: accepted or not, None when there is
@@ -213,7 +216,7 @@ class StageTools:
         outcome = self.bench.check(self.stage, self.target_name, write=False, warm=self._warm_worker(start=False))
         self._last_tests = outcome
         self._remember_hang(outcome)
-        self._table = _show_text(self._tests_text(outcome))
+        self._table = _show_bundle(self._tests_bundle(outcome))
 
     def _module_files(self) -> list[tuple[str, Path]]:
         """The stage's module and the forge modules it imports, as module names and the files this target runs."""
@@ -250,12 +253,20 @@ class StageTools:
             self._warm = WarmWorker.start()
         return self._warm
 
-    def _tests_text(self, outcome: CheckOutcome, rechecking: bool = False) -> str:
-        """The table and its footer; ``rechecking``: the toggle under it is on, so a save (not a re-run of the cell,
-        which would turn it off) checks again."""
+    def _tests_bundle(self, outcome: CheckOutcome, rechecking: bool = False) -> dict[str, str]:
+        """The table and its footer as text and as HTML (where the table is a ``<table>``); ``rechecking``: the toggle
+        under it is on, so a save (not a re-run of the cell, which would turn it off) checks again."""
+        rows = self.bench.tests_rows(outcome)
+        head = Grid([_("test"), _("outcome"), _("cause")], rows, total_width=96) if rows is not None else None
+        lines = self._tests_footer(outcome, rechecking)
+        text = "\n".join([head.text() if head else self.bench.tests_table(outcome)[0], "", *lines])
+        top = head.html() if head else f"<p>{_html(self.bench.tests_table(outcome)[0])}</p>"
+        return {"text/plain": text, "text/html": f"<div {_TEXT_STYLE}>{top}"
+                + "".join(f"<p>{_html(line)}</p>" for line in lines) + "</div>"}
+
+    def _tests_footer(self, outcome: CheckOutcome, rechecking: bool) -> list[str]:
         summary = outcome.document["summary"]
-        lines = [*self.bench.tests_table(outcome, width=96), "",
-                 _("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
+        lines = [_("required tests: {passed}/{total} passed").format(passed=summary["required_passed"],
                                                                      total=summary["required_total"])]
         if summary["required_passed"] == summary["required_total"]:
             lines.append(_("All stage tests pass. Next: the fault lab (part 7)."))
@@ -265,7 +276,7 @@ class StageTools:
         else:
             lines.append(_("Keep going: edit {module} and run this cell again (the Why? button below shows a whole "
                            "failure).").format(module=self.stage.module))
-        return "\n".join(lines)
+        return lines
 
     def recheck_on_save(self) -> None:
         """A toggle, off until you turn it on: then the stage tests run again after every save of the stage's module
@@ -290,11 +301,11 @@ class StageTools:
 
         def show(outcome: CheckOutcome, rechecking: bool) -> str:
             """The table where it stands: run_tests()'s, updated in place; else under the toggle (HTML returned)."""
-            text = self._tests_text(outcome, rechecking)
+            bundle = self._tests_bundle(outcome, rechecking)
             if above is not None:
-                above.update({"text/plain": text}, raw=True)
+                above.update(bundle, raw=True)
                 return ""
-            table[0] = _pre(text)
+            table[0] = bundle["text/html"]
             return table[0]
 
         def check(saved: list[Path]) -> None:
@@ -603,10 +614,7 @@ class StageTools:
                            if accepted else _("written: not accepted"))
         rows.append((_("evidence"), current, evidence_detail))
         print(_("Stage {number} at a glance:").format(number=self.stage.number))
-        width = max(columns(name) for name, _ok, _detail in rows) + 1
-        for name, ok, detail in rows:
-            word = _("done") if ok else _("open")  # outside the f-string, so that extraction finds both
-            print(f"  {pad(word, 5)} {pad(name, width)}{detail}")
+        _show(Grid((), [(_("done") if ok else _("open"), name, detail) for name, ok, detail in rows], indent=2))
         page = self.bench.page_path(self.stage)
         if open_items:
             print(_("Still open: {items}. Next: {step}").format(items=_(", ").join(open_items),
@@ -663,15 +671,27 @@ UNREADABLE = EVIDENCE_WORDS["unreadable"]  # "unreadable: run check again", as s
 _TEXT_STYLE = 'style="line-height: 1.5"'
 
 
-def _show_text(text: str) -> Any:
-    """Show plain text as a cell's output that can be replaced later: its display handle (in a kernel), or printed."""
+def _show_bundle(bundle: dict[str, str]) -> Any:
+    """Show text (and its HTML) as a cell's output that can be replaced later: its display handle (in a kernel), or
+    the text printed."""
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.display import display
 
     if not InteractiveShell.initialized():
-        print(text)
+        print(bundle["text/plain"])
         return None
-    return display({"text/plain": text}, raw=True, display_id=True)
+    return display(bundle, raw=True, display_id=True)
+
+
+def _show(grid: Grid) -> None:
+    """A table under the cell: HTML and text in a kernel (the front end picks HTML), the text printed elsewhere."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+
+    if InteractiveShell.initialized():
+        display(grid)
+    else:
+        print(grid.text())
 
 
 def _pre(text: str) -> str:

@@ -153,6 +153,12 @@ class Workbench:
         if not problem:
             remember_import(self.workbook, stage, import_key(self.workbook, stage))
 
+    def tests_rows(self, outcome: CheckOutcome) -> list[tuple[str, str, str]] | None:
+        """The required tests as rows (test, outcome, cause); None when the module does not import (no test ran)."""
+        if outcome.import_problem is not None:
+            return None
+        return collapse(outcome.stage.required_tests, outcome.tests)
+
     def tests_table(self, outcome: CheckOutcome, width: int | None = None) -> list[str]:
         """The required tests, one row each — or, when the module does not import, one line that says why."""
         stage = outcome.stage

@@ -62,7 +62,7 @@ def test_a_typo_fails_build_check_with_file_key_and_suggestion(course_copy: Work
                                                                typo: str, after: str, message: str) -> None:
     before = _plant(course_copy, relative, old, typo, after=after)
     try:
-        result = course_copy.run("build", "--check")
+        result = course_copy.run("build", "--check", timeout=600)
     finally:
         (course_copy.root / relative).write_text(before, encoding="utf-8")
     assert result.returncode != 0, result.output
@@ -103,7 +103,7 @@ def test_an_author_who_speaks_chinese_reads_the_problem_in_chinese(course_copy: 
     with the file, the key and the suggestion as they are."""
     before = _plant(course_copy, f"{STAGE}/stage.toml", "\nhints =", "\nhnits =", after="\n[text.en]\n")
     try:
-        result = course_copy.run("build", "--check", "--lang", "zh")
+        result = course_copy.run("build", "--check", "--lang", "zh", timeout=600)
     finally:
         (course_copy.root / f"{STAGE}/stage.toml").write_text(before, encoding="utf-8")
     assert result.returncode != 0
@@ -114,7 +114,7 @@ def test_an_author_who_speaks_chinese_reads_the_problem_in_chinese(course_copy: 
     fault = f"{STAGE}/fault.toml"
     before = _plant(course_copy, fault, '"""Stage 01 — instruction hierarchy.\n', '"""Stage 01 — no such line.\n')
     try:
-        result = course_copy.run("build", "--check", "--lang", "zh")
+        result = course_copy.run("build", "--check", "--lang", "zh", timeout=600)
     finally:
         (course_copy.root / fault).write_text(before, encoding="utf-8")
     assert result.returncode != 0

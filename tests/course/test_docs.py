@@ -129,6 +129,6 @@ def test_the_measured_figures_live_in_results_with_the_machine_state() -> None:
 
 def test_a_role_document_without_its_chinese_edition_fails_the_build_check(workbook) -> None:  # noqa: ANN001
     (workbook.root / "docs" / "authoring.zh-CN.md").unlink()
-    result = run_cli(workbook.root, "build", "--check")
+    result = run_cli(workbook.root, "build", "--check", timeout=600)
     assert result.returncode == 2
     assert "docs/authoring.md has no Chinese edition: write docs/authoring.zh-CN.md beside it" in result.stdout

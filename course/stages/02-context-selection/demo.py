@@ -32,11 +32,11 @@ candidates = [
     ContextCandidate("forum-snippet", tokens=40, relevance=0.9, trust=0.2),
     ContextCandidate("design-notes", tokens=150, relevance=0.8, trust=0.9),
 ]
-print(f"{'id':<24}{'tokens':>7}{'density':>10}  decision")  # [en]
-print("id" + " " * 22 + "  Token  价值密度  决定")  # 汉字占两列：按显示宽度对齐  # [zh]
 tokens = {item.id: item.tokens for item in candidates}
-for decision in explain_choice(candidates, budget=400):
-    print(f"{decision.id:<24}{tokens[decision.id]:>7}{decision.density:>10.4f}  {decision.reason}")
+rows = [(decision.id, tokens[decision.id], f"{decision.density:.4f}", decision.reason)
+        for decision in explain_choice(candidates, budget=400)]
+lab.table(["id", "tokens", "density", "decision"], rows, right=(1, 2))  # [en]
+lab.table(["id", "Token", "价值密度", "决定"], rows, right=(1, 2))  # [zh]
 print("chosen:", choose(candidates, budget=400))  # [en]
 print("选中：", choose(candidates, budget=400), sep="")  # [zh]
 

@@ -39,12 +39,14 @@ library = [
     Example("release-plan", "music", "v2", frozenset({"release", "tests"})),
 ]
 task_tags = {"ui", "search", "tests"}
+rows = []
 for example in library:
     eligible = example.scenario == "software" and example.schema_version == "v2"
-    shared = sorted(example.tags & task_tags)
-    print(f"{example.id:<16}{example.scenario:<10}{example.schema_version:<4}"
-          f"{'eligible' if eligible else 'filtered':<10}shared={shared}")  # [en]
-          f"{'可选  ' if eligible else '已滤掉'}    shared={shared}")  # [zh]
+    rows.append((example.id, example.scenario, example.schema_version, eligible, sorted(example.tags & task_tags)))
+lab.table(["id", "scenario", "version", "", "shared tags"],  # [en]
+          [(*row[:3], "eligible" if row[3] else "filtered", row[4]) for row in rows])  # [en]
+lab.table(["id", "场景", "版本", "", "共有标签"],  # [zh]
+          [(*row[:3], "可选" if row[3] else "已滤掉", row[4]) for row in rows])  # [zh]
 chosen = select_examples(library, "software", "v2", task_tags, limit=2)
 print("chosen:", [example.id for example in chosen])  # [en]
 print("选中：", [example.id for example in chosen], sep="")  # [zh]

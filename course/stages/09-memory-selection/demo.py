@@ -53,13 +53,14 @@ recalled = [
 ]
 policy = SelectionPolicy(min_score=0.35, top_k=4, max_chars=420, max_tokens=140)
 plan = select_memories(recalled, "ana", policy)
-print(f"{'memory_id':<18}{'authority':<20}{'score':>6}{'chars':>7}{'units':>7}  decision")  # [en]
-print("记忆 id" + " " * 11 + "权限层级" + " " * 12 + "  分数   字符   单位  决定")  # 汉字占两列：按显示宽度对齐  # [zh]
+rows = []
 for item, decision in zip(recalled, plan.decisions):
     verdict = decision.reason + (f" (winner: {decision.winner})" if decision.winner else "")  # [en]
     verdict = decision.reason + (f"（胜出者：{decision.winner}）" if decision.winner else "")  # [zh]
-    print(f"{item.memory_id:<18}{item.authority:<20}{item.score:>6.2f}{len(item.text):>7}"
-          f"{estimate_tokens(item.text):>7}  {verdict}")
+    rows.append((item.memory_id, item.authority, f"{item.score:.2f}", len(item.text), estimate_tokens(item.text),
+                 verdict))
+lab.table(["memory_id", "authority", "score", "chars", "units", "decision"], rows, right=(2, 3, 4))  # [en]
+lab.table(["记忆 id", "权限层级", "分数", "字符", "单位", "决定"], rows, right=(2, 3, 4))  # [zh]
 print("selected:", plan.selected, f"— {plan.used_chars} chars, {plan.used_tokens} units")  # [en]
 print(f"选中：{plan.selected}——共 {plan.used_chars} 个字符、{plan.used_tokens} 个单位")  # [zh]
 

@@ -57,11 +57,10 @@ segments = [
 budget = input_budget(1_000, 700, 120, 70)
 assembly = assemble(segments, budget)
 print(f"budget {assembly.budget}, used {assembly.used_tokens}")  # [en]
-print(f"{'segment':<15}{'kind':<10}{'tokens':>7}  decision")  # [en]
 print(f"预算 {assembly.budget}，已用 {assembly.used_tokens}")  # [zh]
-print("片段           类型        Token  决定")  # 每个汉字占两列：表头按显示宽度对齐  # [zh]
-for decision in assembly.decisions:
-    print(f"{decision.name:<15}{decision.kind:<10}{decision.tokens:>7}  {decision.reason}")
+rows = [(decision.name, decision.kind, decision.tokens, decision.reason) for decision in assembly.decisions]
+lab.table(["segment", "kind", "tokens", "decision"], rows, right=(2,))  # [en]
+lab.table(["片段", "类型", "Token", "决定"], rows, right=(2,))  # [zh]
 
 # %% [markdown] en
 # The input list was in no particular order; the prompt always has the same one: system, tools,

@@ -189,10 +189,9 @@ hits = [ContextObject(f"hit-{n:02d}", "tool_output", f"Search result {n}: a foru
 pasted = ContextObject("turn-4", "history", "do not change the  PUBLIC API.")
 context = [goal, keep_api, *turns, pasted, *code, deploy, ruled_out, *hits]
 plan = plan_deletions(context, 120)
-print(f"{'deleted':<12}{'reason':<13}{'tokens':>6}  related")  # [en]
-print("删除" + " " * 8 + "原因" + " " * 9 + " Token  关联")  # 汉字占两列：按显示宽度对齐  # [zh]
-for decision in plan:
-    print(f"{decision.object_id:<12}{decision.reason:<13}{decision.tokens:>6}  {', '.join(decision.related)}")
+rows = [(decision.object_id, decision.reason, decision.tokens, ", ".join(decision.related)) for decision in plan]
+lab.table(["deleted", "reason", "tokens", "related"], rows, right=(2,))  # [en]
+lab.table(["删除", "原因", "Token", "关联"], rows, right=(2,))  # [zh]
 print("still there:", ", ".join(item.id for item in context if item.id not in {d.object_id for d in plan}))  # [en]
 print("仍然保留：", "、".join(item.id for item in context if item.id not in {d.object_id for d in plan}), sep="")  # [zh]
 

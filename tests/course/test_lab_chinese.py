@@ -123,3 +123,40 @@ def test_the_english_bundle_installs_no_language_pack_and_sets_no_locale(tmp_pat
     dry = _make_says(root, "lab")
     assert "Opening JupyterLab on" in dry and "rm -f" in dry and "forge-workbook-zh.json" in dry
     assert _extras(root) == ""
+
+
+def test_a_chinese_table_lines_up_in_jupyterlab(zh_lab: tuple[RunningLab, Path], chromium: Any) -> None:
+    """Stage 09's memory table, as JupyterLab draws it from the notebook: every cell of a column starts at the same x
+    (right-aligned columns end at the same x), the Chinese header included — which a text table padded for a
+    terminal does not do in the notebook's font. The shipped reference output (Markdown) is checked the same way."""
+    from playwright.sync_api import expect
+
+    lab, _root = zh_lab
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(WAIT_MS)
+    context.route(lambda url: not url.startswith(("http://127.0.0.1:", "data:", "blob:")), lambda route: route.abort())
+    page = context.new_page()
+    try:
+        page.goto(lab.url("lab/tree/notebooks/zh/09-memory-selection.ipynb"))
+        tables = page.locator("table.forgelab-table", has_text="bo-deploy")
+        expect(tables.first).to_be_attached(timeout=WAIT_MS)
+        assert tables.count() >= 2  # the cell's output and its reference output
+        for index in range(2):
+            table = tables.nth(index)
+            table.scroll_into_view_if_needed()
+            expect(table).to_be_visible()
+            # where each cell's text starts and ends on screen (a Range over its contents, not the cell's box)
+            edges = table.evaluate("""t => [...t.rows].map(r => [...r.cells].map(c => {
+                const range = document.createRange(); range.selectNodeContents(c);
+                const b = range.getBoundingClientRect(); return [b.left, b.right]; }))""")
+            header, *rows = edges
+            assert len(rows) == 12 and len(header) == 6
+            for column in range(6):  # 分数, 字符, 单位 (2–4) are right-aligned: their text ends at one x
+                side = 1 if column in (2, 3, 4) else 0
+                xs = sorted({round(row[column][side]) for row in edges})
+                assert len(xs) == 1, f"table {index}: column {column}'s text {('starts', 'ends')[side]} at {xs}"
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            table.screenshot(path=str(ARTIFACTS / f"zh-table-{index}.png"))
+        page.screenshot(path=str(ARTIFACTS / "zh-table-page.png"))
+    finally:
+        context.close()

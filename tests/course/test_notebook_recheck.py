@@ -21,6 +21,11 @@ from forgelab.learner.recheck import Rechecker
 WAIT_S = 60
 
 
+def _stand_in_table(outcome: Any, *_footer: Any) -> dict[str, str]:
+    """The test table a stand-in outcome shows: which check it was, as text and as HTML."""
+    return {"text/plain": f"TABLE OF RUN {outcome.run}", "text/html": f"<p>TABLE OF RUN {outcome.run}</p>"}
+
+
 def save(path: Path, text: str) -> None:
     """As an editor saves: a new file beside it, renamed over it."""
     scratch = path.with_name(f".{path.name}.saving")
@@ -87,7 +92,7 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
         return SimpleNamespace(run=len(runs), tests=(), transfer_tests=())
 
     monkeypatch.setattr(tools.bench, "check", check)
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_bundle", _stand_in_table)
     shown_when_kept: list[str] = []  # what the toggle showed when the check's records were kept (after the table)
     monkeypatch.setattr(tools.bench, "record", lambda outcome, *_args, **_kwargs: shown_when_kept.append(live.value))
     assert tools.recheck_on_save() is None
@@ -124,7 +129,7 @@ def test_the_toggle_checks_in_a_warm_worker_shared_with_run_tests_and_ends_it(to
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_bundle", _stand_in_table)
     tools.run_tests()  # before the toggle is on: no worker, the cold path
     assert given == [None]
     tools.recheck_on_save()
@@ -161,7 +166,7 @@ def test_the_toggle_says_once_why_it_checks_cold_when_the_worker_cannot_start(to
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
-    monkeypatch.setattr(tools, "_tests_text", lambda outcome, *_footer: f"TABLE OF RUN {outcome.run}")
+    monkeypatch.setattr(tools, "_tests_bundle", _stand_in_table)
     tools.recheck_on_save()
     (box,) = shown
     toggle, live = box.children

@@ -23,7 +23,7 @@ def test_build_writes_the_schema_and_check_reports_it_stale(workbook: WorkbookCo
     edited["properties"]["accepted"] = {"type": "string"}  # an edit by hand
     path.write_text(json.dumps(edited, indent=2) + "\n", encoding="utf-8")
 
-    stale = workbook.run("build", "--check")
+    stale = workbook.run("build", "--check", timeout=600)
     assert stale.returncode != 0
     assert f"out of date: {SCHEMA} — differs from the model in forgelab/core/verification.py" in stale.stdout
 
@@ -31,7 +31,7 @@ def test_build_writes_the_schema_and_check_reports_it_stale(workbook: WorkbookCo
     assert built.returncode == 0, built.output
     assert f"wrote {SCHEMA} from its model" in built.stdout
     assert path.read_text(encoding="utf-8") == schema_text()
-    assert workbook.run("build", "--check").returncode == 0
+    assert workbook.run("build", "--check", timeout=600).returncode == 0
 
 
 def test_the_model_reads_the_evidence_check_writes(workbook: WorkbookCopy, verification_validator) -> None:

@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from conftest import copy_workbook
+from conftest import copy_workbook, wait_until
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
                                  processes_with)
@@ -344,48 +344,73 @@ def test_a_plugin_name_no_distribution_has_is_not_looked_up_again_in_every_run(m
 # A module that says, when it is imported, how long its process had been running (from the sandbox's own /proc)
 AGE = """
 
-# ======== how long this process had been up when the module was imported ========
+# ======== when this process started (seconds since boot, as /proc counts) ========
 import os as _os
 
-with open("/proc/uptime") as _uptime, open("/proc/self/stat") as _stat:
-    _age = float(_uptime.read().split()[0]) - int(_stat.read().rsplit(")", 1)[1].split()[19]) / _os.sysconf("SC_CLK_TCK")
-raise RuntimeError(f"imported {{_age:.2f}} s after its process started ({token})")
+with open("/proc/self/stat") as _stat:
+    _started = int(_stat.read().rsplit(")", 1)[1].split()[19]) / _os.sysconf("SC_CLK_TCK")
+raise RuntimeError(f"process started at {{_started:.2f}} s ({token})")
 """
 
 
-def _age(outcome: CheckOutcome, token: str) -> float:
+def _started(outcome: CheckOutcome, token: str) -> float:
+    """When the process that imported the module saved with ``token`` had started (seconds since boot)."""
     assert outcome.import_problem is not None, verdict(outcome)
     cause = outcome.import_problem.cause
     assert token in cause, cause  # the module saved last was imported, not an earlier one
-    return float(cause.split("imported ", 1)[1].split(" s after", 1)[0])
+    return float(cause.split("process started at ", 1)[1].split(" s", 1)[0])
+
+
+def _now() -> float:
+    """Seconds since boot, on the clock /proc/self/stat's start times count on."""
+    with open("/proc/uptime", encoding="ascii") as uptime:
+        return float(uptime.read().split()[0])
+
+
+TICK = 0.011  # /proc's clock ticks are 1/100 s: a start time and the uptime read after it may differ by one
+
+
+def _host_waiting(worker: WarmWorker) -> bool | None:
+    """True once the worker's next-run process has its sandboxed host running (a Python process below it, not
+    the bubblewrap that starts one); None before (for wait_until)."""
+    for folder in (worker._base or Path("/nonexistent")).glob("standby-*"):
+        for pid in warm_module._tree(int(folder.name.split("-", 1)[1])):
+            try:
+                program = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+            except OSError:
+                continue
+            if os.path.basename(program).startswith(b"python"):
+                return True
+    return None
 
 
 def test_the_next_runs_host_is_started_before_the_save_and_imports_the_module_saved_then(
         bench: Workbench, warm: WarmWorker, reference: str) -> None:
     """After a run, the worker starts the next run's sandboxed host (same settings, limits and stage; its own code
-    and scratch folders, nothing of the learner's in it): the module saved a second later is the first the host
-    imports. A host started for other settings is not used: that run starts its own, as a cold session does."""
+    and scratch folders, nothing of the learner's in it): the module saved after that is the first the host imports.
+    A host started for other settings is not used: that run starts its own, as a cold session does. Proven by when
+    the importing process started, against when the module was saved — not by how long anything took."""
     import dataclasses
-    import time as _time
 
     stage = stage_01(bench)
     module = bench.workbook.root / MODULE
     module.write_text(reference, encoding="utf-8")
     assert verdict(bench.check(stage, write=False, warm=warm))["passed"] is True  # the next run's host starts now
-    _time.sleep(1.5)
+    wait_until(lambda: _host_waiting(warm), timeout=120, what="the next run's host")
     token = uuid.uuid4().hex[:12]
+    saved = _now()
     module.write_text(reference + AGE.format(token=token), encoding="utf-8")
-    early = _age(bench.check(stage, write=False, warm=warm), token)
-    assert early >= 1.0, early  # it had waited since the last run ended
-    cold = _age(bench.check(stage, write=False), token)
-    assert cold < 1.0, cold
+    assert _started(bench.check(stage, write=False, warm=warm), token) <= saved + TICK  # it was waiting already
+    before_cold = _now()
+    assert _started(bench.check(stage, write=False), token) >= before_cold - TICK  # a cold session starts its own
     other = Workbench(bench.workbook, bench.course, dataclasses.replace(bench.settings, test_cpu_s=11))
-    _time.sleep(1.5)
     token = uuid.uuid4().hex[:12]
     module.write_text(reference + AGE.format(token=token), encoding="utf-8")
-    assert _age(other.check(stage, write=False, warm=warm), token) < 1.0  # the waiting host had other limits
-    _time.sleep(1.5)
-    assert _age(other.check(stage, write=False, warm=warm), token) >= 1.0  # this one was started for them
+    asked = _now()
+    assert _started(other.check(stage, write=False, warm=warm), token) >= asked - TICK  # the waiting host had other limits
+    wait_until(lambda: _host_waiting(warm), timeout=120, what="the next run's host, for the other limits")
+    asked = _now()
+    assert _started(other.check(stage, write=False, warm=warm), token) <= asked + TICK  # this one was started for them
     module.write_text(reference, encoding="utf-8")
     assert verdict(bench.check(stage, write=False, warm=warm))["passed"] is True
 

@@ -221,7 +221,9 @@ def test_run_all_on_the_starter_ends_with_the_summary_and_the_hint_button_follow
     lab.running.wait_kernel_idle(notebook, timeout=WAIT_MS / 1000)  # Run All has ended
     summary.scroll_into_view_if_needed()
     _shot(page, "run-all-01")
-    assert "at a glance" in summary.inner_text()
+    cell = page.locator(".jp-CodeCell", has=summary)  # the summary: its title, its table of parts, what is open
+    assert "at a glance" in cell.inner_text()
+    expect(cell.locator("table.forgelab-table", has_text="stage tests")).to_have_count(1)
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     tracebacks = [text for text in errors.all_inner_texts() if "Traceback" in text]
     assert tracebacks == []

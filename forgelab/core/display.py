@@ -265,12 +265,12 @@ class Grid:
         return "\n".join(lead + line if line else line for line in body.split("\n"))
 
     def html(self) -> str:
-        from markupsafe import escape  # lazy: only a notebook asks for HTML
+        from forgelab.core.text import esc  # lazy: only a notebook asks for HTML
 
         def cell(tag: str, text: str, index: int) -> str:
             align = "right" if index in self.right else "left"
             return (f'<{tag} style="text-align: {align}; vertical-align: top; white-space: pre-wrap; '
-                    f'padding: 0.15em 0.9em 0.15em 0">{escape(text)}</{tag}>')
+                    f'padding: 0.15em 0.9em 0.15em 0">{esc(text)}</{tag}>')
 
         head = ("<thead><tr>" + "".join(cell("th", text, index) for index, text in enumerate(self.headers))
                 + "</tr></thead>") if self.headers else ""

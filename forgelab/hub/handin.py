@@ -15,7 +15,6 @@ notebook's cell calls ``hand_in(lab)``; the hub's layer sits above the learner's
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ import httpx
 
 from forgelab.core.files import LayoutError
 from forgelab.core.i18n import _
-from forgelab.core.text import inline
+from forgelab.core.text import esc, inline
 from forgelab.hub.client import Client, Connection, ServiceError, pack
 from forgelab.hub.models import Feedback, Receipt
 
@@ -149,11 +148,11 @@ def _feedback_html(connection: Connection) -> str:
     if feedback is None:
         return _paragraph(_("No feedback published for you yet: it appears here once your instructor has graded and "
                             "published (terminal: `forgelab feedback`)."))
-    text = html.escape(_("Your feedback: {points} of {top} points (published {time})").format(
+    text = esc(_("Your feedback: {points} of {top} points (published {time})").format(
         points=f"{feedback.points:g}", top=f"{feedback.max_points:g}",
         time=feedback.published_at.strftime("%Y-%m-%d %H:%M UTC")))
-    label = html.escape(_("open your feedback page"))
-    return (f'<p style="line-height: 1.5">{text}: <a class="forgelab-feedback" href="{html.escape(feedback_address(connection))}" '
+    label = esc(_("open your feedback page"))
+    return (f'<p style="line-height: 1.5">{text}: <a class="forgelab-feedback" href="{esc(feedback_address(connection))}" '
             f'target="_blank" rel="noopener">{label}</a></p>')
 
 
@@ -163,4 +162,4 @@ def _paragraph(text: str) -> str:
 
 
 def _pre(text: str) -> str:
-    return f'<pre style="white-space: pre-wrap; line-height: 1.4">{html.escape(text)}</pre>'
+    return f'<pre style="white-space: pre-wrap; line-height: 1.4">{esc(text)}</pre>'

@@ -33,6 +33,7 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
 from forgelab.learner.checkjob import ALL_PARTS as ALL_PARTS, FAULT_LAB as FAULT_LAB, TESTS as TESTS, TRANSFER as TRANSFER
 from forgelab.learner.checkjob import lab_dir as lab_dir, transfer_file as transfer_file
+from forgelab.learner.checkjob import untouched_regression
 from forgelab.learner.checkjob import (KNOWN_WRONG, LAB, REGRESSION_BROKEN, REGRESSION_FIXED, TARGET, CheckPlan,
                                        PendingRun, part_inputs, plan_check, regression_file)
 from forgelab.core.paths import Workbook
@@ -143,9 +144,11 @@ def judge_lab_regression(stage: Stage, target: Target, lab: Path, lab_untouched:
     if not test.is_file():
         return Part("missing", _("{path} does not exist: `forgelab fault start {number}` writes its starter").format(
             path=stage.regression_test, number=number))
+    shown = stage.regression_test
+    if untouched_regression(stage, test):
+        return Part("not_written", _(REGRESSION_NOT_WRITTEN).format(path=shown))
     if report is None:
         return Part("error", _("the lab's regression test did not run"))
-    shown = stage.regression_test
 
     def problem(label: str) -> str | None:
         errors = [e.cause for e in report.collect_errors if e.target == label and e.file == shown]

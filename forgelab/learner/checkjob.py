@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from forgelab.core.i18n import LANGUAGES, N_, _, speaking
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.starters import StarterError, starter_bytes
@@ -65,6 +66,40 @@ def untouched_transfer(workbook: Workbook, stage: Stage, path: Path) -> bool:
         return False
 
 
+# the lab's regression test as ``fault start`` writes it: what it must do, never the answer
+REGRESSION_DOC = N_("""Regression test for fault lab {number} — {title}.
+
+Write a test that pins the defect you found in {module}: it must FAIL on the lab's broken copy and PASS once the
+module is repaired. `forgelab fault check {number}` runs it on both and says which. Grading runs it on the course's
+reference implementation (where it must pass) and on the lab's broken module (where it must fail): that earns the
+lab's diagnosis points. Import what you test from forge (`from {package} import ...`) and assert the exact result
+the module's contract promises for an input that shows the defect.""")
+REGRESSION_SKIP = N_("not written yet: replace this line with your regression test")
+
+
+def regression_starter_text(stage: Stage) -> str:
+    """The starter of the lab's regression test in the active language: a docstring saying what it must do and one
+    skipped test."""
+    package = stage.module.removesuffix(".py").replace("/", ".")
+    doc = _(REGRESSION_DOC).format(number=stage.number, title=stage.text().title, module=stage.module, package=package)
+    return (f'"""{doc}\n"""\n\nimport pytest\n\n\ndef test_the_defect_stays_fixed() -> None:\n'
+            f'    pytest.skip({_(REGRESSION_SKIP)!r})\n')
+
+
+def untouched_regression(stage: Stage, path: Path) -> bool:
+    """The regression test is still ``fault start``'s starter (in either language), byte for byte: it only skips,
+    nothing need run to know it."""
+    try:
+        written = path.read_bytes()
+    except OSError:
+        return False
+    for language in LANGUAGES:
+        with speaking(language):
+            if written == regression_starter_text(stage).encode("utf-8"):
+                return True
+    return False
+
+
 def regression_file(lab: Path, stage: Stage) -> Path:
     """The lab's regression test in the lab folder ``lab`` (``labs/NN-slug/test_diagnosis.py``)."""
     return lab / Path(stage.regression_test).name
@@ -76,7 +111,8 @@ def regression_runs(workbook: Workbook, stage: Stage, lab: Path,
     variant) and on the lab with the broken module laid over it — the course's code, so that run reports outcomes and
     lines only. Nothing when the lab or its test is missing."""
     test = regression_file(lab, stage)
-    if not (lab / "forge").is_dir() or not test.is_file() or not (workbook.root / stage.fault_variant).is_file():
+    if not (lab / "forge").is_dir() or not test.is_file() or not (workbook.root / stage.fault_variant).is_file() \
+            or untouched_regression(stage, test):
         return [], []
     shown = ((test, stage.regression_test),)
     targets = [core.TargetSpec(REGRESSION_BROKEN, (lab / "forge", jobs.fault_variant(workbook, stage)), stage.number,

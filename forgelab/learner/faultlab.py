@@ -17,7 +17,7 @@ from pathlib import Path
 
 from forgelab.learner import backups, state
 from forgelab.learner.check import judge_lab_regression
-from forgelab.learner.checkjob import regression_runs, untouched_lab
+from forgelab.learner.checkjob import regression_runs, regression_starter_text, untouched_lab
 from forgelab.core.targets import resolve_target
 from forgelab.core import evidence
 from forgelab.core.i18n import N_, _
@@ -31,15 +31,6 @@ from forgelab.verdicts import seal as seal_verdict
 from forgelab.judge.core import CourseTests
 
 LAB_INIT = '"""forge — fault-lab workspace: only the module under repair lives here."""\n'
-# the lab's regression test as ``fault start`` writes it: what it must do, never the answer
-REGRESSION_DOC = N_("""Regression test for fault lab {number} — {title}.
-
-Write a test that pins the defect you found in {module}: it must FAIL on the lab's broken copy and PASS once the
-module is repaired. `forgelab fault check {number}` runs it on both and says which. Grading runs it on the course's
-reference implementation (where it must pass) and on the lab's broken module (where it must fail): that earns the
-lab's diagnosis points. Import what you test from forge (`from {package} import ...`) and assert the exact result
-the module's contract promises for an input that shows the defect.""")
-REGRESSION_SKIP = N_("not written yet: replace this line with your regression test")
 
 
 class FaultLabError(ValueError):
@@ -166,11 +157,7 @@ def regression_starter(workbook: Workbook, stage: Stage) -> Path:
     the learner has one already; returns its path."""
     path = workbook.workspace / stage.regression_test
     if not path.exists():
-        package = stage.module.removesuffix(".py").replace("/", ".")
-        doc = _(REGRESSION_DOC).format(number=stage.number, title=stage.text().title, module=stage.module,
-                                       package=package)
-        path.write_text(f'"""{doc}\n"""\n\nimport pytest\n\n\ndef test_the_defect_stays_fixed() -> None:\n'
-                        f'    pytest.skip({_(REGRESSION_SKIP)!r})\n', encoding="utf-8")
+        path.write_text(regression_starter_text(stage), encoding="utf-8")
     return path
 
 

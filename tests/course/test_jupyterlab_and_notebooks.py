@@ -63,7 +63,7 @@ def test_stage_01_notebook_on_the_starter_shows_friendly_lines_not_tracebacks(wo
             assert output.output_type != "error" or output.ename not in ("NotImplementedError",), cell.source
             if output.output_type == "error":
                 pytest.fail(f"traceback in cell {cell.source!r}: {output.ename}")
-            texts.append(output.get("text", ""))
+            texts.append(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
     joined = "\n".join(texts)
     assert re.search(r"explain\(\) is not implemented yet — see hints 4–6", joined)
     assert "required tests: 1/13 passed" in joined

@@ -60,7 +60,8 @@ def test_the_chain_cell_lists_every_stage_and_links_its_notebook(course) -> None
     notebook = nbformat.read(course.root / OPENING_NOTEBOOK, as_version=4)
     chain = next(cell for cell in notebook.cells if cell.cell_type == "code" and "load_course" in cell.source
                  and "unfinished" not in cell.source)
-    printed = "".join(output.get("text", "") for output in chain.outputs).splitlines()
+    printed = "".join(output.get("text", "") or output.get("data", {}).get("text/plain", "")
+                      for output in chain.outputs).splitlines()
     assert [line.split()[0] for line in printed] == [stage.number for stage in course.stages]
     markdown = _markdown(notebook)
     for stage in course.stages:

@@ -63,7 +63,8 @@ def test_check_on_the_starter_at_80_and_200_columns(workbook: WorkbookCopy, lang
     causes = [line for line in lines if line.startswith(" " * INDENT + "close_dependencies()")]
     assert causes and columns(causes[0]) > STACK_BELOW, narrow.stdout  # under its row, at the full width
     wide = workbook.run("check", "11", env={**env, "COLUMNS": "200"})
-    first = next(line for line in wide.stdout.splitlines() if line.startswith("test_"))
+    failed = "失败" if language == "zh" else "FAILED"
+    first = next(line for line in wide.stdout.splitlines() if line.startswith("test_") and f" {failed} " in line)
     assert "close_dependencies()" in first and len(first.split()) > 2, wide.stdout  # the cause on the row itself
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, wait_until
 from grading_fixtures import MODULE
 
 from forgelab.core.paths import Workbook
@@ -275,7 +275,6 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
     and the other learner's test, stopped mid-way, was blamed."""
     import contextvars
     import threading
-    import time
 
     from forgelab.judge import channel
 
@@ -286,11 +285,9 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
     real = core._learner_file
 
     def learner_file(label: str, test_file: Path, *args: object) -> object:
-        if test_file.parent.name == "broken":  # this run's grader breaks once the other run's test is running
-            deadline = time.monotonic() + 60
-            while not testers() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(1.0)
+        if test_file.parent.name == "broken":  # this run's grader breaks once the other run's tester is running
+            # from then on, ending every process the grader started would stop the other learner's test (3 s long)
+            wait_until(lambda: testers() or None, timeout=120, what="the other run's tester to start")
             raise RuntimeError("the grader broke on this submission")
         return real(label, test_file, *args)  # type: ignore[arg-type]
 
@@ -351,9 +348,24 @@ job = core.Job(root, starters, jobs.stage_modules(load_course(root)), (target,),
 pending = PendingRun(job, DEFAULT)
 
 
+def waiting_for_the_report() -> bool:
+    """Whether the main thread is inside PendingRun.result, blocked on the run's end."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return "result" in names and names[0] == "wait"
+
+
 def ctrl_c() -> None:  # once the command waits for the report (it does nothing else here)
     pending._started.wait()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 120
+    while not waiting_for_the_report():  # a condition, asked again every 10 ms
+        if time.monotonic() > deadline:
+            print("the command never waited for its report", file=sys.stderr)
+            os._exit(3)
+        time.sleep(0.01)
     os.kill(os.getpid(), signal.SIGINT)
 
 

@@ -67,6 +67,10 @@ class CheckOutcome:
     # known-wrong module: a later check of the same files takes them from here instead of running them again
     inputs: dict[str, str] = field(default_factory=dict)
     known_wrong: tuple[TestRow, ...] | None = None
+    # the slow parts (TRANSFER, FAULT_LAB) taken from an earlier check although their files changed since: a partial
+    # check that shows the stage tests first (watch mode, the notebook's re-check) and judges them next. Never in
+    # written evidence (a check that writes runs them), and never remembered for ``status`` (Workbench.record)
+    stale: frozenset[str] = frozenset()
 
     @property
     def accepted(self) -> bool:
@@ -198,6 +202,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         plan = pending.plan or plan_check(course, workbook, stage, target)
         inputs: dict[str, str] = {}
         known_wrong = True
+        stale: frozenset[str] = frozenset()
         report = pending.result()
     else:
         transfer_path, lab = transfer_file(workbook, stage, target), lab_dir(workbook, stage, target)
@@ -205,6 +210,11 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         inputs = part_inputs(workbook, stage, target, transfer_path, lab)
         if reusable and previous is not None:
             parts = frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
+        # the slow parts not run now whose files changed since ``previous`` judged them: their rows are from before
+        stale = frozenset(part for part in (TRANSFER, FAULT_LAB) if part not in parts and previous is not None
+                          and previous.inputs.get(part) != inputs[part])
+        if write:  # evidence says only what is true of the files as they are: what changed runs now
+            parts, stale = parts | stale, frozenset()
         known_wrong = not (reusable and previous is not None and previous.known_wrong is not None
                            and previous.inputs.get(KNOWN_WRONG) == inputs[KNOWN_WRONG])
         plan = plan_check(course, workbook, stage, target, parts, known_wrong, transfer_path=transfer_path, lab=lab)
@@ -273,7 +283,7 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         path = out or (workbook.workspace / stage.evidence_dir / evidence.FILENAME)
         verification.write(path, verification.Verification.model_validate(document))
     return CheckOutcome(stage, target, tests, lab_part, transfer_part, transfer_rows, design_part, document, path,
-                        problem, report, diagnosis_part, regression_part, judged_at, on_wrong)
+                        problem, report, diagnosis_part, regression_part, judged_at, on_wrong, stale)
 
 
 def _summary(stage: Stage, tests: tuple[TestRow, ...]) -> dict[str, int]:

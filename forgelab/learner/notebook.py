@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgelab.learner.check import DIAGNOSIS_WORDS, CheckOutcome
+from forgelab.learner.check import DIAGNOSIS_WORDS, TESTS, CheckOutcome
 from forgelab.verdicts.parts import MIN_DESIGN_WORDS, PART_WORDS
 from forgelab.core.display import Grid, symbol
 from forgelab.core.i18n import _, active
@@ -36,6 +36,7 @@ from forgelab.core import i18n
 from forgelab.judge.settings import DEFAULT
 from forgelab.judge.warm import WarmUnavailable, WarmWorker
 from forgelab.learner.workbench import Workbench
+from forgelab.learner.watch import PENDING_WORDS
 from forgelab.core import verification
 from forgelab.judge.outcomes import Outcome
 from forgelab.learner.faultlab import FaultLabError, is_fixed
@@ -320,12 +321,26 @@ class StageTools:
                     why=error)
                 warm = None
             try:
-                outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm, record=False)
+                # the stage tests first, as watch mode does; the slow parts whose files changed since the last check
+                # (the transfer test after a save of the module) are judged next, the others are taken from that check
+                outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm, record=False,
+                                           parts=frozenset({TESTS}))
+                if outcome.stale and not stopped():
+                    self._last_tests = outcome
+                    names = _(", ").join(_(PENDING_WORDS[part]) for part in sorted(outcome.stale))
+                    head = _("{time} · stage tests re-checked after saving {module}; still judging: {parts}").format(
+                        time=_dt.datetime.now().strftime("%H:%M:%S"), module=self.stage.module, parts=names)
+                    shown = show(outcome, rechecking=True)
+                    live.value = f"<p>{_html(head)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + shown
+                    # kept for hint meanwhile (its transfer verdict is not: Workbench.record keeps no stale part)
+                    self._keep(outcome)
+                    outcome = self.bench.check(self.stage, self.target_name, write=False, warm=warm, record=False,
+                                               parts=outcome.stale, previous=outcome)
             except Exception as error:  # the watcher keeps watching, and says what went wrong
                 live.value = _pre(_("the check could not run: {cause}").format(cause=error))
                 return
             try:
-                if self._rechecker is None or self._rechecker.stopped:
+                if stopped():
                     return  # turned off while this check ran: the toggle says it is off
                 self._last_tests = outcome
                 done = (_("{time} · re-checked after saving {module}; the next save checks again") if saved
@@ -334,10 +349,10 @@ class StageTools:
                 shown = show(outcome, rechecking=True)
                 live.value = f"<p>{_html(done)}</p>" + (f"<p>{_html(cold[0])}</p>" if cold[0] else "") + shown
             finally:  # what check keeps for later commands (status, hint), once the table is shown
-                try:
-                    self.bench.record(outcome, self.target_name, write=False)
-                except Exception:  # noqa: BLE001 - bookkeeping only: the table stands, and the next check keeps them
-                    pass
+                self._keep(outcome)
+
+        def stopped() -> bool:
+            return self._rechecker is None or self._rechecker.stopped
 
         def switch(change: dict[str, Any]) -> None:  # free-form: ipywidgets' change notification
             self._stop_rechecking()
@@ -351,6 +366,14 @@ class StageTools:
         self._stop_rechecking()  # this cell ran again: the toggle it made before is gone
         self._toggle = toggle
         display(widgets.VBox([toggle, live]))
+
+    def _keep(self, outcome: CheckOutcome) -> None:
+        """What a re-check keeps for later commands (status, hint), as check keeps it; bookkeeping only: the table
+        stands whatever happens here, and the next check keeps them."""
+        try:
+            self.bench.record(outcome, self.target_name, write=False)
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
 
     def _stop_rechecking(self) -> None:
         if self._rechecker is not None:

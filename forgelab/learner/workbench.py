@@ -149,7 +149,8 @@ class Workbench:
         cell = TestsCell(0 if problem else int(summary["required_passed"]), len(stage.required_tests), problem)
         state.remember_first_failing(self.workbook, stage.number,
                                      None if outcome.import_problem else stagehints.first_failing(stage, outcome.tests))
-        remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
+        if not outcome.stale:  # a transfer verdict judged on other files than these is not remembered as theirs
+            remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
         if not problem:
             remember_import(self.workbook, stage, import_key(self.workbook, stage))
 

@@ -89,7 +89,7 @@ def test_the_toggle_is_off_and_silent_until_turned_on(tools: Any, workbook: Work
 
     def check(*_args: Any, **_kwargs: Any) -> Any:  # the judge's part is the browser test's: here, the wiring
         runs.append(len(runs) + 1)
-        return SimpleNamespace(run=len(runs), tests=(), transfer_tests=())
+        return SimpleNamespace(run=len(runs), tests=(), transfer_tests=(), stale=frozenset())
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools, "_tests_bundle", _stand_in_table)
@@ -125,7 +125,7 @@ def test_the_toggle_checks_in_a_warm_worker_shared_with_run_tests_and_ends_it(to
 
     def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
         given.append(warm)
-        return SimpleNamespace(run=len(given), tests=(), transfer_tests=())
+        return SimpleNamespace(run=len(given), tests=(), transfer_tests=(), stale=frozenset())
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records
@@ -162,7 +162,7 @@ def test_the_toggle_says_once_why_it_checks_cold_when_the_worker_cannot_start(to
 
     def check(*_args: Any, warm: Any = None, **_kwargs: Any) -> Any:
         given.append(warm)
-        return SimpleNamespace(run=len(given), tests=(), transfer_tests=())
+        return SimpleNamespace(run=len(given), tests=(), transfer_tests=(), stale=frozenset())
 
     monkeypatch.setattr(tools.bench, "check", check)
     monkeypatch.setattr(tools.bench, "record", lambda *_args, **_kwargs: None)  # a stand-in outcome has no records

@@ -1,11 +1,16 @@
-"""Plain-text views of an extraction (spec + audit trail) for the terminal and the notebook (finished
-infrastructure: you use it, you do not need to change it).
+"""Views of an extraction (spec + audit trail) for the terminal and the notebook (finished infrastructure: you use
+it, you do not need to change it).
 
-Both functions take the JSON form the driver produces (``spec.model_dump(mode="json")`` and
+All functions take the JSON form the driver produces (``spec.model_dump(mode="json")`` and
 ``audit.to_dict()``), so the CLI and the notebook show exactly the same thing. ``language`` chooses
 the words around the data: ``"en"`` (the default) or ``"zh"`` (Simplified Chinese, for the Chinese
 edition). Only the labels and the sentences change; the data itself (goals, keys, sources, reason
 codes, identifiers) is printed as it is in both.
+
+``extraction_tables`` gives the report as tables of labels and lines; ``format_extraction`` prints the same
+tables as text, its label column padded for a terminal (where a Chinese character takes two cells). A notebook
+shows the tables as HTML tables instead, so their columns line up whatever width its font gives a Chinese
+character.
 """
 
 from __future__ import annotations
@@ -55,18 +60,27 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
 
 
-def _rows(label: str, lines: Sequence[str]) -> list[str]:
+Row = tuple[str, str]  # a label (empty where a value goes on) and one line of its value
+Table = tuple[str, list[Row]]  # a title and its rows
+
+
+def _rows(label: str, lines: Sequence[str]) -> list[Row]:
     lines = list(lines) or ["-"]
-    pad = " " * (LABEL + 2)
-    return [f"  {label}{' ' * max(1, LABEL - _width(label))}{lines[0]}"] + [pad + line for line in lines[1:]]
+    return [(label, lines[0])] + [("", line) for line in lines[1:]]
+
+
+def _text(table: Table) -> str:
+    title, rows = table
+    return "\n".join([title] + [f"  {label}{' ' * max(1, LABEL - _width(label))}{line}" for label, line in rows])
 
 
 def _join(items: Sequence[str], words: Mapping[str, str]) -> str:
     return words["list"].join(items) if items else words["none"]
 
 
-def format_spec(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None, language: Language = "en") -> str:
-    """The task spec, one labelled row per field; with ``audit``, its head names scenario, prompt version and model.
+def spec_table(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None, language: Language = "en") -> Table:
+    """The task spec as a title and one labelled row per field; with ``audit``, the title names scenario, prompt
+    version and model.
 
     ``language`` is ``"en"`` or ``"zh"``: the words of the labels; the spec's values are printed as they are.
     """
@@ -74,16 +88,20 @@ def format_spec(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None,
     head = words["spec"]
     if audit:
         head += f" · {audit['scenario']} · {words['prompt']} {audit['prompt_version']} · {words['model']} {audit['model']}"
-    out = [head]
-    out += _rows(words["goal"], [str(spec["goal"])])
+    out = _rows(words["goal"], [str(spec["goal"])])
     out += _rows(words["inputs"], [_join(spec.get("inputs", []), words)])
     out += _rows(words["outputs"], [words["outputs_list"].join(spec.get("outputs", [])) or words["none"]])
     out += _rows(words["acceptance"], [f"{i}. {item}" for i, item in enumerate(spec["acceptance"], 1)])
     out += _rows("write_allowed", ["true" if spec["write_allowed"] else "false"])  # a JSON field: never translated
-    return "\n".join(out)
+    return head, out
 
 
-def format_audit(audit: Mapping[str, Any], language: Language = "en") -> str:
+def format_spec(spec: Mapping[str, Any], audit: Mapping[str, Any] | None = None, language: Language = "en") -> str:
+    """:func:`spec_table` as terminal text: the title, then each label padded to one column, values after it."""
+    return _text(spec_table(spec, audit, language))
+
+
+def audit_table(audit: Mapping[str, Any], language: Language = "en") -> Table:
     """The audit trail: instructions accepted and rejected, context chosen and dropped, examples, flags, repairs, tokens.
 
     ``language`` is ``"en"`` or ``"zh"``: the words around the record; keys, sources and reason codes stay as they are.
@@ -93,7 +111,7 @@ def format_audit(audit: Mapping[str, Any], language: Language = "en") -> str:
     def paren(text: str) -> str:
         return words["paren"].format(text=text)
 
-    out = [words["audit"]]
+    out: list[Row] = []
     accepted = [f"{item['key']}={item['value']!r}{paren(item['source'])}" if item["key"] == "write"
                 else f"{item['key']}{paren(item['source'])}" for item in audit["accepted"]]
     rejected = [words["rejected"].format(source=item["source"], item=f"{item['key']}={item['value']!r}",
@@ -114,18 +132,32 @@ def format_audit(audit: Mapping[str, Any], language: Language = "en") -> str:
     out += _rows(words["repairs"], [_join(audit["repairs"], words)])
     out += _rows(words["tokens"], [words["token_counts"].format(prompt=audit["prompt_tokens"],
                                                                 output=audit["output_tokens"])])
-    return "\n".join(out)
+    return words["audit"], out
+
+
+def format_audit(audit: Mapping[str, Any], language: Language = "en") -> str:
+    """:func:`audit_table` as terminal text: the title, then each label padded to one column, values after it."""
+    return _text(audit_table(audit, language))
+
+
+def extraction_tables(document: Mapping[str, Any], language: Language = "en") -> list[Table]:
+    """The spec's table (when there is one) and the audit trail's table of a driver answer, as (title, rows): what
+    :func:`format_extraction` prints, for a notebook to show as HTML tables.
+
+    ``language`` is ``"en"`` (the default) or ``"zh"``. Any other value raises ``KeyError``.
+    """
+    tables = []
+    if document.get("spec") is not None:
+        tables.append(spec_table(document["spec"], document.get("audit"), language))
+    if document.get("audit") is not None:
+        tables.append(audit_table(document["audit"], language))
+    return tables
 
 
 def format_extraction(document: Mapping[str, Any], language: Language = "en") -> str:
-    """The spec (when there is one) and the audit trail of a driver answer.
+    """The tables of :func:`extraction_tables` as terminal text, as ``forgelab extract`` prints them.
 
-    ``language`` is ``"en"`` (the default) or ``"zh"``: the Chinese edition's notebook and ``forgelab extract
-    --lang zh`` pass ``"zh"``. Any other value raises ``KeyError``.
+    ``language`` is ``"en"`` (the default) or ``"zh"``: ``forgelab extract --lang zh`` passes ``"zh"``. Any other
+    value raises ``KeyError``.
     """
-    parts = []
-    if document.get("spec") is not None:
-        parts.append(format_spec(document["spec"], document.get("audit"), language))
-    if document.get("audit") is not None:
-        parts.append(format_audit(document["audit"], language))
-    return "\n\n".join(parts)
+    return "\n\n".join(_text(table) for table in extraction_tables(document, language))

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EDITIONS = {"en": ROOT / "notebooks", "zh": ROOT / "notebooks" / "zh"}
 REFERENCE = "forgelab-reference-output"
 # the worked demonstrations that show a table, and a cell of it
-DEMO_TABLES = {"02": "write-policy", "03": "search-form-v1", "09": "bo-deploy", "10": "system", "11": "hit-00"}
+DEMO_TABLES = {"02": "write-policy", "03": "search-form-v1", "08": "write_allowed", "09": "bo-deploy", "10": "system",
+               "11": "hit-00"}
 
 
 def _notebooks(language: str) -> list[Path]:
@@ -110,3 +111,20 @@ def test_the_editions_may_differ_in_a_tables_words_but_not_in_its_rows() -> None
     assert same_demo_code(english) == same_demo_code(chinese)
     other_rows = 'rows = [(a, b) for a, b in pairs if b]\nlab.table(["编号", "分数"], rows, right=(1,))'
     assert same_demo_code(english) != same_demo_code(other_rows)
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_the_chapter_projects_report_is_two_html_tables_of_labels_and_lines(language: str) -> None:
+    """Stage 08's report (the spec and its audit trail) padded its labels by hand, two columns to a Chinese
+    character: in JupyterLab its values drifted left of each other. It is two tables now, one cell per label and
+    per line, nothing padded."""
+    cells = _cells(next(EDITIONS[language].glob("08-*.ipynb")))
+    demo = next(cell for cell in cells if "extraction_tables(" in _source(cell))
+    tables = re.findall(r"<table.*?</table>", _html(demo), flags=re.S)
+    assert len(tables) == 2, f"the spec and the audit trail are not two HTML tables: {len(tables)}"
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", tables[0])]
+    labels = {"en": ["goal", "inputs", "outputs", "acceptance"], "zh": ["目标", "输入", "输出", "验收标准"]}[language]
+    assert [row[0] for row in rows if row[0]] == labels + ["write_allowed"], rows
+    assert all(len(row) == 2 and row[0] == row[0].strip() and row[1] == row[1].strip() for row in rows), rows
+    audit = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", tables[1])]
+    assert any(row[0] == "" and row[1] for row in audit), "a value's second line is its own row under no label"

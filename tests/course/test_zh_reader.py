@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, run_cli
-from forge.project.report import format_extraction
+from forge.project.report import extraction_tables, format_extraction
 from forgelab.core.i18n import speaking
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -65,12 +65,32 @@ def test_the_project_report_speaks_chinese_around_the_data() -> None:
             assert line[2 + len(label):].startswith(" " * (17 - cells)), line
 
 
-def test_the_chinese_notebook_of_stage_08_prints_the_chinese_report(repo_root: Path) -> None:
+def test_the_report_as_tables_is_the_report_as_text_row_for_row() -> None:
+    """The notebook shows ``extraction_tables`` (HTML tables); the terminal prints ``format_extraction``: the same
+    titles, labels and lines, only the text pads its label column for a terminal."""
+    for language in ("en", "zh"):
+        tables = extraction_tables(DOCUMENT, language=language)
+        assert [title for title, _rows in tables] == [part.split("\n")[0] for part in
+                                                     format_extraction(DOCUMENT, language=language).split("\n\n")]
+        rows = [(label, line) for _title, table in tables for label, line in table]
+        text = [line for line in format_extraction(DOCUMENT, language=language).splitlines()
+                if line.startswith("  ")]
+        assert [re.fullmatch(r"  (\S*) +(.*)", line).groups() for line in text] == rows, language  # type: ignore[union-attr]
+    assert ("验收标准", "1. npm test passes") in extraction_tables(DOCUMENT, language="zh")[0][1]
+    assert ("", "拒绝：user 的 tests='skip the tests'（lower_rank，developer 胜出）") in \
+        extraction_tables(DOCUMENT, language="zh")[1][1]  # a value's second line goes on under an empty label
+
+
+def _outputs(cell: dict[str, Any]) -> str:
+    return "".join("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+                   for output in cell.get("outputs", []))
+
+
+def test_the_chinese_notebook_of_stage_08_shows_the_chinese_report(repo_root: Path) -> None:
     notebook = json.loads((repo_root / "notebooks" / "zh" / "08-requirement-extractor.ipynb").read_text(encoding="utf-8"))
-    printed = "".join("".join(output.get("text", "")) for cell in notebook["cells"] if cell["cell_type"] == "code"
-                      for output in cell.get("outputs", []))
-    assert "审计记录" in printed and "  验收标准       1. " in printed
-    assert "audit trail" not in printed and "task spec ·" not in printed
+    shown = "".join(_outputs(cell) for cell in notebook["cells"] if cell["cell_type"] == "code")
+    assert "审计记录" in shown and "任务规格 · software" in shown and "验收标准" in shown
+    assert "audit trail" not in shown and "task spec ·" not in shown
 
 
 # ---------------------------------------------------------------- a notebook cell that fails during grading

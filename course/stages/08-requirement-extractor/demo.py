@@ -22,19 +22,21 @@ for name in SCENARIOS:
         print(f"{name:<9}{request.language}  write_allowed={allowed:<6} 示例：{'、'.join(result.audit.examples)}")  # [zh]
 
 # %% [markdown] en
-# Now the Chinese software request in full: the spec and its audit trail, exactly as
-# `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` prints them.
+# Now the Chinese software request in full: the spec and its audit trail, row for row what
+# `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` prints (here as tables).
 
 # %% [markdown] zh
-# 下面完整展示那条中文 software 请求的结果：规格和它的审计记录，与 `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` 打印的内容完全一致。
+# 下面完整展示那条中文 software 请求的结果：规格和它的审计记录，逐行与 `forgelab extract --scenario software "为前端仓库增加功能、修改代码并补测试"` 打印的内容一致（这里显示成表格）。
 
 # %%
-from forge.project.report import format_extraction
+from forge.project.report import extraction_tables
 
 software = load_scenario("software")
 result = extract(software, "为前端仓库增加功能、修改代码并补测试", MockModel())
-print(format_extraction({"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict()}))  # [en]
-print(format_extraction({"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict()}, language="zh"))  # [zh]
+document = {"spec": result.spec.model_dump(mode="json"), "audit": result.audit.to_dict()}
+for title, rows in extraction_tables(document, language=lab.language):
+    print(title)
+    lab.table([], rows)
 
 # %% [markdown] en
 # Read the trail from the top. The user's "skip the tests this time" lost to the developer's rule

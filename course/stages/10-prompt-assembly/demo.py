@@ -21,7 +21,7 @@ print(input_budget(200_000, 8_000, 16_000, 4_000))
 # but the API never returns more than 8 000.
 
 # %% [markdown] zh
-# S 从哪里来？本阶段参照的 Token 安全组装器最多只填满窗口的 75%（`SAFETY_THRESHOLD`），空出四分之一：对它举例用的 204,000 Token 窗口来说就是 51,000，其他什么都不预留时，预算是 153,000。另外，如果 API 单独限制了输出，这个上限就要单独检查：按窗口来算，“预留” 16,000 Token 的回答毫无问题，可这个 API 最多只返回 8,000。
+# S 从哪里来？本阶段参照的 Token 安全组装器最多只填满窗口的 75%（`SAFETY_THRESHOLD`），空出四分之一：对它举例用的 204,000 Token 窗口来说就是 51,000，其他什么都不预留时，预算是 153,000。另外，如果 API 对输出另有上限，就要单独检查这个上限：只看窗口，为回答预留 16,000 Token 完全放得下，可这个 API 一次最多只返回 8,000 个。
 
 # %%
 print(safety_margin_for(204_000), input_budget(204_000, 0, 0, safety_margin_for(204_000)))

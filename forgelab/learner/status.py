@@ -22,6 +22,7 @@ last ``fault check`` (or the lab file's digest); evidence from the verification.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -137,9 +138,20 @@ class StatusReport:
 def _imports(path: Path) -> set[str]:
     """The ``forge`` modules a module imports (by file path), read from its syntax tree."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes()
+    except OSError:
         return set()
+    return set(_imports_of(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _imports_of(source: bytes) -> frozenset[str]:
+    """:func:`_imports` of a module's bytes, parsed once per process for each content (status reads every stage's
+    imports twice: for its key and for its plan; the modules a stage imports are read again for every later stage)."""
+    try:
+        tree = ast.parse(source.decode("utf-8"))
+    except (SyntaxError, ValueError):
+        return frozenset()
     found = set()
     for node in ast.walk(tree):
         names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
@@ -147,7 +159,7 @@ def _imports(path: Path) -> set[str]:
         for name in names:
             if name.startswith("forge.") and not name.startswith("forge.project"):
                 found.add(name.replace(".", "/") + ".py")
-    return found
+    return frozenset(found)
 
 
 def imported_modules(workbook: Workbook, stage: Stage) -> list[str]:
@@ -202,17 +214,16 @@ def remember_import(workbook: Workbook, stage: Stage, key: str) -> None:
     state.remember_import(workbook, stage.module, key)
 
 
-def imports_cleanly(workbook: Workbook, stage: Stage, key: str) -> bool:
-    return state.imported_cleanly(workbook, stage.module) == key
+def _entry(key: str, tests: TestsCell, transfer: str) -> state.StatusEntry:
+    return state.StatusEntry(key=key, tests=state.StatusTests.model_validate(asdict(tests)), transfer=transfer)
 
 
 def remember(workbook: Workbook, stage: Stage, key: str, tests: TestsCell, transfer: str) -> None:
-    state.remember_status(workbook, stage.number, state.StatusEntry(
-        key=key, tests=state.StatusTests.model_validate(asdict(tests)), transfer=transfer))
+    state.remember_status(workbook, stage.number, _entry(key, tests, transfer))
 
 
-def remembered(workbook: Workbook, stage: Stage, key: str) -> tuple[TestsCell, str] | None:
-    entry = state.remembered_status(workbook, stage.number)
+def _remembered(saved: state.WorkspaceState, stage: Stage, key: str) -> tuple[TestsCell, str] | None:
+    entry = saved.status.get(stage.number)
     if entry is None or entry.key != key:
         return None
     return TestsCell(**entry.tests.model_dump()), entry.transfer
@@ -288,14 +299,13 @@ def transfer_cell(workbook: Workbook, stage: Stage, report: RunReport, label: st
     return judge_transfer(rows, problem, stage.transfer_file, on_wrong).status
 
 
-def _lab_cell(workbook: Workbook, stage: Stage) -> tuple[str, bool]:
+def _lab_cell(workbook: Workbook, stage: Stage, last: state.FaultCheck | None) -> tuple[str, bool]:
     lab_module = workbook.workspace / stage.lab_module
     if not lab_module.is_file():
         return "not_started", False
     variant = workbook.root / stage.fault_variant
     if variant.is_file() and lab_module.read_bytes() == variant.read_bytes():
         return "untouched", False  # still the broken variant: not fixed, whatever ran before
-    last = state.last_fault_check(workbook, stage.number)
     if last is None:
         return "started", False
     if last.file_sha256 != evidence.sha256_file(lab_module):
@@ -345,10 +355,11 @@ class _Plan:
     unknown: frozenset[str]  # of those and its own module, the ones not yet known to import cleanly
 
 
-def _plans(workbook: Workbook, course: Course, stages: list[Stage], pristine: Pristine) -> list[_Plan]:
+def _plans(workbook: Workbook, course: Course, stages: list[Stage], pristine: Pristine,
+           saved: state.WorkspaceState) -> list[_Plan]:
     changed = {stage.module: stage for stage in course.stages if not pristine.module(stage.module)}
     clean = {module for module, stage in changed.items()
-             if imports_cleanly(workbook, stage, import_key(workbook, stage))}
+             if saved.imports_cleanly.get(stage.module) == import_key(workbook, stage)}
     plans = []
     for stage in stages:
         run_tests = not pristine.untouched_stage(stage)
@@ -390,11 +401,13 @@ def _job(course: Course, workbook: Workbook, tests: list[Stage], transfers: list
 def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings | None = None,
                    force: bool = False) -> StatusReport:
     pristine = Pristine(workbook)
+    saved = state.load(workbook)  # read once: what earlier runs remembered (stages, imports, fault checks)
     keys = {stage.number: stage_key(course, workbook, stage) for stage in course.stages}
-    known = {stage.number: None if force else remembered(workbook, stage, keys[stage.number]) for stage in course.stages}
+    known = {stage.number: None if force else _remembered(saved, stage, keys[stage.number]) for stage in course.stages}
     results: dict[str, tuple[TestsCell, str]] = {n: k for n, k in known.items() if k is not None}
     remembered_now = tuple(number for number in results)
-    plans = _plans(workbook, course, [stage for stage in course.stages if known[stage.number] is None], pristine)
+    plans = _plans(workbook, course, [stage for stage in course.stages if known[stage.number] is None], pristine,
+                   saved)
     untouched = tuple(p.stage.number for p in plans if not p.run_tests and not p.run_transfer)
 
     # First wave: the tests of every changed stage that imports no other changed module of unknown health, and
@@ -449,13 +462,14 @@ def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings |
             else:
                 transfers[number] = "not_written"
         results[number] = (cells[number], transfers[number])
-        if not problem:
-            remember(workbook, stage, keys[number], *results[number])
+    if plans and not problem:  # every stage's row remembered at once (one write of the state, not one a stage)
+        entries = {plan.stage.number: _entry(keys[plan.stage.number], *results[plan.stage.number]) for plan in plans}
+        state.modify(workbook, lambda data: data.status.update(entries))
 
     stages = []
     for stage in course.stages:
         cell, transfer = results[stage.number]
-        lab, lab_ok = _lab_cell(workbook, stage)
+        lab, lab_ok = _lab_cell(workbook, stage, saved.fault_lab.get(stage.number))
         words, design_ok = _design_cell(workbook, stage)
         stages.append(StageStatus(stage, cell, transfer, lab, lab_ok, words, design_ok, evidence_cell(workbook, stage),
                                   stage.number in ran))

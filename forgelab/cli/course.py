@@ -31,6 +31,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         problems += [(opening_notebook(language), reason) for language in built_editions(course)
                      for reason in (stale_opening(course, language) if with_opening else [])]
         problems += [(SCHEMA_FILE, reason) for reason in [stale_schema(course)] if reason]
+        # lazy: start-up speed — `forgelab --help` loads no handler's tools (see forgelab.cli)
+        from forgelab.site.builder import stale_schema_check
+
+        problems += [("forgelab/site/assets/schema-check.js", reason) for reason in [stale_schema_check()] if reason]
         for artefact, reason in problems:
             print(_("out of date: {artefact} — {reason}").format(artefact=artefact, reason=reason))
         editions = _edition_problems(course, stages, whole_course=with_opening)

@@ -7,10 +7,12 @@ and never "accepted".
 
 ``forgelab/data/verification.schema.json`` — what the course page's self-check and the tests validate a
 learner's evidence with — is written by ``forgelab build`` from :class:`Verification` and never edited by hand;
-``forgelab build --check`` reports it out of date when the model changed (:func:`schema_text`). Only the parts of
-JSON Schema the page's validator reads are produced (``forgelab/site/assets/verify.js``: ``type``, ``const``,
-``enum``, ``pattern``, ``minimum``, ``minItems``, ``uniqueItems``, ``items``, ``required``, ``properties``,
-``additionalProperties`` and local ``$ref``); an optional key is absent, never ``null``.
+``forgelab build --check`` reports it out of date when the model changed (:func:`schema_text`). The page validates
+with the standalone code Ajv generates from it (``forgelab/site/assets/schema-check.js``, ``npm run schema-check``;
+:func:`forgelab.site.builder.stale_schema_check` names one made from another schema). The generated schema keeps
+to plain keywords (``type``, ``const``, ``enum``, ``pattern``, ``minimum``, ``minItems``, ``uniqueItems``,
+``items``, ``required``, ``properties``, ``additionalProperties``, local ``$ref``), each of which the page puts
+into words naming the field; an optional key is absent, never ``null``.
 """
 
 from __future__ import annotations

@@ -510,7 +510,7 @@ def test_the_served_site_works_on_127_0_0_1(chromium: Any, built_site: Path, evi
         server.server_close()
 
 
-# ---------------------------------------------------------------- the in-browser sha256
+# ---------------------------------------------------------------- the in-browser sha256 (Web Crypto)
 
 
 def test_the_browser_sha256_and_canonical_form_match_python(site_tab: SitePage, evidence: Evidence) -> None:
@@ -518,13 +518,66 @@ def test_the_browser_sha256_and_canonical_form_match_python(site_tab: SitePage, 
 
     tab = site_tab.open_stage()
     samples = ["", "abc", "a" * 55, "a" * 56, "a" * 64, "a" * 1000, "é→😀中\u2028\"\\\n\t\x01"]
-    in_browser = tab.page.evaluate("s => s.map(ForgeVerify.sha256Hex)", samples)
+    in_browser = tab.page.evaluate("s => Promise.all(s.map(ForgeVerify.sha256Hex))", samples)
     assert in_browser == [hashlib.sha256(s.encode("utf-8")).hexdigest() for s in samples]
     document = sealed({**evidence.passing_copy(), "problems": ["non-ASCII: é → 😀 中文", "quote \" and \\ and \u0007"]})
     canonical = tab.page.evaluate(
         "d => { const b = {...d}; delete b.integrity; return ForgeVerify.canonicalJson(b); }", document)
     assert canonical.encode("utf-8") == canonical_bytes(document)
     assert tab.page.evaluate("d => ForgeVerify.integrityDigest(d)", document) == document["integrity"]["digest"]
+    assert tab.page.evaluate("() => window.isSecureContext") is True  # a page opened as a file has crypto.subtle
+
+
+NO_WEB_CRYPTO = "Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined, configurable: true });"
+
+
+def test_without_web_crypto_the_integrity_check_says_so_and_never_passes(site_tab: SitePage, evidence: Evidence) -> None:
+    """A page served over plain http to another machine has no crypto.subtle: the page says it cannot check the seal
+    and how to open it instead, and the self-check does not pass (the page's hand-written SHA-256 passed it)."""
+    tab = site_tab
+    tab.page.add_init_script(NO_WEB_CRYPTO)
+    tab.open_stage()
+    assert tab.page.evaluate("() => window.crypto.subtle") is None
+    tab.pick_document(evidence.passing)
+    status, text = tab.check("integrity")
+    assert status == "fail" and tab.shows(Say("Integrity cannot be checked in this browser"), text), text
+    assert tab.shows(Say("This page cannot compute SHA-256 digests here: a browser offers its Web Crypto (crypto.subtle) "
+                         "only to a page opened as a file on this computer, from 127.0.0.1 or localhost, or over "
+                         "https. Open it with `forgelab page {number}` (the copy in your workbook's page/ folder, as a "
+                         "file) and pick the file again. Until then the self-check cannot pass.", {"number": "01"}),
+                     text), text
+    assert tab.headline() == tab.say("Not passed yet: {failing} of {count} checks need work", failing=1, count=9)
+    assert tab.state() == "results-read"
+    tab.screenshot("failure-no-web-crypto")
+
+
+# ---------------------------------------------------------------- the schema check (Ajv's generated validator)
+
+SHAPES: dict[str, tuple[Callable[[dict[str, Any]], None], list[Say]]] = {
+    "nested-enum": (lambda d: d["tests"][0].update(outcome="green"),
+                    [Say("{where} should be {expected}, but is {actual}", {"where": "tests[0].outcome"})]),
+    "nested-pattern": (lambda d: d["stage"].update(number="1"),
+                       [Say("{where} has an unexpected form: {value}", {"where": "stage.number", "value": '"1"'})]),
+    "nested-missing": (lambda d: d["fault_lab"]["diagnosis"].pop("status"),
+                       [Say("{where} is missing", {"where": "fault_lab.diagnosis.status"})]),
+    "unknown-field": (lambda d: d["transfer"].update(trusted=True),
+                      [Say("{where} is not a field of a verification.json", {"where": "transfer.trusted"})]),
+    "negative-count": (lambda d: d["design_answer"].update(words=-1),
+                       [Say("{where} should be at least {minimum}", {"where": "design_answer.words", "minimum": 0})]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPES))
+def test_a_wrong_part_deep_in_the_file_is_named_by_its_path(site_tab: SitePage, evidence: Evidence, case: str) -> None:
+    mutate, phrases = SHAPES[case]
+    document = evidence.passing_copy()
+    mutate(document)
+    tab = site_tab.open_stage()
+    tab.pick_document(sealed(document))
+    problem, text = tab.message()
+    assert problem == "wrong-shape" and tab.shows(Say("This JSON is not a complete verification.json"), text), text
+    for phrase in phrases:
+        assert tab.shows(phrase, text), (phrase, text)
 
 
 # ---------------------------------------------------------------- keyboard, labels, phone width

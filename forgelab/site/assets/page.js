@@ -81,7 +81,7 @@
     if (!saved || typeof saved !== "object" || typeof saved.fileName !== "string") return null;
     try {
       if (verify.checkShape(saved.document, course)) return null;
-      verify.evaluate(saved.document, stageNumber, course, saved.fileName);
+      verify.evaluate(saved.document, stageNumber, course, saved.fileName, null);  // its digest is recomputed when shown
       return { fileName: saved.fileName, document: saved.document };
     } catch (error) {
       return null;
@@ -172,11 +172,12 @@
     const previousBox = document.getElementById("previous-report");
     const clearButton = document.getElementById("clear-progress");
     let progress = loadProgress(stageNumber);
+    let savedSeal = null;  // the saved document's integrity digest recomputed in this browser (verify.recompute)
 
     /* The saved result, checked again now: in this page's language, against this page's course data. */
     function savedReport() {
       const saved = progress.evidence;
-      return saved ? verify.evaluate(saved.document, stageNumber, course, saved.fileName) : null;
+      return saved ? verify.evaluate(saved.document, stageNumber, course, saved.fileName, savedSeal) : null;
     }
 
     /* The words of the last refused pick (title and message), in this page's language. */
@@ -315,8 +316,9 @@
       if (headlineNode) headlineNode.focus({ preventScroll: false });
     }
 
-    function acceptReport(report, documentValue) {
+    function acceptReport(report, documentValue, seal) {
       hideMessage();
+      if (report.forThisStage) savedSeal = seal;
       renderReport(report, t("Result for {file}", { file: report.fileName }));
       if (report.forThisStage) {
         update({ results: true, passed: report.passed, evidence: { fileName: report.fileName, document: documentValue },
@@ -345,13 +347,12 @@
       }
       const reader = new FileReader();
       reader.addEventListener("load", () => {
-        try {
-          const outcome = verify.checkBytes(new Uint8Array(reader.result), file.name, stageNumber, course);
-          if (outcome.ok) acceptReport(outcome.report, outcome.document);
+        verify.checkBytes(new Uint8Array(reader.result), file.name, stageNumber, course).then((outcome) => {
+          if (outcome.ok) acceptReport(outcome.report, outcome.document, outcome.seal);
           else rejectFile(outcome, file.name);
-        } catch (error) {
+        }).catch((error) => {
           rejectFile({ code: "unexpected", facts: { kind: "unexpected", error: String(error.message) } }, file.name);
-        }
+        });
       });
       reader.addEventListener("error", () => {
         rejectFile({ code: "unreadable", facts: { kind: "unreadable" } }, file.name);
@@ -394,13 +395,16 @@
     });
 
     renderState();
-    if (progress.lastPick) {
-      showMessage(progress.lastPick);
-      renderPrevious();
-    } else if (progress.evidence) {
-      renderReport(savedReport(), t("Last result, saved in this browser: {file}", { file: progress.evidence.fileName }));
-    }
+    if (progress.lastPick) showMessage(progress.lastPick);
     markReading();
+    // the saved result is shown once its integrity digest is recomputed (the browser computes digests asynchronously)
+    const saved = progress.evidence;
+    (saved ? verify.recompute(saved.document) : Promise.resolve(null)).then((seal) => {
+      if (progress.evidence !== saved) return;  // a pick or a clear came first: it is the page's state now
+      savedSeal = seal;
+      if (progress.lastPick) renderPrevious();
+      else if (saved) renderReport(savedReport(), t("Last result, saved in this browser: {file}", { file: saved.fileName }));
+    });
   }
 
   const body = document.body;

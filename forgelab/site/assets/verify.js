@@ -1,8 +1,9 @@
 /* Forge Workbook — reading and checking a verification.json, entirely in this browser.
  *
- * Pure logic, no DOM: SHA-256, the canonical JSON form that forgelab seals, a small JSON Schema
- * validator for the published schema, the classification of a picked file, and the checks that
- * the stage page explains. Nothing here makes a network request.
+ * Pure logic, no DOM: the canonical JSON form that forgelab seals and its SHA-256 (the browser's Web Crypto,
+ * crypto.subtle), the published schema's problems (from the validator Ajv generated, assets/schema-check.js),
+ * the classification of a picked file, and the checks that the stage page explains. Nothing here makes a
+ * network request.
  *
  * Words: every sentence a learner reads is written here in English and said through t(), which
  * looks it up in window.FORGE_STRINGS (assets/strings.js, written by `forgelab site build` from
@@ -24,52 +25,20 @@
       values && Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole);
   }
 
-  // ---------------------------------------------------------------- SHA-256 (FIPS 180-4)
-  const K = new Uint32Array([
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-  ]);
+  // ---------------------------------------------------------------- SHA-256 (the browser's Web Crypto)
+  /* Why this page cannot compute a digest, or null when it can. crypto.subtle exists only in a secure context:
+     a page opened from a file (file://), from 127.0.0.1 or localhost (`forgelab site serve`) or over https; a page
+     served to another machine over plain http has none. */
+  function noDigests() {
+    const subtle = global.crypto && global.crypto.subtle;
+    return subtle && typeof subtle.digest === "function" ? null : "no-web-crypto";
+  }
 
-  function sha256Bytes(bytes) {
-    const bitLength = bytes.length * 8;
-    const padded = new Uint8Array(((bytes.length + 9 + 63) >> 6) << 6);
-    padded.set(bytes);
-    padded[bytes.length] = 0x80;
-    const view = new DataView(padded.buffer);
-    view.setUint32(padded.length - 8, Math.floor(bitLength / 0x100000000));
-    view.setUint32(padded.length - 4, bitLength >>> 0);
-    const h = new Uint32Array([
-      0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-    ]);
-    const w = new Uint32Array(64);
-    const rotr = (x, n) => (x >>> n) | (x << (32 - n));
-    for (let offset = 0; offset < padded.length; offset += 64) {
-      for (let i = 0; i < 16; i++) w[i] = view.getUint32(offset + i * 4);
-      for (let i = 16; i < 64; i++) {
-        const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
-        const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
-        w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
-      }
-      let [a, b, c, d, e, f, g, hh] = h;
-      for (let i = 0; i < 64; i++) {
-        const s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-        const choice = (e & f) ^ (~e & g);
-        const t1 = (hh + s1 + choice + K[i] + w[i]) >>> 0;
-        const s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-        const majority = (a & b) ^ (a & c) ^ (b & c);
-        const t2 = (s0 + majority) >>> 0;
-        hh = g; g = f; f = e; e = (d + t1) >>> 0;
-        d = c; c = b; b = a; a = (t1 + t2) >>> 0;
-      }
-      h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
-    }
-    return Array.from(h, (x) => x.toString(16).padStart(8, "0")).join("");
+  /* The SHA-256 of some bytes as lowercase hex (a promise); rejects when the browser offers no Web Crypto. */
+  async function sha256Bytes(bytes) {
+    if (noDigests()) throw new Error("crypto.subtle is not available to this page");
+    const digest = await global.crypto.subtle.digest("SHA-256", bytes);
+    return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
   }
 
   function sha256Hex(text) {
@@ -102,7 +71,14 @@
     return sha256Hex(canonicalJson(body));
   }
 
-  // ---------------------------------------------------------------- JSON Schema (the subset we publish)
+  /* What the integrity check needs, computed once per document before it is evaluated (a promise):
+     { digest } recomputed here, or { missing } naming why this browser cannot recompute it. */
+  async function recompute(documentValue) {
+    const missing = noDigests();
+    return missing ? { missing } : { digest: await integrityDigest(documentValue) };
+  }
+
+  // ---------------------------------------------------------------- JSON Schema (Ajv's generated validator)
   function typeOf(value) {
     if (value === null) return "null";
     if (Array.isArray(value)) return "array";
@@ -155,59 +131,50 @@
     }
   }
 
-  /* Schema problems are facts ({path, rule, …}); sayProblem() puts one into words. */
-  function validate(schema, value, root, path, problems) {
-    if (problems.length >= 20) return;
-    if (schema.$ref) {
-      const target = schema.$ref.replace(/^#\//, "").split("/").reduce((node, key) => node[key], root);
-      validate(target, value, root, path, problems);
-      return;
+  /* The value at a JSON Pointer (Ajv's instancePath) and its path as a learner reads it: tests[0].name. */
+  function locate(root, pointer) {
+    let value = root;
+    let path = "";
+    for (const raw of pointer.split("/").slice(1)) {
+      const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+      path = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      value = value === null || value === undefined ? undefined : value[key];
     }
-    if (schema.type !== undefined) {
-      const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-      if (!types.some((type) => hasType(value, type))) {
-        problems.push({ path, rule: "type", expected: types, actual: typeOf(value) });
-        return;
-      }
-    }
-    if ("const" in schema && value !== schema.const) {
-      problems.push({ path, rule: "const", expected: JSON.stringify(schema.const), actual: JSON.stringify(value) });
-    }
-    if (schema.enum && !schema.enum.includes(value)) {
-      problems.push({ path, rule: "enum", expected: schema.enum.join(", "), actual: JSON.stringify(value) });
-    }
-    if (typeof value === "string" && schema.pattern && !new RegExp(schema.pattern).test(value)) {
-      problems.push({ path, rule: "pattern", actual: JSON.stringify(value.slice(0, 80)) });
-    }
-    if (typeof value === "number" && schema.minimum !== undefined && value < schema.minimum) {
-      problems.push({ path, rule: "minimum", minimum: schema.minimum });
-    }
-    if (Array.isArray(value)) {
-      if (schema.minItems !== undefined && value.length < schema.minItems) {
-        problems.push({ path, rule: "minItems", minItems: schema.minItems });
-      }
-      if (schema.uniqueItems && new Set(value.map(canonicalJson)).size !== value.length) {
-        problems.push({ path, rule: "uniqueItems" });
-      }
-      if (schema.items) value.forEach((entry, i) => validate(schema.items, entry, root, `${path}[${i}]`, problems));
-    }
-    if (hasType(value, "object")) {
-      const prefix = path ? path + "." : "";
-      for (const key of schema.required || []) {
-        if (!(key in value)) problems.push({ path: prefix + key, rule: "required" });
-      }
-      const properties = schema.properties || {};
-      for (const key of Object.keys(value).sort(byCodePoint)) {
-        if (key in properties) validate(properties[key], value[key], root, prefix + key, problems);
-        else if (schema.additionalProperties === false) problems.push({ path: prefix + key, rule: "additional" });
-      }
-    }
+    return { value, path };
   }
 
-  function schemaProblems(schema, value) {
-    const problems = [];
-    validate(schema, value, schema, "", problems);
-    return problems;
+  function inside(path, key) {
+    return path ? `${path}.${key}` : key;
+  }
+
+  /* Schema problems as facts ({path, rule, …}; sayProblem() puts one into words), from the errors of the validator
+     that Ajv generated from the published schema (assets/schema-check.js). */
+  function schemaProblems(value) {
+    const check = global.ForgeSchemaCheck;
+    if (typeof check !== "function") throw new Error("assets/schema-check.js is missing from this page");
+    if (check(value)) return [];
+    return (check.errors || []).map((error) => {
+      const { value: found, path } = locate(value, error.instancePath);
+      const params = error.params || {};
+      switch (error.keyword) {
+        case "type": {
+          const expected = Array.isArray(params.type) ? params.type : String(params.type).split(",");
+          return { path, rule: "type", expected, actual: typeOf(found) };
+        }
+        case "const":
+          return { path, rule: "const", expected: JSON.stringify(params.allowedValue), actual: JSON.stringify(found) };
+        case "enum":
+          return { path, rule: "enum", expected: params.allowedValues.join(", "), actual: JSON.stringify(found) };
+        case "pattern":
+          return { path, rule: "pattern", actual: JSON.stringify(String(found).slice(0, 80)) };
+        case "minimum": return { path, rule: "minimum", minimum: params.limit };
+        case "minItems": return { path, rule: "minItems", minItems: params.limit };
+        case "uniqueItems": return { path, rule: "uniqueItems" };
+        case "required": return { path: inside(path, params.missingProperty), rule: "required" };
+        case "additionalProperties": return { path: inside(path, params.additionalProperty), rule: "additional" };
+        default: return { path, rule: "other", keyword: String(error.keyword) };
+      }
+    });
   }
 
   function sayProblem(problem) {
@@ -228,7 +195,8 @@
       case "minItems": return t("{where} should have at least {count} item(s)", { where, count: problem.minItems });
       case "uniqueItems": return t("{where} has repeated items", { where });
       case "required": return t("{where} is missing", { where });
-      default: return t("{where} is not a field of a verification.json", { where });
+      case "additional": return t("{where} is not a field of a verification.json", { where });
+      default: return t("{where} breaks the rule “{rule}” of the verification.json schema", { where, rule: problem.keyword });
     }
   }
 
@@ -355,7 +323,7 @@
     if (typeof version === "number" && !course.schema_versions.includes(version)) {
       return fileProblem("unsupported-version", { kind: "version", version });
     }
-    const problems = schemaProblems(course.schema, value);
+    const problems = schemaProblems(value);
     if (problems.length) {
       return fileProblem("wrong-shape", { kind: "schema", problems: problems.slice(0, 4), total: problems.length });
     }
@@ -616,8 +584,16 @@
       { number: stage.number }) + versionNote, edited);
   }
 
-  function checkIntegrity(doc) {
-    const recomputed = integrityDigest(doc);
+  /* seal: what recompute() found for this document — the digest recomputed here, or why there is none. */
+  function checkIntegrity(doc, seal, stage) {
+    if (!seal || !seal.digest) {
+      return item("integrity", "fail", t("Integrity cannot be checked in this browser"),
+        t("This page cannot compute SHA-256 digests here: a browser offers its Web Crypto (crypto.subtle) only to " +
+          "a page opened as a file on this computer, from 127.0.0.1 or localhost, or over https. Open it with " +
+          "`forgelab page {number}` (the copy in your workbook's page/ folder, as a file) and pick the file again. " +
+          "Until then the self-check cannot pass.", { number: stage.number }));
+    }
+    const recomputed = seal.digest;
     if (recomputed === doc.integrity.digest) {
       return item("integrity", "pass", t("File unchanged since forgelab wrote it"),
         t("The integrity digest recomputed in this browser matches the one in the file."));
@@ -634,8 +610,8 @@
       : t("Not checked: this file belongs to no stage of this course."));
   }
 
-  /* Every check for one parsed, well-formed document on one stage's page. */
-  function evaluate(doc, stageNumber, course, fileName) {
+  /* Every check for one parsed, well-formed document on one stage's page (seal: what recompute() found for it). */
+  function evaluate(doc, stageNumber, course, fileName, seal) {
     const stage = course.stages[stageNumber];
     const items = [
       item("schema", "pass", t("Schema version supported"),
@@ -652,7 +628,7 @@
         ["test-digests", t("Stage test digests")]];
       for (const [id, title] of notChecked) items.push(skipped(id, title, experiment.belongsTo));
     }
-    items.push(checkIntegrity(doc));
+    items.push(checkIntegrity(doc, seal, stage));
     const note = targetNote(doc.target.kind);
     if (note) items.push(item("target", "note", t("Target: {name}", { name: doc.target.name }), note));
     const failing = items.filter((entry) => entry.status === "fail");
@@ -669,19 +645,21 @@
     };
   }
 
-  /* The whole path from picked bytes to a report (with the document it came from) or one file-level problem. */
-  function checkBytes(bytes, fileName, stageNumber, course) {
+  /* The whole path from picked bytes to a report (with the document it came from and its seal) or one file-level
+     problem: a promise, since the browser computes digests asynchronously. */
+  async function checkBytes(bytes, fileName, stageNumber, course) {
     const sized = checkSize(bytes.length, { maxBytes: course.max_bytes });
     if (sized) return sized;
     const parsed = parseBytes(bytes);
     if (!parsed.ok) return parsed;
     const shape = checkShape(parsed.value, course);
     if (shape) return shape;
-    return { ok: true, document: parsed.value, report: evaluate(parsed.value, stageNumber, course, fileName) };
+    const seal = await recompute(parsed.value);
+    return { ok: true, document: parsed.value, seal, report: evaluate(parsed.value, stageNumber, course, fileName, seal) };
   }
 
   global.ForgeVerify = {
-    t, sha256Hex, sha256Bytes, canonicalJson, integrityDigest, schemaProblems, sayProblem,
+    t, sha256Hex, sha256Bytes, canonicalJson, integrityDigest, recompute, schemaProblems, sayProblem,
     checkSize, parseBytes, checkShape, explain, evaluate, checkBytes,
   };
 })(globalThis);

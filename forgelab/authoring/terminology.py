@@ -3,11 +3,14 @@
 ``course/glossary.toml`` gives each term its English word (``en``), its one Chinese rendering (``zh``) and the
 renderings that are wrong (``wrong``: words a translator reaches for and the course does not use, e.g. 合同 for
 contract). :func:`problems` reads every learner-facing Chinese text — each stage's ``[text.zh]`` (docstrings
-included), the Chinese notebooks' Markdown cells, the course's ``[text.zh]`` and scenarios, the ``msgstr`` of the
-tools' catalog, ``README.zh-CN.md``, the Chinese role documents ``docs/*.zh-CN.md`` and the learner bundle's
-Chinese README — and reports, with file and line:
+included), the Chinese words of its demonstration's code (``# [zh]`` lines: their strings and comments) and of its
+figures (``zh:`` lines), the Chinese notebooks' Markdown cells, the course's ``[text.zh]`` and scenarios, the zh
+docstrings and comments of ``forge/``'s finished files (``course/docstrings.toml``), the ``msgstr`` of the tools'
+catalog, make's Chinese messages (the Makefile's ``ifeq ($(ZH),yes)`` block), ``README.zh-CN.md``, the Chinese role
+documents ``docs/*.zh-CN.md`` and the learner bundle's Chinese README — and reports, with file and line:
 
-* a wrong variant anywhere in the prose;
+* a wrong variant anywhere in the prose (a wrong variant inside another term's rendering is not one: 提示词 is
+  not the course's word for prompt, 系统提示词 is its word for the system prompt);
 * a term left in English where the glossary translates it (its ``zh`` does not contain the English word), e.g.
   "harness" or "passed" in a Chinese sentence.
 
@@ -19,8 +22,10 @@ any problem.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -31,6 +36,8 @@ from forgelab.core.registry import Course
 
 GLOSSARY = Path("course") / "glossary.toml"
 CATALOG = Path(__file__).resolve().parents[1] / "locale" / "zh" / "LC_MESSAGES" / "forgelab.po"
+DOCSTRINGS = Path("course") / "docstrings.toml"
+MAKEFILE = "Makefile"
 READMES = ("README.zh-CN.md", "course/learner/README.zh-CN.md", "docs/learner.zh-CN.md", "docs/instructor.zh-CN.md",
            "docs/authoring.zh-CN.md", "docs/architecture.zh-CN.md")
 
@@ -123,7 +130,7 @@ def check(passages: Iterable[Passage], terms: list[Term], names: tuple[str, ...]
         text = prose(text)
         for term in terms:
             for word in term.wrong:
-                for line, _column in _positions(text, word):
+                for line, _column in _positions(_without(text, word, terms), word):
                     found.append(f"{_at(passage.where, line)}: {word!r} is not the course's word for "
                                  f"{term.en!r}: write {term.zh!r} (course/glossary.toml, term {term.id!r})")
         chinese = _chinese_lines(text)
@@ -139,6 +146,14 @@ def check(passages: Iterable[Passage], terms: list[Term], names: tuple[str, ...]
                 found.append(f"{_at(passage.where, line)}: {match.group(0)!r} is left in English: the Chinese edition "
                              f"writes {term.zh!r} (course/glossary.toml, term {term.id!r}; code goes in backticks)")
     return found
+
+
+def _without(text: str, word: str, terms: list[Term]) -> str:
+    """``text`` with every other term's rendering that contains ``word`` blanked (系统提示词 holds 提示词)."""
+    for term in terms:
+        if word in term.zh and word != term.zh:
+            text = text.replace(term.zh, " " * len(term.zh))
+    return text
 
 
 def _chinese_lines(text: str) -> str:
@@ -214,13 +229,63 @@ def catalog(path: Path = CATALOG) -> Iterator[Passage]:
             index += 1
 
 
+def _demo_words(path: Path, root: Path) -> Iterator[Passage]:
+    """The Chinese edition's words in a demonstration's code: the strings and comments of its ``# [zh]`` lines."""
+    shown = path.relative_to(root).as_posix()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.rstrip().endswith("# [zh]"):
+            continue
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+        except (tokenize.TokenError, SyntaxError):  # a line that continues on the next: its words as they stand
+            tokens = []
+        words = [token.string.removesuffix("# [zh]").lstrip("#") for token in tokens
+                 if token.type in (tokenize.STRING, tokenize.COMMENT)] if tokens else [line]
+        text = "  ".join(word for word in words if _HAN.search(word))
+        if text:
+            yield Passage(f"{shown}:{number}", text)
+
+
+def _figure_words(path: Path, root: Path) -> Iterator[Passage]:
+    """The Chinese words of a figure's source: its ``zh:`` lines (caption, alt text, labels)."""
+    shown = path.relative_to(root).as_posix()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        head, colon, words = line.partition("zh:")
+        if colon and _HAN.search(words) and head.lstrip().startswith(("%%", "#")):
+            yield Passage(f"{shown}:{number}", words.split("=>")[-1])  # `%% zh: english => 中文`: the Chinese side
+        elif "# [zh]" in line or ('"zh"' in line and _HAN.search(line)):
+            yield from (Passage(f"{shown}:{number}", found) for found in re.findall(r'"([^"]*[\u4e00-\u9fff][^"]*)"',
+                                                                                     line))
+
+
+def _make_words(path: Path) -> Iterator[Passage]:
+    """make's Chinese messages: the ``SAY_*`` words between ``ifeq ($(ZH),yes)`` and its ``else``."""
+    inside = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("ifeq ($(ZH),yes)"):
+            inside = True
+        elif inside and line.startswith(("else", "endif")):
+            return
+        elif inside and "=" in line:
+            yield Passage(f"{MAKEFILE}:{number}", line.split("=", 1)[1])
+
+
 def passages(course: Course) -> Iterator[Passage]:
     """Every learner-facing Chinese text of the course (see the module's docstring)."""
     root = course.root
     for stage in course.stages:
         yield from _toml_zh(stage.source_dir / "stage.toml", root)
+        if (stage.source_dir / "demo.py").is_file():
+            yield from _demo_words(stage.source_dir / "demo.py", root)
+        for figure in sorted([*stage.source_dir.glob("figure*.mmd"), *stage.source_dir.glob("figure*.py")]):
+            yield from _figure_words(figure, root)
     if (root / "course" / "course.toml").is_file():
         yield from _toml_zh(root / "course" / "course.toml", root)
+    if (root / DOCSTRINGS).is_file():
+        yield from _toml_zh(root / DOCSTRINGS, root)
+    if (root / MAKEFILE).is_file():
+        yield from _make_words(root / MAKEFILE)
     for notebook in sorted((root / "notebooks" / "zh").glob("*.ipynb")):
         yield from _notebook(notebook, root)
     if CATALOG.is_file():

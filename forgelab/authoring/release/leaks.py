@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -53,7 +53,27 @@ class FunctionBody:
     text: str  # the body's source (docstring left out), whitespace normalized
     lines: tuple[str, ...]  # each source line of the body, whitespace normalized
     dump: str  # ast.dump of the body: the same code in any formatting
+    shape: tuple[str, ...]  # the kinds of its top-level statements (:func:`_shape`)
     not_implemented: bool  # the body is (or contains, at its top level) ``raise NotImplementedError``
+
+
+def _functions(statements: Iterable[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function defined in ``statements`` with its qualified name — methods, nested functions and functions
+    inside if/with/try/for/match blocks included. Only statements are visited (a function is always one), never the
+    expressions that make up most of a tree."""
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + statement.name, statement
+            yield from _functions(statement.body, f"{prefix}{statement.name}.")
+        elif isinstance(statement, ast.ClassDef):
+            yield from _functions(statement.body, f"{prefix}{statement.name}.")
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                yield from _functions(getattr(statement, field, ()) or (), prefix)
+            for handler in getattr(statement, "handlers", ()) or ():
+                yield from _functions(handler.body, prefix)
+            for case in getattr(statement, "cases", ()) or ():
+                yield from _functions(case.body, prefix)
 
 
 def _function_bodies(source: str) -> dict[str, FunctionBody]:
@@ -71,28 +91,15 @@ def _function_bodies(source: str) -> dict[str, FunctionBody]:
         return b"".join(pieces).decode("utf-8", "replace")
 
     bodies: dict[str, FunctionBody] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                statements = child.body
-                first = statements[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                    statements = statements[1:]
-                if statements:
-                    segments = [segment(statement) for statement in statements]
-                    end = statements[-1].end_lineno or statements[-1].lineno
-                    lines = tuple(normalize(line) for line in source_lines[statements[0].lineno - 1:end])
-                    dump = ast.dump(ast.Module(body=list(statements), type_ignores=[]))
-                    bodies[prefix + child.name] = FunctionBody(normalize("\n".join(segments)), lines, dump,
-                                                               any(_is_not_implemented(s) for s in statements))
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            else:
-                visit(child, prefix)  # functions defined inside if/with/try/for blocks count too
-
-    visit(tree, "")
+    for name, function in _functions(tree.body):
+        statements = _body(function)
+        if statements:
+            segments = [segment(statement) for statement in statements]
+            end = statements[-1].end_lineno or statements[-1].lineno
+            lines = tuple(normalize(line) for line in source_lines[statements[0].lineno - 1:end])
+            dump = ast.dump(ast.Module(body=list(statements), type_ignores=[]))
+            bodies[name] = FunctionBody(normalize("\n".join(segments)), lines, dump, _shape(statements),
+                                        any(_is_not_implemented(s) for s in statements))
     return bodies
 
 
@@ -112,19 +119,9 @@ def _given_text(source: str, learner_writes: Iterable[str]) -> str:
         return normalize(source)
     lines = source.splitlines()
     dropped: set[int] = set()
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if prefix + child.name in names:
-                    dropped.update(range(child.body[0].lineno, (child.end_lineno or child.lineno) + 1))
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
+    for name, function in _functions(tree.body):
+        if name in names:
+            dropped.update(range(function.body[0].lineno, (function.end_lineno or function.lineno) + 1))
     return normalize("\n".join(line for number, line in enumerate(lines, 1) if number not in dropped))
 
 
@@ -135,6 +132,7 @@ class Secret:
     origin: str  # e.g. "solutions/forge/instructions.py: body of explain()"
     text: str  # normalized
     dump: str = ""  # ast.dump of a function body, matched against every function in the bundle
+    shape: tuple[str, ...] = ()  # the kinds of that body's top-level statements
     group: str = ""  # the secret this one is part of (a line of a body): reported only when the body is not
     note: str = ""  # why it counts as the learner's to write, when the starter at HEAD no longer says so
 
@@ -174,7 +172,7 @@ def reference_secrets(committed: Committed) -> list[Secret]:
             if starter is not None and not starter.not_implemented and name in learner_writes:
                 where = history_commits.get((counterpart, name), "an earlier commit")
                 note = f"{name}() is the learner's to write: its starter body was `raise NotImplementedError` at {where}"
-            secrets.append(Secret(origin, body.text, body.dump, note=note))
+            secrets.append(Secret(origin, body.text, body.dump, body.shape, note=note))
             if kind == "transfer":
                 continue  # a test shares many lines with the stage tests and demos; only its whole body is secret
             for line in sorted(set(body.lines)):
@@ -231,14 +229,61 @@ def _python_sources(path: str, data: bytes) -> list[str]:
     return []
 
 
-def _function_dumps(path: str, data: bytes) -> set[str]:
-    dumps: set[str] = set()
+def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """A function's statements without its docstring."""
+    first = function.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    return function.body[1:] if docstring else function.body
+
+
+def _shape(statements: list[ast.stmt]) -> tuple[str, ...]:
+    """The kinds of a body's top-level statements: equal dumps have equal shapes, so only a body whose shape is a
+    secret's is ever dumped (dumping every function of the bundle was most of a release's time)."""
+    return tuple(type(statement).__name__ for statement in statements)
+
+
+def _matching_dumps(path: str, data: bytes, shapes: frozenset[tuple[str, ...]], dumps: frozenset[str]) -> set[str]:
+    """The secret dumps (``dumps``, whose bodies have ``shapes``) that a function of this bundle file has as its body."""
+    found: set[str] = set()
     for source in _python_sources(path, data):
+        if "def " not in source:
+            continue  # no function to compare: not worth parsing
         try:
-            dumps |= {body.dump for body in _function_bodies(source).values()}
+            tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-    return dumps
+        for _name, function in _functions(tree.body):
+            statements = _body(function)
+            if statements and _shape(statements) in shapes:
+                dump = ast.dump(ast.Module(body=list(statements), type_ignores=[]))
+                if dump in dumps:
+                    found.add(dump)
+    return found
+
+
+class _WordIndex:
+    """Which normalized texts can hold a secret, without searching each one for it (371 secrets in 5 MB of bundle
+    text were most of a release's time). A secret found inside a text has its inner words (all but its first and
+    last, which may be parts of longer words) as whole words of that text, since both are normalized to single
+    spaces: only the texts holding every inner word are searched."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._every = frozenset(texts)
+        self._where: dict[str, set[str]] = {}
+        for path, text in texts.items():
+            for word in set(text.split(" ")):
+                self._where.setdefault(word, set()).add(path)
+
+    def candidates(self, secret: str) -> set[str]:
+        inner = secret.split(" ")[1:-1]
+        if not inner:
+            return set(self._every)  # one or two words: any text may hold it
+        found: set[str] | None = None
+        for word in sorted(set(inner), key=lambda word: len(self._where.get(word, ()))):
+            found = set(self._where.get(word, ())) if found is None else found & self._where.get(word, set())
+            if not found:
+                break
+        return found or set()
 
 
 def reference_leaks(committed: Committed, contents: Mapping[str, bytes]) -> list[str]:
@@ -252,12 +297,17 @@ def reference_leaks(committed: Committed, contents: Mapping[str, bytes]) -> list
         if text in references:
             leaks.append(f"{path} is a copy of {references[text]}")
     secrets = reference_secrets(committed)
-    dumps = {path: _function_dumps(path, data) for path, data in sorted(contents.items())}
+    secret_dumps = frozenset(secret.dump for secret in secrets if secret.dump)
+    shapes = frozenset(secret.shape for secret in secrets if secret.dump)
+    dumps = {path: _matching_dumps(path, data, shapes, secret_dumps) for path, data in sorted(contents.items())}
     found: dict[str, list[str]] = {}  # origin -> bundle paths
     notes = {secret.origin: secret.note for secret in secrets if secret.note}
     whole: set[tuple[str, str]] = set()  # (origin, path) where the whole body was found
+    words = _WordIndex(texts)
     for secret in secrets:
-        for path, text in texts.items():
+        holding_dump = {path for path, matched in dumps.items() if secret.dump and secret.dump in matched}
+        for path in sorted(words.candidates(secret.text) | holding_dump):
+            text = texts.get(path, "")
             if secret.group and (secret.group, path) in whole:
                 continue  # the whole body is already reported for this file
             if secret.text in text or (secret.dump and secret.dump in dumps.get(path, set())):

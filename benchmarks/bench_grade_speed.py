@@ -7,7 +7,8 @@ submission built as a learner builds it — every stage's reference module saved
 started, diagnosed, repaired and its regression test written (the course's example), its transfer test written (the
 course's reference test), its design answer saved and ``forgelab check NN`` run — then handed in (no solutions, no
 instructor material); ``--submissions`` copies of it make the batch. ``check all --target solution`` runs in the
-frozen course with a workspace of its own.
+frozen course with a workspace of its own. The frozen copy's ``forgelab`` is compiled to bytecode first, as an
+installed one is (both sides import it from there).
 
 In turn, ``--runs`` times, interleaved so that a change of load hits both sides alike: the single submission graded
 at ``--jobs 1`` and ``check all --target solution``; then the batch graded at ``--jobs 1`` and at ``--jobs 2``. Every
@@ -58,6 +59,11 @@ def built(folder: Path, count: int) -> tuple[Path, list[Path]]:
     if not (course / "course").is_dir():
         shutil.rmtree(course, ignore_errors=True)
         copy_workbook(course)
+    # the copy's forgelab is this tree's (a kept copy may be older), compiled as an installed one is: compiled (the copy has no bytecode, and this machine's shell sets
+    # PYTHONDONTWRITEBYTECODE, so every grade and check process would compile it from source again)
+    shutil.rmtree(course / "forgelab")
+    shutil.copytree(ROOT / "forgelab", course / "forgelab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(course / "forgelab")], check=True)
     if not (base / "forge").is_dir():
         shutil.rmtree(base, ignore_errors=True)
         hand_in(build_correct(base, tuple(stage.number for stage in load_course(ROOT).stages)))

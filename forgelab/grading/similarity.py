@@ -29,8 +29,8 @@ from __future__ import annotations
 import ast
 import enum
 import hashlib
-import io
 import json
+from importlib import metadata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,10 @@ from typing import Any
 import copydetect
 import copydetect.utils
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from forgelab.core.i18n import N_, _, active, speaking
+from forgelab.core.evidence import write_atomic
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.text import templates
@@ -237,9 +239,76 @@ def starter_text(workbook: Workbook, stage: Stage) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
-def _fingerprint(text: str, thresholds: Thresholds, boilerplate: Any) -> Any:
-    return copydetect.CodeFingerprint("module.py", thresholds.noise, 1, boilerplate=boilerplate,
-                                      fp=io.StringIO(text), language="python")
+class _Filtered(BaseModel):
+    """A file of the token cache (:class:`Tokens`): copydetect's ``filter_code`` of one module's text."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    filtered: str
+    offsets: list[tuple[int, int]]
+
+
+class Tokens:
+    """copydetect's token stream of each text (``filter_code``: Pygments' lexing, most of a fingerprint's cost), made
+    once per text in a process, and kept on disk in ``folder`` for the course's own modules (the reference, the fault
+    lab's variant, the mutants, the starters: the same in every grading run, about 250 files to lex for 11 stages).
+    A file is named by the SHA-256 of the text and of the versions of copydetect and Pygments, so it is never stale;
+    one that does not read back as such a file is made again. ``folder=None``: nothing on disk."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._made: dict[str, tuple[str, Any]] = {}
+
+    @staticmethod
+    def _key(text: str) -> str:
+        versions = f"copydetect {metadata.version('copydetect')}\0pygments {metadata.version('pygments')}\0"
+        return hashlib.sha256(versions.encode("utf-8") + text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def filtered(self, text: str, keep: bool = False) -> tuple[str, Any]:
+        """``filter_code(text)``: (the filtered stream, its offsets); ``keep``: a course module, kept on disk."""
+        key = self._key(text)
+        if key in self._made:
+            return self._made[key]
+        path = self.folder / f"{key}.json" if self.folder is not None and keep else None
+        made = self._read(path) if path is not None else None
+        if made is None:
+            made = copydetect.utils.filter_code(text, "module.py", "python")
+            if path is not None:
+                self._write(path, made)
+        self._made[key] = made
+        return made
+
+    @staticmethod
+    def _read(path: Path) -> tuple[str, Any] | None:
+        try:
+            found = _Filtered.model_validate_json(path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        return found.filtered, np.array(found.offsets, dtype=np.int64).reshape(-1, 2)
+
+    @staticmethod
+    def _write(path: Path, made: tuple[str, Any]) -> None:
+        filtered, offsets = made
+        document = _Filtered(filtered=filtered, offsets=[(int(a), int(b)) for a, b in np.asarray(offsets).reshape(-1, 2)])
+        try:
+            text = document.model_dump_json()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text)
+        except (OSError, ValueError):  # a read-only course, or a text that is not UTF-8: the next run lexes it again
+            pass
+
+
+def _fingerprint(text: str, thresholds: Thresholds, boilerplate: Any, tokens: Tokens | None = None,
+                 keep: bool = False) -> Any:
+    """copydetect's ``CodeFingerprint`` of ``text``, made as its constructor makes it, with the token stream from
+    ``tokens`` (``keep``: a course module, whose stream is kept on disk)."""
+    filtered, offsets = (tokens or Tokens()).filtered(text, keep)
+    hashes, index = copydetect.utils.get_document_fingerprints(filtered, thresholds.noise, 1,
+                                                               [] if boilerplate is None else boilerplate)
+    made = copydetect.CodeFingerprint.__new__(copydetect.CodeFingerprint)
+    made.filename, made.raw_code, made.filtered_code, made.offsets = "module.py", text, filtered, offsets
+    made.hashes, made.hash_idx, made.k = hashes, index, thresholds.noise
+    made.token_coverage = copydetect.utils.get_token_coverage(index, thresholds.noise, len(filtered))
+    return made
 
 
 def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
@@ -280,17 +349,19 @@ class Comparison:
 
 
 def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[HandedModule]],
-            thresholds: Thresholds) -> Comparison:
+            thresholds: Thresholds, tokens: Tokens | None = None) -> Comparison:
     """Every submission's module of each stage against every other's and against the course's own modules.
 
     Pairs of submissions are flagged above the thresholds; against the course's modules, the closest one above
-    them is flagged (a copy of the reference also matches most mutants: one page says it)."""
+    them is flagged (a copy of the reference also matches most mutants: one page says it). ``tokens``: where the
+    token streams come from (by default, the course's modules' are kept in the workbook's cache folder)."""
+    tokens = tokens or Tokens(workbook.state_dir / "cache" / "similarity")
     pairs: list[_Found] = []
     not_compared: list[tuple[str, str, Status]] = []
     unparsable: list[tuple[str, str]] = []
     looked = 0
     for stage in stages:
-        starter = _fingerprint(starter_text(workbook, stage), thresholds, None)
+        starter = _fingerprint(starter_text(workbook, stage), thresholds, None, tokens, keep=True)
         boilerplate = np.unique(np.array(sorted(starter.hashes), dtype=np.int64))
         handed: list[_Compared] = []
         for submission in sorted(modules):
@@ -303,8 +374,9 @@ def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[Han
                 if module.status is Status.SYNTAX_ERROR:
                     unparsable.append((submission, stage.number))
                 handed.append(_Compared(submission, Kind.SUBMISSION, module.module, module.text, module.status,
-                                        _fingerprint(module.text, thresholds, boilerplate)))
-        made = [_Compared(name, kind, file, text, Status.TEXT, _fingerprint(text, thresholds, boilerplate))
+                                        _fingerprint(module.text, thresholds, boilerplate, tokens)))
+        made = [_Compared(name, kind, file, text, Status.TEXT, _fingerprint(text, thresholds, boilerplate, tokens,
+                                                                            keep=True))
                 for name, kind, file, text in course_modules(workbook, stage)]
         for index, left in enumerate(handed):
             for right in handed[index + 1:]:

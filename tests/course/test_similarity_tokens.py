@@ -1,0 +1,117 @@
+"""The similarity check lexes the course's own modules once, not in every grading run (issue 32, grading speed).
+
+Lexing (copydetect's ``filter_code``, Pygments) was most of a grading run's similarity cost: about 250 course modules
+(references, fault-lab variants, mutants, starters) lexed again for every ``forgelab grade``, even of one submission.
+Their token streams are now kept in the workbook's cache folder, named by the text's digest. What is compared must
+not change by a bit: a fingerprint made from a kept stream is the one copydetect's own constructor makes, and a
+comparison with the streams kept gives exactly the figures one without them gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+import copydetect
+import copydetect.utils
+import numpy as np
+import pytest
+from conftest import ROOT, pristine_starters
+from similarity_fixtures import STAGES, modules
+
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
+from forgelab.grading import similarity
+from forgelab.grading.similarity import HandedModule, Status, Thresholds, Tokens
+
+COURSE = load_course(ROOT)
+WORKBOOK = Workbook.locate(ROOT)
+ODD = ["", "x", '"""only a docstring"""\n', "def f(:\n    pass\n", "# 注释\nname = '名字'\n", "\ud800 = 1\n"]
+
+
+def _course_texts() -> list[str]:
+    texts = [similarity.starter_text(WORKBOOK, stage) for stage in COURSE.stages]
+    texts += [text for stage in COURSE.stages for _name, _kind, _file, text in similarity.course_modules(WORKBOOK, stage)]
+    return texts
+
+
+def _same(made: Any, expected: Any) -> None:
+    assert made.filtered_code == expected.filtered_code and made.raw_code == expected.raw_code
+    assert made.offsets.dtype == expected.offsets.dtype and made.offsets.shape == expected.offsets.shape
+    assert np.array_equal(made.offsets, expected.offsets)
+    assert made.hashes == expected.hashes and made.k == expected.k
+    assert {key: [int(i) for i in value] for key, value in made.hash_idx.items()} == \
+        {key: [int(i) for i in value] for key, value in expected.hash_idx.items()}
+    assert made.token_coverage == expected.token_coverage
+
+
+@pytest.mark.parametrize("boilerplate", [None, "starter"])
+def test_a_fingerprint_from_a_kept_stream_is_copydetects_own(tmp_path: Path, boilerplate: str | None) -> None:
+    thresholds = Thresholds()
+    starter = similarity.starter_text(WORKBOOK, COURSE.stage("01"))
+    plate = None if boilerplate is None else np.unique(np.array(sorted(copydetect.CodeFingerprint(
+        "module.py", thresholds.noise, 1, fp=io.StringIO(starter), language="python").hashes),
+        dtype=np.int64))
+    texts = _course_texts()[:40] + ODD
+    kept = Tokens(tmp_path)
+    for text in texts:
+        kept.filtered(text, keep=True)
+    again = Tokens(tmp_path)  # a later run: every stream read back from the folder
+    for text in texts:
+        expected = copydetect.CodeFingerprint("module.py", thresholds.noise, 1, boilerplate=plate,
+                                              fp=io.StringIO(text), language="python")
+        _same(similarity._fingerprint(text, thresholds, plate, again, keep=True), expected)
+
+
+def _handed() -> dict[str, list[HandedModule]]:
+    starter = pristine_starters()
+    stages = [COURSE.stage(number) for number in STAGES]
+    found: dict[str, list[HandedModule]] = {}
+    for name, mine in modules(starter).items():
+        found[name] = [HandedModule(stage.number, stage.module, Status.TEXT,
+                                    hashlib.sha256(text.encode()).hexdigest(), text)
+                       for stage in stages
+                       for text in [mine.get(stage.module) or (starter / stage.module).read_text(encoding="utf-8")]]
+    return found
+
+
+def _copydetects_own(text: str, thresholds: Thresholds, boilerplate: Any, _tokens: Any = None, keep: bool = False) -> Any:
+    """How a fingerprint was made before the streams were kept: copydetect's constructor, which lexes every time."""
+    return copydetect.CodeFingerprint("module.py", thresholds.noise, 1, boilerplate=boilerplate, fp=io.StringIO(text),
+                                      language="python")
+
+
+def _figures(comparison: similarity.Comparison) -> list[tuple[object, ...]]:
+    return [(p.stage, p.left.name, p.right.name, p.percent, p.other_percent, p.tokens, p.slices)
+            for p in comparison.pairs] + [comparison.compared]
+
+
+def test_the_course_modules_are_lexed_once_and_the_figures_do_not_change(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    stages = [COURSE.stage(number) for number in STAGES]
+    handed = _handed()
+    lexed: list[str] = []
+    lex = copydetect.utils.filter_code
+
+    def counted(code: str, *args: Any) -> Any:
+        lexed.append(code)
+        return lex(code, *args)
+
+    monkeypatch.setattr(copydetect.utils, "filter_code", counted)
+    first = similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(tmp_path))
+    course = {text for stage in stages for _n, _k, _f, text in similarity.course_modules(WORKBOOK, stage)}
+    course |= {similarity.starter_text(WORKBOOK, stage) for stage in stages}
+    assert course <= set(lexed) and len(lexed) == len(set(lexed))  # each text once, even within the run
+    assert len(list(tmp_path.glob("*.json"))) == len(course)  # the course's, never a submission's own text
+    del lexed[:]
+    second = similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(tmp_path))  # the next grading run
+    assert not course & set(lexed)  # none of the course's modules lexed again
+    monkeypatch.setattr(similarity, "_fingerprint", _copydetects_own)
+    fresh = similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(None))  # as before: copydetect's own
+    monkeypatch.undo()
+    assert _figures(first) == _figures(second) == _figures(fresh)
+    for kept in tmp_path.glob("*.json"):  # a damaged file is made again, with the same figures
+        kept.write_text('{"filtered": 1}', encoding="utf-8")
+    assert _figures(similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(tmp_path))) == _figures(fresh)

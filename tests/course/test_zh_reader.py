@@ -314,3 +314,63 @@ def test_the_catalog_reads_as_one_chinese_author_wrote_it() -> None:
         if "edition" in msgid and "版本" in msgstr:  # 版本 is a version; the edition is the workbook's language
             found.append(("版本", msgstr))
     assert not found, found
+
+
+# ---------------------------------------------------------------- the Chinese documents, read as a native reader
+
+ZH_DOCUMENTS = ("README.zh-CN.md", "course/learner/README.zh-CN.md", "docs/learner.zh-CN.md",
+                "docs/instructor.zh-CN.md", "docs/authoring.zh-CN.md", "docs/architecture.zh-CN.md")
+DOCUMENT_TYPOGRAPHY = {  # Chinese technical typography, as test_zh_text holds the stage texts and the catalog to it
+    "a space after full-width punctuation": r"[。，；：！？、）」”] +(?=[^\s|])",
+    "a space around a curly quote beside Chinese": r"[\u4e00-\u9fff] +“|” +[\u4e00-\u9fff]",
+    "thousands grouped by a space": r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])",
+    "a space before %": r"\d %",
+    "a spaced Chinese dash": r"\S ——|—— \S",
+}
+
+
+def _document_prose(text: str) -> str:
+    return re.sub(r"```.*?```|`[^`\n]*`", "`…`", text, flags=re.S)
+
+
+@pytest.mark.parametrize("rule", sorted(DOCUMENT_TYPOGRAPHY))
+def test_the_chinese_documents_follow_chinese_typography(rule: str) -> None:
+    """The learner README had "（…不必加 `--lang zh`。） notebook"; docs/authoring "低于 95 % 时"; README.zh-CN's title
+    "Forge Workbook —— Prompt"."""
+    pattern = re.compile(DOCUMENT_TYPOGRAPHY[rule])
+    broken = [f"{name}:{number}: …{line[max(0, found.start() - 12):found.end() + 12]}…"
+              for name in ZH_DOCUMENTS
+              for number, line in enumerate(_document_prose((ROOT / name).read_text(encoding="utf-8")).splitlines(), 1)
+              for found in [pattern.search(line)] if found]
+    assert broken == [], f"{rule}: {broken[:8]}"
+
+
+def _zh_texts() -> list[tuple[str, str]]:
+    """(where, text) of what a Chinese learner reads: the documents, each stage's and the course's [text.zh] and the
+    catalog's translations."""
+    from babel.messages.pofile import read_po
+
+    texts = [(name, (ROOT / name).read_text(encoding="utf-8")) for name in ZH_DOCUMENTS]
+    texts += [(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8").split("\n[text.zh]", 1)[-1])
+              for path in sorted((ROOT / "course" / "stages").glob("*/stage.toml"))]
+    with (ROOT / "forgelab/locale/zh/LC_MESSAGES/forgelab.po").open("rb") as handle:
+        texts += [(f"forgelab.po {message.id!r:.50}", string) for message in read_po(handle, locale="zh")
+                  for string in (message.string if isinstance(message.string, tuple) else (message.string,)) if string]
+    return texts
+
+
+def test_a_stage_is_named_one_way_in_chinese() -> None:
+    """The CLI, the page and most texts say 阶段 01; stages 01–04, the learner guide and five catalog messages said
+    第 01 阶段 (and 正在检查第 {number} 阶段…) beside it."""
+    found = [f"{where}: {match.group(0)}" for where, text in _zh_texts()
+             for match in re.finditer(r"第 ?(\d\d|\{\w+\}) ?阶段", text)]
+    assert found == [], found[:8]
+
+
+def test_the_self_check_states_are_the_sources_words() -> None:
+    """Source 002 names the page's last two states 测试结果已读取 and 本地自检通过; the learner README and guide
+    said 结果已读取 → 自检通过, and 自查页 for the page the course calls 自检."""
+    for name in ("course/learner/README.zh-CN.md", "docs/learner.zh-CN.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert "未开始 → 阅读中 → 实验已下载 → 测试结果已读取 → 本地自检通过" in text, name
+    assert [where for where, text in _zh_texts() if re.search(r"(?<!亲)自查", text)] == []  # 亲自查看 is another word

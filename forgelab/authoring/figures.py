@@ -11,8 +11,8 @@ Two kinds of figure live in ``course/stages/NN-slug/``:
   :data:`MERMAID_INTEGRITY`, kept in ``.forgelab/mermaid/``). The SVG starts with a stamp that holds
   the SHA-256 of its source, so ``forgelab build --check`` sees a stale figure without a browser.
 * **Plots** — ``figure-NAME.py``: where the data is numeric, a short script computes the stage's real
-  numbers (it runs the stage's worked demonstration against the reference, :func:`demo_namespace`)
-  and prints an SVG drawn with the helpers below. ``forgelab build`` runs it against the ``solution``
+  numbers (it runs the stage's worked demonstration against the reference, :func:`demo_namespace`),
+  draws them with matplotlib (:func:`pyplot`) and prints the SVG :func:`svg_of` makes of it. ``forgelab build`` runs it against the ``solution``
   target and writes ``figure-NAME.svg``; ``--check`` runs it again and compares the bytes. The notebook
   shows that SVG as a Markdown image by its relative path (JupyterLab does not render SVG attachments).
 
@@ -27,7 +27,9 @@ label text (or state-transition label): ``%% zh: same key:<br/>compare ranks => 
 says so where the label looks like prose); a prose label without a line is named by
 :mod:`forgelab.authoring.editions`. A plot script is run once per edition with ``--lang LANG`` (read with
 :func:`plot_language`) and keeps its words per language in a small dict; numbers and code are the same
-in both. The Chinese SVGs name a CJK font (:data:`FONT_ZH`, Debian's fonts-wqy-microhei first).
+in both. The Chinese SVGs name a CJK font (:data:`FONT_ZH` for Mermaid, :data:`PLOT_FONTS` for plots: Debian's
+fonts-wqy-microhei first), and matplotlib measures a plot's Chinese words with it, so a plot is the same bytes on
+every machine with the same fonts (.ci/run installs fonts-wqy-microhei).
 """
 
 from __future__ import annotations
@@ -143,59 +145,62 @@ def demo_namespace(script: str) -> dict[str, Any]:  # free-form: a demonstration
     return namespace
 
 
-class Svg:
-    """A tiny SVG writer for the plots: fixed fonts and colours, every text escaped, deterministic."""
-
-    INK = "#1d2430"
-    MUTED = "#566070"
-    LINE = "#9aa5b4"
-
-    def __init__(self, width: int, height: int, title: str, language: str = "en") -> None:
-        self.width, self.height = width, height
-        self.font = FONT if language == "en" else FONT_ZH
-        self.parts = [f'<title>{esc(title)}</title>',
-                      f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-                      '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-                      'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f7f7f7"/>'
-                      '<line x1="0" y1="0" x2="0" y2="6" stroke="#b0b7c3" stroke-width="2"/></pattern></defs>']
-
-    def rect(self, x: float, y: float, w: float, h: float, fill: str, *, stroke: str = "none",
-             dashed: bool = False) -> None:
-        dash = ' stroke-dasharray="4 3"' if dashed else ""
-        self.parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{h:.1f}" fill="{fill}" '
-                          f'stroke="{stroke}"{dash}/>')
-
-    def line(self, x1: float, y1: float, x2: float, y2: float, color: str, *, width: float = 1,
-             dashed: bool = False) -> None:
-        dash = ' stroke-dasharray="5 4"' if dashed else ""
-        self.parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
-                          f'stroke-width="{width}"{dash}/>')
-
-    def text(self, x: float, y: float, words: str, *, size: int = 12, color: str = INK, anchor: str = "start",
-             bold: bool = False, halo: bool = True) -> None:
-        weight = ' font-weight="bold"' if bold else ""
-        around = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
-        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{color}" text-anchor="{anchor}"'
-                          f'{weight}{around}>{esc(words, quote=False)}</text>')
-
-    def render(self) -> str:
-        body = "\n".join(self.parts)
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
-                f'viewBox="0 0 {self.width} {self.height}" font-family="{self.font}" role="img">\n{body}\n</svg>\n')
+INK, MUTED, LINE, PAPER = "#1d2430", "#566070", "#9aa5b4", "#ffffff"
+# what matplotlib measures text with, and what the SVG names for the reader's browser: Latin letters from DejaVu Sans
+# (matplotlib ships it), Chinese characters from WenQuanYi Micro Hei (Debian's fonts-wqy-microhei, installed by
+# .ci/run), else a common CJK font of the reader's system
+PLOT_FONTS = ["DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC", "sans-serif"]
 
 
-def text_width(words: str, size: int) -> float:
-    """A generous estimate of a label's width, enough to decide whether it fits inside a bar.
+def pyplot(language: str = "en") -> Any:  # free-form: matplotlib.pyplot, which has no type hints of its own
+    """matplotlib's pyplot set up for a stage's plot: the Agg backend, the house colours and fonts, text kept as
+    text in the SVG (a screen reader and a search find it; the reader's browser draws it) and a fixed hash salt.
 
-    A Latin letter or digit takes about 0.62 em; a CJK character (and a full-width sign) a whole em.
-    """
-    return sum(size * (1.0 if _wide(char) else 0.62) for char in words)
+    ``language`` picks the fonts matplotlib measures with: a Chinese label is measured with WenQuanYi Micro Hei,
+    so a label's size — and the layout around it — is the font's own, not an estimate."""
+    import logging
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    import matplotlib.pyplot as plt
+
+    plt.rcdefaults()
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "forgelab-figure", "svg.id": None,
+                         "font.family": PLOT_FONTS if language != "en" else PLOT_FONTS[:1] + PLOT_FONTS[-1:],
+                         "font.size": 11, "text.color": INK, "axes.edgecolor": LINE, "axes.labelcolor": MUTED,
+                         "xtick.color": MUTED, "ytick.color": MUTED, "ytick.labelcolor": INK,
+                         "axes.spines.top": False, "axes.spines.right": False, "hatch.color": "#b0b7c3",
+                         "figure.facecolor": PAPER, "savefig.facecolor": PAPER, "path.simplify": False,
+                         "text.parse_math": False})  # a µ$ in a label is a price, not mathematics
+    return plt
 
 
-def _wide(char: str) -> bool:
-    import unicodedata
+def svg_of(figure: Any, title: str) -> str:  # figure: a matplotlib Figure (untyped)
+    """The figure as a self-contained SVG, the same bytes for the same drawing: no date and no tool version in it, a
+    ``<title>`` for screen readers, and whole-pixel ``width`` and ``height`` (an ``<img>`` needs its size)."""
+    import warnings
 
-    return unicodedata.east_asian_width(char) in ("W", "F")
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Glyph … missing": a font without CJK (the SVG keeps the text itself)
+        figure.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.12,
+                       metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    plt.close(figure)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]
+    head, rest = svg.split(">", 1)
+    box = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', head)
+    if box is None:
+        raise FigureError("matplotlib wrote an SVG without a viewBox")
+    width, height = (round(float(box.group(n))) for n in (1, 2))
+    head = re.sub(r'\s(width|height)="[^"]*"', "", head)
+    rest = re.sub(r"<metadata>.*?</metadata>\s*", "", rest, flags=re.S)
+    return (f'{head} width="{width}" height="{height}" role="img">\n<title>{esc(title, quote=False)}</title>'
+            f'{rest.rstrip()}\n')
 
 
 # ---------------------------------------------------------------- Mermaid

@@ -155,11 +155,30 @@ def test_a_translation_with_a_double_quote_is_refused(tmp_path: Path) -> None:
         stage_figures(tmp_path)
 
 
-def test_text_width_counts_a_cjk_character_as_one_em() -> None:
-    assert figures.text_width("预算", 10) == pytest.approx(20.0)
-    assert figures.text_width("ab", 10) == pytest.approx(12.4)
-    assert figures.text_width("预算 400", 11) == pytest.approx(2 * 11 + 4 * 11 * 0.62)
-    assert "WenQuanYi Micro Hei" in figures.FONT_ZH and "WenQuanYi" not in figures.FONT
+def test_the_plots_are_matplotlibs_with_their_words_as_text_and_a_cjk_font_for_chinese(course) -> None:
+    plots = [figure for stage in course.stages for figure in stage_figures(stage.source_dir) if figure.kind == "plot"]
+    assert len(plots) >= 5
+    for figure in plots:
+        english, chinese = (figure.svg_in(language).read_text(encoding="utf-8") for language in ("en", "zh"))
+        for text in (english, chinese):
+            assert re.search(r'<g id="axes_1">', text) and "<metadata>" not in text, figure.svg  # drawn by matplotlib
+            assert "<text " in text and "<path d=\"M" in text  # words as text (a reader finds them), shapes as paths
+        assert "'WenQuanYi Micro Hei'" in chinese and "WenQuanYi" not in english, figure.svg
+        assert re.search(r"<text [^>]*>[^<]*[\u4e00-\u9fff]", chinese), f"{figure.svg_in('zh')}: no Chinese words"
+
+
+def test_a_chinese_label_is_measured_with_a_cjk_font_and_the_drawing_is_the_same_bytes_every_time() -> None:
+    def draw() -> tuple[str, float]:
+        plt = figures.pyplot("zh")
+        figure, axes = plt.subplots(figsize=(3, 1))
+        label = axes.text(0, 0, "预算预算")
+        em = 11 * figure.dpi / 72  # the font size in pixels at the figure's resolution
+        width = label.get_window_extent(figure.canvas.get_renderer()).width / em
+        return figures.svg_of(figure, "一个测试图形"), width
+
+    (first, width), (second, _) = draw(), draw()
+    assert first == second and first.startswith("<svg ") and "<title>一个测试图形</title>" in first
+    assert 3.8 <= width <= 4.2  # four CJK characters of about 1 em each: WenQuanYi's widths, not a missing glyph's
 
 
 @pytest.mark.parametrize("number", STAGES)
@@ -183,7 +202,8 @@ def test_every_chinese_notebook_shows_the_chinese_drawing(course, number: str) -
             shown = (course.root / stage.notebook_in("zh")).parent / target
             assert shown.resolve() == zh_svg.resolve(), f"{stage.notebook_in('zh')}: the image is not the zh plot"
         assert re.search(r"[\u4e00-\u9fff]", zh_svg.read_text(encoding="utf-8")), f"{zh_svg.name}: no Chinese in it"
-        assert figures.FONT_ZH.replace(", ", ",") in zh_svg.read_text(encoding="utf-8").replace(", ", ","), \
+        stack = figures.FONT_ZH if figure.kind == "mermaid" else ",".join(f"'{font}'" for font in figures.PLOT_FONTS[:-1])
+        assert stack.replace(", ", ",") in zh_svg.read_text(encoding="utf-8").replace(", ", ","), \
             f"{zh_svg.name}: not drawn with the Chinese font stack"
 
 

@@ -10,7 +10,9 @@ once more with ``--lang zh`` for ``figure-budget_zh.svg``: only the words below 
 
 import sys
 
-from forgelab.authoring.figures import Svg, demo_namespace, plot_language, text_width
+from matplotlib.patches import Patch
+
+from forgelab.authoring.figures import INK, MUTED, demo_namespace, plot_language, pyplot, svg_of
 
 BUDGET = 400  # the budget of the demonstration's real call
 LANG = plot_language()
@@ -26,60 +28,45 @@ WORDS = {
            "skipped": "{tokens} 个 Token · 跳过：剩 {left}", "axis": "Token", "budget": "预算 {budget}",
            "legend": ("必需", "选中", "跳过：放不下")},
 }[LANG]
+REQUIRED, SELECTED, SKIPPED = "#1f4e79", "#2a9d8f", "#a12a1f"
 
 demo = demo_namespace(__file__)
 candidates = {item.id: item for item in demo["candidates"]}
 decisions = demo["explain_choice"](demo["candidates"], budget=BUDGET)
 
-LEFT, PLOT, ROW, TOP = 200, 430, 30, 58
-ends, used = [], 0
-for decision in decisions:
-    tokens = candidates[decision.id].tokens
-    ends.append(used + tokens)
-    used += tokens if decision.included else 0
-domain = max([BUDGET, *ends]) + 60
-scale = PLOT / domain
-height = TOP + ROW * len(decisions) + 70
-svg = Svg(LEFT + PLOT + 80, height, WORDS["title"].format(budget=400), LANG)
-svg.text(10, 22, WORDS["title"].format(budget=BUDGET), size=15, bold=True)
-svg.text(10, 40, WORDS["subtitle"], size=11, color=Svg.MUTED)
-
+plt = pyplot(LANG)
+figure, axes = plt.subplots(figsize=(8.2, 0.42 * len(decisions) + 1.6))
 used = 0
 for row, decision in enumerate(decisions):
     tokens = candidates[decision.id].tokens
-    y = TOP + row * ROW
-    x = LEFT + used * scale
-    width = tokens * scale
-    label = f"{decision.id}" + (WORDS["required_mark"] if decision.reason == "required" else "")
-    svg.text(LEFT - 8, y + 15, label, size=12, anchor="end")
     if decision.included:
-        color = "#1f4e79" if decision.reason == "required" else "#2a9d8f"
-        svg.rect(x, y + 3, width, 18, color)
+        color = REQUIRED if decision.reason == "required" else SELECTED
+        axes.barh(row, tokens, left=used, height=0.62, color=color)
+        note = WORDS["included"].format(tokens=tokens, reason=decision.reason, used=used + tokens)
+        end = used + tokens
         used += tokens
-        note = WORDS["included"].format(tokens=tokens, reason=decision.reason, used=used)
     else:
-        svg.rect(x, y + 3, width, 18, "url(#hatch)", stroke="#a12a1f", dashed=True)
+        axes.barh(row, tokens, left=used, height=0.62, color="#f7f7f7", hatch="//", edgecolor=SKIPPED,
+                  linestyle="--", linewidth=1)
         note = WORDS["skipped"].format(tokens=tokens, left=BUDGET - used)
-    end = x + width + 6
-    if end + text_width(note, 11) > LEFT + PLOT + 78:
-        svg.text(x - 6, y + 16, note, size=11, color=Svg.MUTED, anchor="end")
-    else:
-        svg.text(end, y + 16, note, size=11, color=Svg.MUTED)
-
-axis = TOP + ROW * len(decisions) + 6
-svg.line(LEFT, axis, LEFT + PLOT, axis, Svg.LINE)
-for tick in range(0, int(domain) + 1, 100):
-    svg.line(LEFT + tick * scale, axis, LEFT + tick * scale, axis + 4, Svg.LINE)
-    svg.text(LEFT + tick * scale, axis + 17, str(tick), size=10, color=Svg.MUTED, anchor="middle")
-svg.text(LEFT + PLOT / 2, axis + 33, WORDS["axis"], size=11, color=Svg.MUTED, anchor="middle")
-limit = LEFT + BUDGET * scale
-svg.line(limit, TOP - 6, limit, axis, "#a12a1f", width=1.5, dashed=True)
-svg.text(limit, TOP - 10, WORDS["budget"].format(budget=BUDGET), size=11, color="#a12a1f", anchor="middle")
-
-legend = axis + 50
-for index, (color, words) in enumerate(zip(("#1f4e79", "#2a9d8f", "url(#hatch)"), WORDS["legend"])):
-    x = LEFT + index * 140
-    svg.rect(x, legend - 10, 14, 12, color, stroke="#a12a1f" if "hatch" in color else "none",
-             dashed="hatch" in color)
-    svg.text(x + 20, legend, words, size=11)
-sys.stdout.write(svg.render())
+        end = used + tokens
+    axes.annotate(note, (end, row), xytext=(6, 0), textcoords="offset points", va="center", fontsize=10,
+                  color=MUTED, bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1})
+labels = [decision.id + (WORDS["required_mark"] if decision.reason == "required" else "") for decision in decisions]
+axes.set_yticks(range(len(decisions)), labels)
+axes.invert_yaxis()
+axes.tick_params(axis="y", length=0)
+axes.spines["left"].set_visible(False)
+axes.set_xlim(0, max(BUDGET, *(candidates[d.id].tokens for d in decisions)) + 100)
+axes.set_xticks(range(0, BUDGET + 101, 100))
+axes.set_xlabel(WORDS["axis"])
+axes.axvline(BUDGET, color=SKIPPED, linestyle="--", linewidth=1.5)
+axes.annotate(WORDS["budget"].format(budget=BUDGET), (BUDGET, -0.6), xytext=(0, 2), textcoords="offset points",
+              ha="center", va="bottom", fontsize=10, color=SKIPPED, annotation_clip=False)
+axes.set_title(WORDS["title"].format(budget=BUDGET) + "\n", loc="left", fontsize=14, fontweight="bold", color=INK)
+axes.text(0, 1.045, WORDS["subtitle"], transform=axes.transAxes, fontsize=10, color=MUTED)
+axes.legend(handles=[Patch(color=REQUIRED), Patch(color=SELECTED),
+                     Patch(facecolor="#f7f7f7", hatch="//", edgecolor=SKIPPED, linestyle="--")],
+            labels=list(WORDS["legend"]), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, frameon=False,
+            fontsize=10)
+sys.stdout.write(svg_of(figure, WORDS["title"].format(budget=BUDGET)))

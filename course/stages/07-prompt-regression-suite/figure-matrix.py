@@ -11,7 +11,9 @@ once more with ``--lang zh`` for ``figure-matrix_zh.svg``: only the words below 
 import sys
 from functools import partial
 
-from forgelab.authoring.figures import Svg, demo_namespace, plot_language
+from matplotlib.patches import Rectangle
+
+from forgelab.authoring.figures import INK, LINE, MUTED, demo_namespace, plot_language, pyplot, svg_of
 
 LANG = plot_language()
 WORDS = {
@@ -34,39 +36,40 @@ cases, run_suite = demo["cases"], demo["run_suite"]
 runs = [(f"{v.label} · {v.id}", partial(demo["mock_model"], v.text)) for v in (demo["v1"], demo["v2"], demo["v3"])]
 runs.append((WORDS["broken_call"], demo["flaky"]))
 INVARIANTS = tuple(zip(WORDS["columns"], ("missing:", "write permission changed", "error:")))
+GAP = 0.35  # between two versions' rows
 
-LEFT, CASE, COLUMN, ROW, TOP = 20, 250, 140, 26, 74
-width = LEFT + CASE + COLUMN * len(INVARIANTS) + 20
-height = TOP + ROW * len(runs) * len(cases) + 8 * len(runs) + 44
-svg = Svg(width, height, WORDS["title_long"], LANG)
-svg.text(LEFT, 22, WORDS["title"], size=15, bold=True)
-svg.text(LEFT, 40, WORDS["subtitle"], size=11, color=Svg.MUTED)
+plt = pyplot(LANG)
+rows = len(runs) * len(cases) + GAP * (len(runs) - 1)
+figure, axes = plt.subplots(figsize=(7.6, 0.34 * rows + 1.5))
+axes.set_xlim(-1.3, len(INVARIANTS))
+axes.set_ylim(rows, -1.2)
+axes.axis("off")
 for index, (name, _) in enumerate(INVARIANTS):
-    svg.text(LEFT + CASE + COLUMN * index + COLUMN / 2, TOP - 10, name, size=12, anchor="middle", bold=True)
-
-y = float(TOP)
+    header = "\n".join(name.rsplit(" ", 1)) if len(name) > 12 else name  # two lines where a long one would touch
+    axes.text(index + 0.5, -0.2, header, ha="center", va="bottom", fontweight="bold")
+y = 0.0
 for label, invoke in runs:
     failures = run_suite(cases, invoke)
-    svg.line(LEFT, y - 4, width - 20, y - 4, Svg.LINE)
+    axes.plot([-2.3, len(INVARIANTS)], [y - GAP / 2, y - GAP / 2], color=LINE, linewidth=0.8, clip_on=False)
     for row, case in enumerate(cases):
         problems = failures.get(case.id, [])
         if row == 0:
-            svg.text(LEFT, y + 17, label, size=12, bold=True)
-        svg.text(LEFT + CASE - 10, y + 17, case.id, size=12, anchor="end")
+            axes.text(-2.3, y + 0.5, label, va="center", fontweight="bold")
+        axes.text(-0.1, y + 0.5, case.id, ha="right", va="center")
         errored = any(problem.startswith("error:") for problem in problems)
         for index, (_, prefix) in enumerate(INVARIANTS):
-            x = LEFT + CASE + COLUMN * index + 4
             broken = any(problem.startswith(prefix) for problem in problems)
             if errored and prefix != "error:":
-                fill, ink, word = "#f2f4f7", Svg.MUTED, WORDS["not_checked"]
+                fill, ink, word = "#f2f4f7", MUTED, WORDS["not_checked"]
             elif broken:
                 fill, ink, word = "#fbecea", "#a12a1f", WORDS["broken"]
             else:
                 fill, ink, word = "#e7f5ec", "#17683a", WORDS["holds"]
-            svg.rect(x, y, COLUMN - 8, ROW - 4, fill)
-            svg.text(x + (COLUMN - 8) / 2, y + 16, word, size=12, color=ink, anchor="middle", halo=False)
-        y += ROW
-    y += 8
-svg.text(LEFT, y + 22, WORDS["footer"], size=11,
-         color=Svg.MUTED)
-sys.stdout.write(svg.render())
+            axes.add_patch(Rectangle((index + 0.03, y + 0.08), 0.94, 0.84, color=fill))
+            axes.text(index + 0.5, y + 0.5, word, ha="center", va="center", color=ink)
+        y += 1
+    y += GAP
+axes.text(-2.3, -2.6, WORDS["title"], fontsize=14, fontweight="bold", color=INK)
+axes.text(-2.3, -2.05, WORDS["subtitle"], fontsize=10, color=MUTED)
+axes.text(-2.3, rows + 0.6, WORDS["footer"], fontsize=10, color=MUTED, va="top")
+sys.stdout.write(svg_of(figure, WORDS["title_long"]))

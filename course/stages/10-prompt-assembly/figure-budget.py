@@ -9,8 +9,11 @@ once more with ``--lang zh`` for ``figure-budget_zh.svg``: only the words below 
 """
 
 import sys
+from typing import Any
 
-from forgelab.authoring.figures import Svg, demo_namespace, plot_language, text_width
+from matplotlib.patches import Patch
+
+from forgelab.authoring.figures import INK, MUTED, demo_namespace, plot_language, pyplot, svg_of
 
 WINDOW, OUTPUT, TOOLS, SAFETY = 1_000, 700, 120, 70  # the demonstration's tiny window
 LANG = plot_language()
@@ -34,61 +37,60 @@ demo = demo_namespace(__file__)
 budget = demo["input_budget"](WINDOW, OUTPUT, TOOLS, SAFETY)
 assembly = demo["assemble"](demo["segments"], budget)
 assert budget == demo["budget"] == assembly.budget, "the figure must use the demonstration's budget"
+REQUIRED, NOTICE, OPTIONAL, DROPPED = "#1f4e79", "#8a6d1d", "#2a9d8f", "#a12a1f"
+HATCHED = {"facecolor": "#f7f7f7", "hatch": "//", "edgecolor": DROPPED, "linestyle": "--"}
 
-LEFT, WIDTH = 20, 700
-svg = Svg(LEFT * 2 + WIDTH, 318, WORDS["title"], LANG)
-svg.text(LEFT, 22, WORDS["heading"], size=15, bold=True)
-
-
-def bar(y: float, parts: list[tuple[str, int, str]], total: int, width: float) -> None:
-    """One horizontal bar; labels inside the part when they fit, below it otherwise."""
-    x = float(LEFT)
-    for index, (label, tokens, color) in enumerate(parts):
-        w = tokens * width / total
-        hatched = color == "url(#hatch)"
-        svg.rect(x, y, w, 30, color, stroke="#a12a1f" if hatched else "#ffffff", dashed=hatched)
-        ink = Svg.INK if hatched or color in ("#dfe5ec", "#f2f4f7") else "#ffffff"
-        if text_width(label, 11) * 0.9 + 4 < w:
-            svg.text(x + w / 2, y + 19, label, size=11, color=ink, anchor="middle", halo=hatched)
-        else:
-            svg.text(x + w / 2, y + 44 + 13 * (index % 2), label, size=11, color=Svg.INK, anchor="middle")
-        x += w
+plt = pyplot(LANG)
+figure, (window, inputs) = plt.subplots(2, 1, figsize=(8.4, 3.2), gridspec_kw={"hspace": 1.3})
 
 
-window_parts = [(f"B {budget}", budget, "#1f5fbf"), (WORDS["output"].format(n=OUTPUT), OUTPUT, "#dfe5ec"),
-                (WORDS["tools"].format(n=TOOLS), TOOLS, "#c9d2dc"), (f"S {SAFETY}", SAFETY, "#aab6c3")]
-svg.text(LEFT, 50, WORDS["window"].format(n=WINDOW), size=12, color=Svg.MUTED)
-bar(58, window_parts, WINDOW, WIDTH)
-b_end = LEFT + budget * WIDTH / WINDOW
-svg.line(LEFT, 90, LEFT, 150, "#1f5fbf", dashed=True)
-svg.line(b_end, 90, LEFT + WIDTH * 0.8, 150, "#1f5fbf", dashed=True)
+def bar(axes: Any, parts: list[tuple[str, int, Any]], extent: float) -> None:  # Any: matplotlib is untyped
+    """One horizontal bar of (label, tokens, style) on an axis of ``extent`` tokens; a label goes inside its part when
+    it fits, else below it."""
+    axes.set_xlim(0, extent)
+    axes.set_ylim(-0.5, 0.5)
+    axes.axis("off")
+    renderer = figure.canvas.get_renderer()
+    left, below = 0, 0
+    for label, tokens, style in parts:
+        axes.barh(0, tokens, left=left, height=0.8, linewidth=1, **({"color": style, "edgecolor": "#ffffff"}
+                                                                    if isinstance(style, str) else style))
+        light = not isinstance(style, str) or style in ("#dfe5ec", "#c9d2dc", "#aab6c3", "#f2f4f7")
+        text = axes.text(left + tokens / 2, 0, label, ha="center", va="center", fontsize=10,
+                         color=INK if light else "#ffffff")
+        box, part = text.get_window_extent(renderer), axes.transData.transform([(left, 0), (left + tokens, 0)])
+        if box.width + 6 > part[1][0] - part[0][0]:  # measured with the font that draws it, not estimated
+            text.set(y=-0.75 - 0.55 * below, va="top", color=INK)
+            below = 1 - below
+        left += tokens
+
+
+window.set_title(WORDS["window"].format(n=WINDOW), loc="left", fontsize=11, color=MUTED)
+bar(window, [(f"B {budget}", budget, "#1f5fbf"), (WORDS["output"].format(n=OUTPUT), OUTPUT, "#dfe5ec"),
+             (WORDS["tools"].format(n=TOOLS), TOOLS, "#c9d2dc"), (f"S {SAFETY}", SAFETY, "#aab6c3")], WINDOW)
+figure.suptitle(WORDS["heading"], x=0.125, y=1.02, ha="left", fontsize=14, fontweight="bold", color=INK)
 
 required = [d for d in assembly.decisions if d.reason == "required"]
 notice = [d for d in assembly.decisions if d.reason == "notice"]
 optional = [d for d in assembly.decisions if d.included and d.reason not in ("required", "notice")]
 dropped = [d for d in assembly.decisions if not d.included]
 free = budget - assembly.used_tokens
-parts = [(f"{d.name} {d.tokens}", d.tokens, "#1f4e79") for d in required]
-parts += [(WORDS["notice"].format(n=d.tokens), d.tokens, "#8a6d1d") for d in notice]
-parts += [(f"{d.kind} {d.tokens}", d.tokens, "#2a9d8f") for d in optional]
+parts = [(f"{d.name} {d.tokens}", d.tokens, REQUIRED) for d in required]
+parts += [(WORDS["notice"].format(n=d.tokens), d.tokens, NOTICE) for d in notice]
+parts += [(f"{d.kind} {d.tokens}", d.tokens, OPTIONAL) for d in optional]
 parts += [(WORDS["free"].format(n=free), free, "#f2f4f7")] if free else []
-scale_width = WIDTH * 0.8
-svg.text(LEFT + 8, 146, WORDS["input"].format(n=budget), size=12, color=Svg.MUTED)
-bar(154, parts, budget, scale_width)
-x = LEFT + scale_width + 12
+inputs.set_title(WORDS["input"].format(n=budget), loc="left", fontsize=11, color=MUTED)
+gap = budget * 0.04  # the dropped segments stand apart, after the budget's end
+bar(inputs, parts, budget + gap + sum(d.tokens + gap for d in dropped))
+left = budget + gap
 for d in dropped:
-    w = d.tokens * scale_width / budget
-    svg.rect(x, 154, w, 30, "url(#hatch)", stroke="#a12a1f", dashed=True)
-    svg.text(x + w / 2, 173, f"{d.name} {d.tokens}", size=11, anchor="middle", halo=False)
-    svg.text(x + w / 2, 198, WORDS["dropped"], size=11, color="#a12a1f", anchor="middle")
-    x += w + 8
-
-legend = 250
-for index, (color, words) in enumerate(zip(("#1f4e79", "#8a6d1d", "#2a9d8f", "url(#hatch)"), WORDS["legend"])):
-    lx = LEFT + (index % 2) * 330
-    ly = legend + (index // 2) * 22
-    svg.rect(lx, ly - 10, 14, 12, color, stroke="#a12a1f" if "hatch" in color else "none", dashed="hatch" in color)
-    svg.text(lx + 20, ly, words, size=11)
-svg.text(LEFT, 306, WORDS["footer"].format(used=assembly.used_tokens, budget=budget),
-         size=11, color=Svg.MUTED)
-sys.stdout.write(svg.render())
+    inputs.barh(0, d.tokens, left=left, height=0.8, **HATCHED)
+    inputs.text(left + d.tokens / 2, 0, f"{d.name} {d.tokens}", ha="center", va="center", fontsize=10)
+    inputs.text(left + d.tokens / 2, -0.75, WORDS["dropped"], ha="center", va="top", fontsize=10, color=DROPPED)
+    left += d.tokens + gap
+inputs.legend(handles=[Patch(color=REQUIRED), Patch(color=NOTICE), Patch(color=OPTIONAL), Patch(**HATCHED)],
+              labels=list(WORDS["legend"]), loc="upper left", bbox_to_anchor=(0, -1.75), ncols=2, frameon=False,
+              fontsize=10)
+inputs.text(0, -3.35, WORDS["footer"].format(used=assembly.used_tokens, budget=budget), transform=inputs.transAxes,
+            fontsize=10, color=MUTED)
+sys.stdout.write(svg_of(figure, WORDS["title"]))

@@ -11,7 +11,7 @@ once more with ``--lang zh`` for ``figure-cache_zh.svg``: only the words below d
 import sys
 from fractions import Fraction
 
-from forgelab.authoring.figures import Svg, demo_namespace, plot_language
+from forgelab.authoring.figures import INK, MUTED, demo_namespace, plot_language, pyplot, svg_of
 
 LANG = plot_language()
 WORDS = {
@@ -33,45 +33,36 @@ runs = [demo["cache_break_even"](P, n, U, C, W) for n in range(9)]
 u, c, w = (Fraction(str(value)) for value in (U, C, W))
 even = (w - u) / (u - c)  # where P·w + n·P·c = (n+1)·P·u
 assert runs[0].decision == "no_cache" and runs[1].decision == "cache", "the figure tells the demonstration's story"
-
-LEFT, TOP, WIDTH, HEIGHT = 70, 60, 560, 220
-top_value = float(max(run.uncached_cost for run in runs))
-svg = Svg(LEFT + WIDTH + 40, TOP + HEIGHT + 92, WORDS["title"], LANG)
-svg.text(20, 26, WORDS["heading"].format(p=f"{P:,}".replace(",", " ")), size=14, bold=True)
+CACHED, UNCACHED, EVEN = "#1f5fbf", "#a12a1f", "#8a6d1d"
 
 
-def x_of(n: float) -> float:
-    return LEFT + n * WIDTH / 8
+def spaced(value: float) -> str:
+    return f"{value:,.0f}".replace(",", " ")
 
 
-def y_of(cost: float) -> float:
-    return TOP + HEIGHT - cost * HEIGHT / top_value
-
-
-svg.line(LEFT, TOP + HEIGHT, LEFT + WIDTH, TOP + HEIGHT, Svg.LINE)
-svg.line(LEFT, TOP, LEFT, TOP + HEIGHT, Svg.LINE)
-for n in range(9):
-    svg.text(x_of(n), TOP + HEIGHT + 16, str(n), size=11, color=Svg.MUTED, anchor="middle")
-for step in range(0, int(top_value) + 1, 40_000):
-    svg.line(LEFT - 4, y_of(step), LEFT, y_of(step), Svg.LINE)
-    svg.text(LEFT - 8, y_of(step) + 4, f"{step:,}".replace(",", " "), size=10, color=Svg.MUTED, anchor="end")
-svg.text(LEFT + WIDTH / 2, TOP + HEIGHT + 34, WORDS["axis_x"], size=11, color=Svg.MUTED, anchor="middle")
-svg.text(LEFT, TOP - 10, WORDS["axis_y"], size=11, color=Svg.MUTED, anchor="middle")
-
-for key, color in (("cached_cost", "#1f5fbf"), ("uncached_cost", "#a12a1f")):
-    values = [float(getattr(run, key)) for run in runs]
-    for n in range(8):
-        svg.line(x_of(n), y_of(values[n]), x_of(n + 1), y_of(values[n + 1]), color, width=2)
-    for n in range(9):
-        svg.rect(x_of(n) - 3, y_of(values[n]) - 3, 6, 6, color)
-svg.line(x_of(float(even)), TOP, x_of(float(even)), TOP + HEIGHT, "#8a6d1d", dashed=True)
-svg.text(x_of(float(even)) + 6, TOP + 14, WORDS["even"].format(n=f"{float(even):.2f}"), size=11, color="#8a6d1d")
-svg.text(x_of(0.45), y_of(float(runs[5].uncached_cost)),
-         WORDS["uncached"].format(u=U), size=11, color="#a12a1f")
-svg.text(x_of(8) - 4, y_of(float(runs[8].cached_cost)) - 10,
-         WORDS["cached"].format(w=W, c=C), size=11, color="#1f5fbf", anchor="end")
-cost = [f"{float(value):,.0f}".replace(",", " ") for value in
-        (runs[0].cached_cost, runs[0].uncached_cost, runs[1].cached_cost, runs[1].uncached_cost)]
-svg.text(20, TOP + HEIGHT + 62, WORDS["footer"].format(a=cost[0], b=cost[1], c=cost[2], d=cost[3]),
-         size=11, color=Svg.MUTED)
-sys.stdout.write(svg.render())
+plt = pyplot(LANG)
+figure, axes = plt.subplots(figsize=(8.2, 4.1))
+reuses = list(range(9))
+cached = [float(run.cached_cost) for run in runs]
+uncached = [float(run.uncached_cost) for run in runs]
+axes.plot(reuses, cached, color=CACHED, linewidth=2, marker="s", markersize=5)
+axes.plot(reuses, uncached, color=UNCACHED, linewidth=2, marker="s", markersize=5)
+axes.axvline(float(even), color=EVEN, linestyle="--", linewidth=1.2)
+axes.annotate(WORDS["even"].format(n=f"{float(even):.2f}"), (float(even), max(uncached)), xytext=(6, -4),
+              textcoords="offset points", va="top", fontsize=10, color=EVEN)
+axes.annotate(WORDS["uncached"].format(u=U), (5, uncached[5]), xytext=(-10, 8), textcoords="offset points",
+              ha="right", fontsize=10, color=UNCACHED)
+axes.annotate(WORDS["cached"].format(w=W, c=C), (8, cached[8]), xytext=(0, -16), textcoords="offset points",
+              ha="right", va="top", fontsize=10, color=CACHED)
+axes.set_xticks(reuses)
+axes.set_xlim(0, 8.2)
+axes.set_ylim(0, max(uncached) * 1.05)
+axes.yaxis.set_major_formatter(lambda value, _position: spaced(value))
+axes.set_xlabel(WORDS["axis_x"])
+axes.set_ylabel(WORDS["axis_y"])
+axes.set_title(WORDS["heading"].format(p=spaced(P)), loc="left", fontsize=13, fontweight="bold", color=INK)
+cost = [spaced(float(value)) for value in (runs[0].cached_cost, runs[0].uncached_cost, runs[1].cached_cost,
+                                            runs[1].uncached_cost)]
+axes.text(0, -0.2, WORDS["footer"].format(a=cost[0], b=cost[1], c=cost[2], d=cost[3]), transform=axes.transAxes,
+          va="top", fontsize=10, color=MUTED)
+sys.stdout.write(svg_of(figure, WORDS["title"]))

@@ -10,7 +10,7 @@ once more with ``--lang zh`` for ``figure-prefix_zh.svg``: only the words below 
 
 import sys
 
-from forgelab.authoring.figures import Svg, demo_namespace, plot_language
+from forgelab.authoring.figures import INK, MUTED, demo_namespace, plot_language, pyplot, svg_of
 
 LANG = plot_language()
 WORDS = {
@@ -27,23 +27,31 @@ WORDS = {
 demo = demo_namespace(__file__)
 cases, reusable, count = demo["PREFIX_CASES"], demo["reusable_prefix"], demo["estimate_tokens"]
 assert reusable(*cases[1]) == 0 and reusable(*cases[0]) > 0, "the figure tells the demonstration's story"
+REUSED, AGAIN = "#2e7d4f", "#b3372b"
 
-LEFT, TOP, ROW, UNIT = 190, 56, 46, 5
-svg = Svg(760, TOP + ROW * len(cases) + 40, WORDS["title"], LANG)
-svg.text(20, 28, WORDS["title"], size=14, bold=True)
-for row, (label, (before, now)) in enumerate(zip(WORDS["rows"], cases)):
-    y = TOP + row * ROW
-    svg.text(LEFT - 12, y + 19, label, size=12, anchor="end")
+plt = pyplot(LANG)
+figure, axes = plt.subplots(figsize=(8.4, 0.55 * len(cases) + 0.9))
+longest = 0
+for row, (before, now) in enumerate(cases):
     same = next((i for i, (a, b) in enumerate(zip(before, now)) if a != b), min(len(before), len(now)))
-    reused, x = reusable(before, now), LEFT
+    reused, left = reusable(before, now), 0
     assert reused == sum(count(part) for part in now[:same]), "whole parts are reused, up to the first difference"
     for index, part in enumerate(now):
-        width = count(part) * UNIT
-        svg.rect(x, y + 4, width - 2, 24, "#2e7d4f" if index < same else "#b3372b")
-        name = WORDS["parts"][part.split(":")[0].split()[0]]
-        svg.text(x + (width - 2) / 2, y + 21, name, size=10, color="#ffffff", anchor="middle", halo=False)
-        x += width
-    svg.text(x + 10, y + 21, WORDS["reused"].format(r=reused, t=sum(count(part) for part in now)), size=11,
-             color=Svg.MUTED)
-svg.text(20, TOP + ROW * len(cases) + 20, WORDS["legend"], size=11, color=Svg.MUTED)
-sys.stdout.write(svg.render())
+        tokens = count(part)
+        axes.barh(row, tokens, left=left, height=0.6, color=REUSED if index < same else AGAIN, edgecolor="#ffffff")
+        axes.text(left + tokens / 2, row, WORDS["parts"][part.split(":")[0].split()[0]], ha="center", va="center",
+                  fontsize=9, color="#ffffff")
+        left += tokens
+    longest = max(longest, left)
+    axes.annotate(WORDS["reused"].format(r=reused, t=left), (left, row), xytext=(8, 0), textcoords="offset points",
+                  va="center", fontsize=10, color=MUTED)
+axes.set_yticks(range(len(cases)), WORDS["rows"])
+axes.invert_yaxis()
+axes.set_xlim(0, longest)
+axes.tick_params(axis="y", length=0)
+axes.set_xticks([])
+for side in ("left", "bottom"):
+    axes.spines[side].set_visible(False)
+axes.set_title(WORDS["title"], loc="left", fontsize=13, fontweight="bold", color=INK)
+axes.text(0, -0.12, WORDS["legend"], transform=axes.transAxes, va="top", fontsize=10, color=MUTED)
+sys.stdout.write(svg_of(figure, WORDS["title"]))

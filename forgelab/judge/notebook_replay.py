@@ -8,7 +8,8 @@ as the course's nbval run (``forgelab/data/nbval-sanitize.cfg``). No Jupyter ker
 
 Which cells: the code cells of the demonstration (widgets, magics and ``lab.`` tool cells are left
 out; they are graded as their own items), run in order in one namespace per notebook; a cell tagged
-``nbval-check-output`` is a graded item. A cell that raises stops the cells that need it: each later
+``nbval-check-output`` is a graded item. A table the demonstration shows (``lab.table``) is compared by its cells
+(:class:`ReplayTools`). A cell that raises stops the cells that need it: each later
 graded cell says which earlier cell failed.
 
 The causes are worded in the judge's language (``JudgeSettings.language``, which the session plugin makes the
@@ -27,6 +28,7 @@ import sys
 import types
 from importlib import resources
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,79 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
+TABLE_CLASS = "forgelab-table"  # the class of the HTML table ``lab.table`` shows (forgelab.core.display.Grid)
+
+
+def table_text(rows: list[list[str]]) -> str:
+    """A table as the replay compares it: its cells, a row a line — never its layout, which follows the width of
+    wherever it was drawn (the reference notebook's kernel, the judge)."""
+    return "".join("table | " + " | ".join(row) + "\n" for row in rows)
+
+
+class _TableCells(HTMLParser):
+    """The cells of each ``forgelab-table`` in a reference output's HTML, as their text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._depth = 0  # inside a forgelab table
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and TABLE_CLASS in (dict(attrs).get("class") or "").split():
+            self._depth += 1
+        elif self._depth and tag == "tr":
+            self.rows.append([])
+        elif self._depth and tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table" and self._depth:
+            self._depth -= 1
+        elif self._cell is not None and tag in ("td", "th"):
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _shown(output: dict[str, Any]) -> str:
+    """What one output of a reference cell holds for the replay: printed text, or a ``lab.table`` as its cells."""
+    if output.get("output_type") == "stream" and output.get("name") == "stdout":
+        text = output.get("text", "")
+        return "".join(text) if isinstance(text, list) else str(text)
+    html = output.get("data", {}).get("text/html", "") if output.get("output_type") == "display_data" else ""
+    html = "".join(html) if isinstance(html, list) else str(html)
+    if TABLE_CLASS not in html:
+        return ""
+    parser = _TableCells()
+    parser.feed(html)
+    return table_text(parser.rows)
+
+
+class ReplayTools:
+    """``lab`` in the replayed cells: the notebook's stage tools hold the tables a demonstration shows
+    (``lab.table``) and the edition it speaks (``lab.language``); here a table is printed as its cells
+    (:func:`table_text`), so it is compared with the reference output's table cell by cell."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+
+    def table(self, headers: list[str], rows: list[list[Any]] | list[tuple[Any, ...]], right: tuple[int, ...] = ()) -> None:
+        print(table_text(([[str(header) for header in headers]] if headers else [])
+                         + [[str(cell) for cell in row] for row in rows]), end="")
+
+
+def notebook_language(notebook: dict[str, Any]) -> str:
+    """The edition the notebook's stage tools speak (its ``stage_tools(..., lang="xx")`` cell); English without one."""
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "code" and (found := re.search(r"stage_tools\([^)]*lang=[\"'](\w+)[\"']", _source(cell))):
+            return found.group(1)
+    return "en"
+
+
 def demonstration_cells(notebook: dict[str, Any]) -> list[tuple[int, str, bool, str]]:
     """(index in the notebook, source, graded?, reference output) for every replayed cell, in order."""
     found = []
@@ -70,9 +145,7 @@ def demonstration_cells(notebook: dict[str, Any]) -> list[tuple[int, str, bool, 
         stripped = source.lstrip()
         if tags & SKIPPED_TAGS or stripped.startswith(("%", "lab.", "from forgelab.learner.notebook")) or not stripped:
             continue
-        reference = "".join("".join(out.get("text", "")) if isinstance(out.get("text"), list) else str(out.get("text", ""))
-                            for out in cell.get("outputs", []) if out.get("output_type") == "stream"
-                            and out.get("name") == "stdout")
+        reference = "".join(_shown(output) for output in cell.get("outputs", []))
         found.append((index, source, GRADED in tags, reference))
     return found
 
@@ -129,6 +202,7 @@ class NotebookFile(pytest.File):
         module.__file__ = str(self.path)
         sys.modules[module.__name__] = module
         namespace: dict[str, Any] = module.__dict__
+        namespace["lab"] = ReplayTools(notebook_language(notebook))
         state = ReplayState()
         waiting: list[tuple[int, str]] = []
         cells = demonstration_cells(notebook)

@@ -20,11 +20,11 @@ import pytest
 
 from browser import chromium, open_tab  # noqa: F401  (fixtures are used by name)
 from conftest import CliResult, bundle_env, run_cli
-from git_workbook import git_workbook
+from released import released_course, released_zip
 
 from forgelab.cli.main import INSTRUCTOR_COMMANDS
 from forgelab.core.registry import load_course
-from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+from forgelab.authoring.release.bundle import BUNDLE_NAME
 
 # the two bundles are built once per run: the module keeps to one xdist worker (--dist loadgroup)
 pytestmark = pytest.mark.xdist_group("learner-bundle")
@@ -49,13 +49,12 @@ def _zip_contents(zip_path: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return git_workbook(tmp_path_factory.mktemp("learner-repo") / "course").root
+    return released_course(tmp_path_factory)  # only read here
 
 
 @pytest.fixture(scope="module")
-def zips(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("learner-release")
-    return {language: build_bundle(repo, out, language).path for language in ("en", "zh")}
+def zips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return {language: released_zip(tmp_path_factory, language) for language in ("en", "zh")}
 
 
 @pytest.fixture

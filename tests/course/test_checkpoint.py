@@ -18,9 +18,10 @@ import pytest
 
 from conftest import WorkbookCopy
 from git_workbook import git, git_workbook
+from released import released_zip
 
 from forgelab.core.checkpoint import FIXED_TIMESTAMP, MANIFEST, sha256
-from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+from forgelab.authoring.release.bundle import BUNDLE_NAME
 
 EARLY = ["forge/instructions.py", "forge/context_selection.py", "forge/fewshot.py", "forge/task_spec.py",
          "forge/output_repair.py"]
@@ -46,8 +47,8 @@ def packs(repo: WorkbookCopy, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bundle_zip(repo: WorkbookCopy, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_bundle(repo.root, tmp_path_factory.mktemp("bundle")).path
+def bundle_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return released_zip(tmp_path_factory)
 
 
 @pytest.fixture

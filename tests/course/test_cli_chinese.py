@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import run_cli
+from released import released_zip, unzip
 from forgelab.cli import language
 from forgelab.cli.main import build_parser
 from forgelab.grading.rubric import SPEC
@@ -123,17 +124,7 @@ def test_pytests_did_not_raise_is_explained_in_chinese_beside_the_raw_text() -> 
 @pytest.fixture(scope="module")
 def zh_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The learner bundle released with ``--lang zh`` from the working tree under test, unzipped."""
-    import zipfile
-
-    from git_workbook import git_workbook
-
-    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
-
-    into = tmp_path_factory.mktemp("zh-bundle")
-    bundle = build_bundle(git_workbook(into / "course").root, into / "release", language="zh").path
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(into / "learner")
-    return into / "learner" / BUNDLE_NAME
+    return unzip(released_zip(tmp_path_factory, "zh"), tmp_path_factory.mktemp("zh-bundle") / "learner")
 
 
 def _copy(bundle: Path, to: Path) -> Path:

@@ -24,6 +24,7 @@ from browser import ARTIFACTS, chromium, require_chromium  # noqa: F401  (chromi
 
 from conftest import ROOT, run_cli
 from hub_fixtures import RunningHub, start_hub
+from released import released_zip
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.xdist_group("hub"), pytest.mark.timeout(2400)]
 LEARNERS = ("alice", "bob")
@@ -35,9 +36,7 @@ NOTEBOOK_01 = "notebooks/01-instruction-hierarchy.ipynb"
 def class_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningHub]:
     require_chromium()
     folder = tmp_path_factory.mktemp("class")
-    released = run_cli(ROOT, "release", "--out", str(folder), timeout=600)
-    assert released.returncode == 0, released.output
-    running = start_hub(folder / "state", folder / "forge-workbook-lab.zip")
+    running = start_hub(folder / "state", released_zip(tmp_path_factory))
     yield running
     for user in (*LEARNERS, "teacher"):  # the learners' servers first, then the hub
         try:

@@ -22,6 +22,7 @@ import pytest
 
 from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
 from make_lab import RunningLab, running_make_lab
+from released import released_zip, unzip
 
 # One JupyterLab per test run: the module's tests share one xdist worker (make test runs --dist loadgroup)
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("make-lab")]
@@ -35,18 +36,9 @@ NO_NETWORK = {"server": "http://127.0.0.1:9", "bypass": "127.0.0.1"}  # port 9 (
 STEP_MS = 2_000  # one look after one scroll of the notebook, while a cell may come into view
 
 
-def _unzipped_bundle(into: Path) -> Path:
+def _unzipped_bundle(factory: pytest.TempPathFactory, into: Path) -> Path:
     """The learner bundle of the working tree under test, unzipped the way a learner unzips it."""
-    import zipfile
-
-    from git_workbook import git_workbook
-
-    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
-
-    bundle = build_bundle(git_workbook(into / "course").root, into / "release").path
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(into / "learner")
-    return into / "learner" / BUNDLE_NAME
+    return unzip(released_zip(factory), into / "learner")
 
 
 @dataclass(frozen=True)
@@ -67,7 +59,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     require_chromium()
     if not (VENV / "bin" / "jupyter").is_file():
         pytest.skip("needs the workbook's .venv (make install)")
-    root = _unzipped_bundle(tmp_path_factory.mktemp("bundle"))
+    root = _unzipped_bundle(tmp_path_factory, tmp_path_factory.mktemp("bundle"))
     home = tmp_path_factory.mktemp("jupyter-home")
     # every cell in the page: JupyterLab's default windowing draws only the cells in view, and on a crowded
     # machine it can leave the view blank after a long Run All (the outputs exist, the page shows none)

@@ -13,7 +13,6 @@ import json
 import subprocess
 import tomllib
 import urllib.request
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 
 from browser import chromium, require_chromium  # noqa: F401 - chromium is a fixture
 from make_lab import RunningLab, running_make_lab
+from released import released_zip, unzip
 
 # one JupyterLab at a time: this module's lab and test_lab_browser's share one xdist worker (--dist loadgroup)
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("make-lab")]
@@ -33,15 +33,8 @@ WAIT_MS = 120_000
 TRANSLATION = "@jupyterlab/translation-extension:plugin"
 
 
-def _unzipped(into: Path, language: str) -> Path:
-    from git_workbook import git_workbook
-
-    from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
-
-    bundle = build_bundle(git_workbook(into / "course").root, into / "release", language=language).path
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(into / "learner")
-    return into / "learner" / BUNDLE_NAME
+def _unzipped(factory: pytest.TempPathFactory, into: Path, language: str) -> Path:
+    return unzip(released_zip(factory, language), into / "learner")
 
 
 def test_the_zh_extra_is_the_language_pack_and_only_the_chinese_bundle_asks_for_it() -> None:
@@ -71,7 +64,7 @@ def zh_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningLa
     require_chromium()
     if not (VENV / "bin" / "jupyter").is_file():
         pytest.skip("needs the workbook's .venv (make install)")
-    root = _unzipped(tmp_path_factory.mktemp("bundle-zh"), "zh")
+    root = _unzipped(tmp_path_factory, tmp_path_factory.mktemp("bundle-zh"), "zh")
     home = tmp_path_factory.mktemp("jupyter-home")
     # the course's venv stands in for the bundle's own (its dev extra holds the same language pack)
     with running_make_lab(root, home, ["-o", str(VENV / ".forge-workbook-installed"), f"VENV={VENV}"]) as running:
@@ -118,8 +111,9 @@ def test_the_chinese_bundles_jupyterlab_has_a_chinese_file_menu(zh_lab: tuple[Ru
         context.close()
 
 
-def test_the_english_bundle_installs_no_language_pack_and_sets_no_locale(tmp_path: Path) -> None:
-    root = _unzipped(tmp_path, "en")
+def test_the_english_bundle_installs_no_language_pack_and_sets_no_locale(tmp_path: Path,
+                                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = _unzipped(tmp_path_factory, tmp_path, "en")
     dry = _make_says(root, "lab")
     assert "Opening JupyterLab on" in dry and "rm -f" in dry and "forge-workbook-zh.json" in dry
     assert _extras(root) == ""

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
+from released import released_course, released_zip
 
 from forgelab.core.registry import Stage, load_course
 from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
@@ -49,12 +50,12 @@ pytestmark = pytest.mark.xdist_group("release")
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return git_workbook(tmp_path_factory.mktemp("release-repo") / "course").root
+    return released_course(tmp_path_factory)  # the clone the shared bundles come from (only read here)
 
 
 @pytest.fixture(scope="module")
-def bundle(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_bundle(repo, tmp_path_factory.mktemp("release")).path
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return released_zip(tmp_path_factory)  # build_bundle on the working tree under test, shared with other modules
 
 
 @pytest.fixture(scope="module")
@@ -453,10 +454,10 @@ def test_restore_in_the_bundle_points_at_forgelab_starter(unzipped: Path) -> Non
 
 
 @pytest.fixture(scope="module")
-def zh_contents(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
-    built = build_bundle(repo, tmp_path_factory.mktemp("release-zh"), "zh")
-    assert built.path.name == "forge-workbook-lab-zh.zip"
-    return _read_zip(built.path)
+def zh_contents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    built = released_zip(tmp_path_factory, "zh")
+    assert built.name == "forge-workbook-lab-zh.zip"
+    return _read_zip(built)
 
 
 def _code_without_docstrings(source: bytes) -> str:

@@ -15,8 +15,9 @@ import pytest
 
 from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import git, git_workbook, run_in_terminal
+from released import released_zip
 
-from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+from forgelab.authoring.release.bundle import BUNDLE_NAME
 from forgelab.core.starters import StarterError, pristine_starters_dir, starter_source
 
 MODULE = "forge/instructions.py"
@@ -31,8 +32,7 @@ pytestmark = pytest.mark.xdist_group("starters")
 
 @pytest.fixture(scope="module")
 def bundle_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = git_workbook(tmp_path_factory.mktemp("starter-repo") / "course").root
-    return build_bundle(repo, tmp_path_factory.mktemp("starter-release")).path
+    return released_zip(tmp_path_factory)
 
 
 @pytest.fixture

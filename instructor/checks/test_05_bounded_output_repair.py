@@ -1,13 +1,16 @@
 """Instructor checks, stage 05 — kept out of the learner bundle (``instructor/`` is not shipped).
 
 Random JSON objects, wrapped in a fence and given trailing commas at random places, must come
-back exactly; commas inside strings that look like trailing commas must survive.
+back exactly; commas inside strings that look like trailing commas must survive; the same objects
+cut short or wrapped in prose must be refused with ``ValueError``, never turned into an object.
 """
 
 from __future__ import annotations
 
 import json
 import random
+
+import pytest
 
 from forge.output_repair import parse_json_object, repair_json_text
 
@@ -66,3 +69,13 @@ def test_comma_lookalikes_inside_strings_are_kept() -> None:
     text = '{"a": "x, }", "b": ["y, ]", "z,"],}'
     assert parse_json_object(text) == {"a": "x, }", "b": ["y, ]", "z,"]}
     assert repair_json_text(text).applied == ("trailing_comma",)
+
+
+def test_random_objects_cut_short_or_wrapped_in_prose_are_refused() -> None:
+    rng = random.Random(7502)
+    for _ in range(300):
+        text = json.dumps({f"field{n}": random_value(rng, 1) for n in range(rng.randint(1, 4))})
+        damaged = rng.choice([text[:rng.randint(1, len(text) - 1)],  # a proper prefix of an object never parses
+                              f"Sure, here is the task: {text}", f"{text} Let me know if you need more."])
+        with pytest.raises(ValueError):
+            parse_json_object(damaged)

@@ -110,7 +110,7 @@ def deletion_oracle(objects: list[ContextObject], over_by: int, needed: set[str]
             return 1
         if needed is not None and item.id not in needed and item.source:
             return 2
-        return {"tool_output": 3, "history": 4}.get(item.kind, 9)
+        return {"memory": 3, "tool_output": 4, "history": 5}.get(item.kind, 9)
 
     rank: dict[str, int] = {}
     kept_copy: dict[str, str] = {}
@@ -126,7 +126,7 @@ def deletion_oracle(objects: list[ContextObject], over_by: int, needed: set[str]
             rank[item.id] = later(item)
     rows: list[tuple[str, str, tuple[str, ...], int]] = []
     gone: list[str] = []
-    steps = ("duplicate", "stale", "irrelevant", "tool_output", "history")
+    steps = ("duplicate", "stale", "irrelevant", "memory", "tool_output", "history")
     for name in sorted(rank, key=lambda key: (rank[key], -size[key], key)):
         if sum(size[g] for g in gone) >= over_by:
             break

@@ -102,6 +102,7 @@ def test_a_complete_correct_stage_11_gets_all_its_points(tmp_path: Path) -> None
     connection.close()
     points, max_points, outcome, reason = rows["instructor_checks"]
     assert (outcome, points) == ("passed", max_points) and max_points > 0, reason
+    assert {item: row[2] for item, row in rows.items()} == {item: "passed" for item in rows}, rows
 
 
 def test_stage_11_s_checks_kill_the_deletion_order_mutants(judged: tuple[RunReport, dict[str, str]]) -> None:

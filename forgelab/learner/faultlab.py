@@ -20,7 +20,7 @@ from forgelab.learner.check import judge_lab_regression
 from forgelab.learner.checkjob import regression_runs, regression_starter_text, untouched_lab
 from forgelab.core.targets import resolve_target
 from forgelab.core import evidence
-from forgelab.core.i18n import N_, _
+from forgelab.core.i18n import _
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage

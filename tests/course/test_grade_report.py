@@ -151,7 +151,7 @@ def test_stage_05_figures(reported: dict[str, Any]) -> None:
 
 def test_item_analysis_signs(reported: dict[str, Any]) -> None:
     items = {(item["stage"], item["test"]): item for item in reported["report"]["items"]}
-    assert len(items) == 13 + 4 + 27 + 2
+    assert len(items) == 13 + 4 + 27 + 3  # stage tests and instructor checks of stages 01 and 05
     immutable = items[("01", "test_instructions_are_immutable")]
     assert (immutable["difficulty"], immutable["discrimination"], immutable["flag"]) == (1.0, None, "everyone_passes")
     # every other test is passed by the stronger submissions and failed by the weaker: a positive correlation
@@ -168,7 +168,7 @@ def test_the_terminal_summary(reported: dict[str, Any]) -> None:
     assert f"{SAME_RANK} × 3" in text
     assert re.search(r"fault labs fixed\s+6 of 7 handed in", text)
     assert re.search(r"prediction quiz, wrong options chosen\s+A × 2, D × 1", text)
-    assert "items that do not separate strong from weak submissions: 1 of 46" in text
+    assert "items that do not separate strong from weak submissions: 1 of 47" in text
     assert "report.html" in text and "report.json" in text
     zh = reported["runs"]["zh"].stdout
     assert "班级报告" in zh and "× 3" in zh and "class report" not in zh

@@ -293,6 +293,17 @@ def copy_workbook(destination: Path) -> WorkbookCopy:
     return WorkbookCopy(destination)
 
 
+@pytest.fixture(autouse=True)
+def the_tools_language_is_restored() -> Iterator[None]:
+    """The language the tools speak in this process is what it was before each test: a test that runs the judge or
+    a notebook's stage tools in-process in Chinese leaves the next test in the same worker speaking English."""
+    from forgelab.core import i18n
+
+    before = i18n.active()
+    yield
+    i18n.use(before)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT

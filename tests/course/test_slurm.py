@@ -121,7 +121,7 @@ def test_the_merged_gradebook_is_the_one_machine_gradebook_byte_for_byte(on_slur
     for name in one:
         assert many[name] == one[name], f"{name} differs between the Slurm shards and the one-machine run"
     assert _tables(merged) == _tables(single)
-    assert len(_tables(single)["tests"]) == len(NAMES) * (13 + 4 + 27 + 2)  # stage tests and instructor checks of 01, 05
+    assert len(_tables(single)["tests"]) == len(NAMES) * (13 + 4 + 27 + 3)  # stage tests and instructor checks of 01, 05
 
 
 def test_the_class_report_from_the_cluster_is_the_one_machine_report(on_slurm: dict[str, Any]) -> None:

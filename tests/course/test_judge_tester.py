@@ -82,28 +82,24 @@ def test_a_testers_folder_shares_the_templates_files_but_never_writes_into_them(
 
 # ---------------------------------------------------------------- the last word of a process that ends
 
-LATE_FAILURE = '''import time
-
-from forge.instructions import Instruction, resolve
+LATE_FAILURE = '''from forge.instructions import Instruction, resolve
 
 
 def test_wrong_on_purpose():
     accepted, _rejected = resolve([Instruction("system", "write", "deny")])
-    time.sleep(0.2)  # the judge's select times out meanwhile
-    assert accepted["write"] == "allow"
+    assert accepted["write"] == "allow"  # its report and the run's end follow while the judge is not looking
 '''
 EXITING_HOST = '''
 
 import os as _os
-import threading as _threading
-import time as _time
+import sys as _sys
 
 _resolve = resolve
 
 
-def resolve(instructions):  # answers, then its process ends while the judge is not looking
-    _time.sleep(0.2)
-    _threading.Timer(0.05, _os._exit, (0,)).start()
+def resolve(instructions):  # answers, then its process ends: its next read of the judge's requests finds them closed
+    _quiet = _os.open(_os.devnull, _os.O_RDONLY)
+    _os.dup2(_quiet, int(_sys.argv[_sys.argv.index("--in") + 1]))
     return _resolve(instructions)
 '''
 ANSWERED = '''from forge.instructions import Instruction, resolve
@@ -115,22 +111,40 @@ def test_answered_before_it_ended():
 '''
 
 
-def _descheduled_after_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every wait of the judge that times out is followed by 0.8 s in which the judge's thread does not run (as on a
-    busy machine): the process it waits on writes its last frames and ends meanwhile."""
-    import time
+class _LooksAway:
+    """Stages "the judge's wait timed out, and meanwhile the process it waits on wrote its last frames and ended" by
+    a condition, not by time (as a busy machine can: the judge's thread does not run while the process finishes).
 
-    from forgelab.judge.watchdog import Watchdog
+    :meth:`arm` a watchdog: its next wait to read does not look at the descriptor; it returns, as a wait that timed
+    out does (False), once the watched process has ended. Every other wait is the judge's own."""
 
-    real = Watchdog.wait
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from forgelab.judge.watchdog import Watchdog
 
-    def wait(self: Watchdog, *, read: int | None = None, write: int | None = None) -> bool:
-        ready = real(self, read=read, write=write)
-        if not ready and read is not None:
-            time.sleep(0.8)
-        return ready
+        self.armed: list[Watchdog] = []
+        self.looked_away = 0
+        real = Watchdog.wait
 
-    monkeypatch.setattr(Watchdog, "wait", wait)
+        def wait(watchdog: Watchdog, *, read: int | None = None, write: int | None = None) -> bool:
+            if read is not None and any(item is watchdog for item in self.armed):
+                self.armed = [item for item in self.armed if item is not watchdog]
+                assert watchdog.process is not None
+                watchdog.process.wait(timeout=120)  # the process finishes; the judge's thread is not running
+                self.looked_away += 1
+                return False
+            return real(watchdog, read=read, write=write)
+
+        monkeypatch.setattr(Watchdog, "wait", wait)
+
+    def arm(self, watchdog: object) -> None:
+        from forgelab.judge.watchdog import Watchdog
+
+        assert isinstance(watchdog, Watchdog)
+        self.armed.append(watchdog)
+
+
+def _resolving(frame: dict[str, object]) -> bool:
+    return frame.get("op") == "call" and str(frame.get("target", "")).endswith(":resolve")
 
 
 def _run_one(tmp_path: Path, source: str, *layers: Path,
@@ -150,21 +164,48 @@ def test_a_test_that_fails_just_before_its_process_ends_is_failed_however_late_t
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its report and the run's end arrive while the judge is not looking; before, the judge saw the process ended and
     stopped reading, and the test that had started was kept as passed (a known-wrong implementation 'passed' a
-    learner's transfer test in a busy grading run)."""
-    _descheduled_after_a_timeout(monkeypatch)
+    learner's transfer test in a busy grading run). Staged: once the tester has its answer, the judge's next wait
+    for it returns only after the tester has ended."""
+    from forgelab.judge import relay
+
+    looks_away = _LooksAway(monkeypatch)
+    real = relay._Relay._to_host
+
+    def to_host(self: relay._Relay, frame: dict[str, object]) -> dict[str, object] | None:
+        reply = real(self, frame)
+        if _resolving(frame):
+            looks_away.arm(self.watchdog)
+        return reply
+
+    monkeypatch.setattr(relay._Relay, "_to_host", to_host)
     rows = _run_one(tmp_path, LATE_FAILURE)
     assert rows == {"transfer/test_01_mine.py::test_wrong_on_purpose": (Outcome.FAILED,
                                                                        "AssertionError: assert 'deny' == 'allow'")}
+    assert looks_away.looked_away == 1, "the race was not staged"
 
 
 def test_an_answer_written_just_before_the_learners_process_ends_is_read(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learner's process answers and then ends while the judge is not looking: the answer counts, the end does
+    not make the call a crash. Staged: once the call is sent, the judge's next wait for the answer returns only after
+    the learner's process has ended."""
+    from forgelab.judge import channel
+
     layer = tmp_path / "layer" / "instructions.py"
     layer.parent.mkdir()
     layer.write_text((ROOT / "solutions" / MODULE).read_text(encoding="utf-8") + EXITING_HOST, encoding="utf-8")
-    _descheduled_after_a_timeout(monkeypatch)
+    looks_away = _LooksAway(monkeypatch)
+    real = channel.Host.relay
+
+    def relay(self: channel.Host, message: dict[str, object], deadline: float | None = None) -> dict[str, object]:
+        if _resolving(message):
+            looks_away.arm(self._watchdog)
+        return real(self, message, deadline)
+
+    monkeypatch.setattr(channel.Host, "relay", relay)
     rows = _run_one(tmp_path, ANSWERED, layer.parent)
     assert rows == {"transfer/test_01_mine.py::test_answered_before_it_ended": (Outcome.PASSED, "")}
+    assert looks_away.looked_away == 1, "the race was not staged"
 
 
 def test_a_test_whose_process_ends_during_it_has_no_result_not_a_pass(tmp_path: Path) -> None:
@@ -218,35 +259,66 @@ def test_a_flood_printed_within_one_wait_of_the_judge_is_over_the_output_limit(
 def test_what_was_printed_before_the_answer_counts_however_late_it_is_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """16 KB over the limit, the last of it still in the pipe when the answer arrives, because the thread that reads
-    the pipe has not run yet (here it sleeps before every read): it is counted before the answer is taken."""
-    import time
+    the pipe has not run yet: it is counted before the answer is taken. Staged by conditions, not by time: the
+    threads that read the learner's process's pipes read only while a pipe is full (the process is blocked on it) or
+    once the judge has asked for what is still in the pipes."""
+    import fcntl
+    import threading
 
-    from forgelab.judge import printed
+    from forgelab.judge import channel, printed
+
+    gated: dict[int, Gated] = {}  # descriptor -> the output it is read into
+    asked_at: list[int] = []  # the bytes counted when the judge first asked for what was still in the pipes
+
+    class Gated(printed.PrintedOutput):
+        def __init__(self, cap: int) -> None:
+            super().__init__(cap)
+            self.asked = threading.Event()
+
+        def read(self, fd: int) -> threading.Thread:
+            gated[fd] = self
+            return super().read(fd)
+
+        def settle(self, timeout_s: float = printed.SETTLE_S) -> None:
+            with self._changed:
+                waiting = any(printed._unread(fd) for fd in self._open)
+            if waiting and not self.asked.is_set():
+                asked_at.append(self.printed)
+                self.asked.set()
+            super().settle(timeout_s)
+
+    def full(fd: int) -> bool:
+        return printed._unread(fd) >= fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
 
     real = printed.select.select
 
     class LateReader:
         @staticmethod
-        def select(*args: object) -> object:
-            time.sleep(0.3)
-            return real(*args)  # type: ignore[arg-type]
+        def select(read: list[int], *rest: object) -> object:
+            output = gated.get(read[0])
+            if output is not None and not output.asked.is_set():
+                if printed._unread(read[0]) == 0:
+                    real(read, *rest)  # type: ignore[arg-type]  # until something arrives, or the writers are gone
+                if printed._unread(read[0]):
+                    wait_until(lambda: output.asked.is_set() or full(read[0]), timeout=60,
+                               what="a full pipe or the judge asking for what is in it")
+            return real(read, *rest)  # type: ignore[arg-type]
 
+    monkeypatch.setattr(channel, "PrintedOutput", Gated)
     monkeypatch.setattr(printed, "select", LateReader)
     settings = DEFAULT.with_(output_kb=64)
     rows = _run_one(tmp_path, ANSWERED, _flooding_layer(tmp_path, 64 + 16), settings=settings)
     [(outcome, cause)] = rows.values()
     assert outcome is Outcome.TIMEOUT and "printed more than 64 KB" in cause, (outcome, cause)
+    assert asked_at and asked_at[0] < (64 + 16) * 1024, f"the race was not staged: {asked_at}"
 
 
 # ---------------------------------------------------------------- a run stops its own processes, and only them
 
-SLOW_PASS = '''import time
-
-from forge.instructions import Instruction, resolve
+SLOW_PASS = '''from forge.instructions import Instruction, resolve
 
 
-def test_slow_but_right():
-    time.sleep(3)  # another run fails meanwhile
+def test_slow_but_right():  # another run fails while this test waits for its answer
     accepted, _rejected = resolve([Instruction("system", "write", "deny")])
     assert accepted == {"write": "deny"}
 '''
@@ -276,21 +348,24 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
     import contextvars
     import threading
 
-    from forgelab.judge import channel
+    from forgelab.judge import relay
 
-    def testers() -> list[object]:
-        with channel._LIVE_LOCK:
-            return [p for p in channel._LIVE if "_judge_tester.py" in " ".join(map(str, p.args))]
+    mid_test, failed = threading.Event(), threading.Event()  # the other learner's test waits for its answer; we failed
+    real_to_host, real_learner_file = relay._Relay._to_host, core._learner_file
 
-    real = core._learner_file
+    def to_host(self: relay._Relay, frame: dict[str, object]) -> dict[str, object] | None:
+        if _resolving(frame):  # only the honest run gets this far: its test waits here until the other run failed
+            mid_test.set()
+            assert failed.wait(timeout=120), "the broken run never failed"
+        return real_to_host(self, frame)
 
     def learner_file(label: str, test_file: Path, *args: object) -> object:
-        if test_file.parent.name == "broken":  # this run's grader breaks once the other run's tester is running
-            # from then on, ending every process the grader started would stop the other learner's test (3 s long)
-            wait_until(lambda: testers() or None, timeout=120, what="the other run's tester to start")
+        if test_file.parent.name == "broken":  # this run's grader breaks while the other learner's test is running
+            assert mid_test.wait(timeout=120), "the other run's test never started"
             raise RuntimeError("the grader broke on this submission")
-        return real(label, test_file, *args)  # type: ignore[arg-type]
+        return real_learner_file(label, test_file, *args)  # type: ignore[arg-type]
 
+    monkeypatch.setattr(relay._Relay, "_to_host", to_host)
     monkeypatch.setattr(core, "_learner_file", learner_file)
     results: dict[str, object] = {}
 
@@ -299,8 +374,11 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
 
     other = threading.Thread(target=contextvars.copy_context().run, args=(judge_the_other,))
     other.start()
-    with pytest.raises(RuntimeError, match="the grader broke"):
-        core.run(_job(tmp_path, "broken", SLOW_PASS), DEFAULT)
+    try:
+        with pytest.raises(RuntimeError, match="the grader broke"):
+            core.run(_job(tmp_path, "broken", SLOW_PASS), DEFAULT)
+    finally:
+        failed.set()  # the broken run has ended (and stopped what it stopped): the other test gets its answer now
     other.join(timeout=120)
     report = results["report"]
     assert isinstance(report, core.RunReport) and not report.target_problems, report

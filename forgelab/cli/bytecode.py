@@ -47,13 +47,28 @@ def loaded_packages() -> list[Path]:
     return sorted(found)
 
 
+def grades_here() -> bool:
+    """True in the course repository (its ``instructor/`` folder, which no learner bundle ships): ``forgelab grade``
+    runs here, so what it loads is compiled too. A learner's install does not pay for grading's packages."""
+    return (Path(forgelab.__file__).resolve().parent.parent / "instructor").is_dir()
+
+
 def import_what_runs() -> None:
-    """What a check imports: the command line with every command registered, and the judge's session."""
+    """What a check imports: the command line with every command registered, and the judge's session; in the course
+    repository also what ``forgelab grade`` loads (the gradebook, the similarity check, the class report's plots):
+    about 400 modules that each grading run compiled from source again where bytecode is not written."""
     from forgelab.cli.main import build_parser  # lazy: what it loads is what gets compiled, at this call
     from forgelab.judge import learner_plugin, warm  # noqa: F401  # lazy: as above (the testers run learner_plugin)
 
     build_parser()
     warm.preload()
+    if grades_here():
+        import matplotlib  # lazy: as above (the class report's plots import it when they draw)
+
+        from forgelab.grading import batch, report, report_plots  # noqa: F401  # lazy: as above, the course's only
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401  # lazy: as above
 
 
 def compile_all(paths: list[Path]) -> bool:

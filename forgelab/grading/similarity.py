@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import hashlib
 import json
 from importlib import metadata
@@ -239,6 +240,13 @@ def starter_text(workbook: Workbook, stage: Stage) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
+@functools.cache
+def _versions() -> bytes:
+    """The versions of copydetect and Pygments, part of every token file's name: read once per process (each reading
+    parses the package's metadata file; it was read twice for each of the about 280 texts of a grading run)."""
+    return f"copydetect {metadata.version('copydetect')}\0pygments {metadata.version('pygments')}\0".encode("utf-8")
+
+
 class _Filtered(BaseModel):
     """A file of the token cache (:class:`Tokens`): copydetect's ``filter_code`` of one module's text."""
 
@@ -260,8 +268,7 @@ class Tokens:
 
     @staticmethod
     def _key(text: str) -> str:
-        versions = f"copydetect {metadata.version('copydetect')}\0pygments {metadata.version('pygments')}\0"
-        return hashlib.sha256(versions.encode("utf-8") + text.encode("utf-8", "surrogatepass")).hexdigest()
+        return hashlib.sha256(_versions() + text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def filtered(self, text: str, keep: bool = False) -> tuple[str, Any]:
         """``filter_code(text)``: (the filtered stream, its offsets); ``keep``: a course module, kept on disk."""

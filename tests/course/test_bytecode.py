@@ -184,3 +184,21 @@ def test_grading_and_watch_sessions_get_the_rewritten_bytecode_and_other_runs_do
     assert grading and all(name.startswith("test_sum.") and "-pytest-" in name for name in grading)
     assert cold == []
     assert watch == after_watch == grading
+
+def test_in_the_course_repository_what_grading_loads_is_compiled_too(tmp_path: Path) -> None:
+    """`forgelab grade` runs in the course repository (its instructor/ folder), and each grading run imported about 400
+    modules of the similarity check (copydetect, NumPy) and of the class report's plots (Matplotlib) that no check
+    loads: where bytecode is not written they were compiled from source again by every run."""
+    import copydetect.detector
+    import matplotlib.figure
+
+    from forgelab.cli.bytecode import grades_here
+
+    assert grades_here()  # this is the course repository; a learner bundle has no instructor/
+    sources = [Path(copydetect.detector.__file__), Path(matplotlib.figure.__file__)]
+    for source in sources:
+        Path(importlib.util.cache_from_source(str(source))).unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-m", "forgelab.cli.bytecode"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert [source.name for source in sources if not fresh(source)] == []

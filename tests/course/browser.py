@@ -69,9 +69,12 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from forgelab.core.registry import load_course
     from forgelab.authoring.publish import publish_site
 
+    from released import bundles_built_once  # lazy: only this fixture needs the release machinery
+
     def build() -> Path:
         out = tmp_path_factory.mktemp("site") / "site"
-        publish_site(load_course(ROOT), out, editions=EDITIONS)
+        with bundles_built_once(tmp_path_factory):  # the bundles the site modules publish, built once per run
+            publish_site(load_course(ROOT), out, editions=EDITIONS)
         return out
 
     return _once("built_site", build)  # type: ignore[no-any-return]

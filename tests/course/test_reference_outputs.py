@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from git_workbook import commit_all, git_workbook
+from released import released_course, released_zip
 
 from forgelab.authoring.build import GRADED, REFERENCE_OUTPUT_NOTE, WIDGET
 from forgelab.core.registry import load_course
-from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
+from forgelab.authoring.release.bundle import BUNDLE_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,15 +27,13 @@ def _zip(path: Path) -> dict[str, bytes]:
         return {name.removeprefix(f"{BUNDLE_NAME}/"): archive.read(name) for name in archive.namelist()}
 
 
-# The repository and its bundle are module fixtures: made once per run only if the module keeps to one xdist worker
-# (make test runs --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("reference-outputs")
+# The repository and its bundle are the run's shared ones (released.py), made once whichever worker asks first.
 
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
-    repo = git_workbook(tmp_path_factory.mktemp("outputs-repo") / "course").root
-    return repo, _zip(build_bundle(repo, tmp_path_factory.mktemp("outputs-release")).path)
+    """The clone the shared bundle was released from (only read here) and that bundle's files (released.py)."""
+    return released_course(tmp_path_factory), _zip(released_zip(tmp_path_factory))
 
 
 def _is_demo(cell: dict) -> bool:  # type: ignore[type-arg]

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import CliResult, bundle_env, copy_workbook, run_cli
 from git_workbook import commit_all, git, git_workbook
-from released import released_course, released_zip
+from released import released_course, released_report, released_zip
 
 from forgelab.core.registry import Stage, load_course
 from forgelab.authoring.release.bundle import BUNDLE_NAME, build_bundle
@@ -75,8 +76,8 @@ def unzipped(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_bundle_is_reproducible(repo: Path, bundle: Path, tmp_path: Path) -> None:
-    assert build_bundle(repo, tmp_path / "again").path.read_bytes() == bundle.read_bytes()
-    # the same commit in another clone gives the same bytes
+    """The same commit in another clone, released again (another run, another folder, other file dates), gives the
+    same bytes as the shared bundle `forgelab release` wrote."""
     other = tmp_path / "other"
     git(repo.parent, "clone", "--quiet", str(repo), str(other))
     assert build_bundle(other, tmp_path / "other-out").path.read_bytes() == bundle.read_bytes()
@@ -248,8 +249,21 @@ def _reference_source(root: Path, name: str, module: str = "instructions.py") ->
     return ast.get_source_segment(source, _reference_function(root, name, module)) or ""
 
 
-def test_release_after_restore_still_ships_the_committed_starters(clone, tmp_path: Path) -> None:  # noqa: ANN001
+@pytest.fixture(scope="module")
+def changed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A clone changed two ways and released once: a committed notebook whose output prints a reference body, and —
+    after that commit — ``forgelab restore 03`` (the references in forge/), a finished transfer test and a new file,
+    none of them committed. The two tests below read the one release (each change is its own part of the bundle)."""
+    folder = tmp_path_factory.mktemp("changed")
+    clone = git_workbook(folder / "course")
     root = clone.root
+    body = _reference_source(root, "explain")
+    notebook = {"cells": [{"cell_type": "code", "execution_count": 3, "metadata": {}, "source": ["print(solution)"],
+                           "outputs": [{"name": "stdout", "output_type": "stream", "text": [body]}]}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    clone.write("notebooks/99-extra.ipynb", json.dumps(notebook))
+    commit_all(root, "extra notebook")
     head = _committed(root)
     restored = clone.run("restore", "03", "--yes")
     assert restored.returncode == 0, restored.output
@@ -258,10 +272,13 @@ def test_release_after_restore_still_ships_the_committed_starters(clone, tmp_pat
     solved = root / "transfer" / "test_01_instruction_hierarchy.py"
     shutil.copyfile(root / "solutions" / "transfer" / solved.name, solved)  # and a finished transfer test
     (root / "forge" / "scratch.py").write_text("print('not committed')\n", encoding="utf-8")
-
-    done = clone.run("release", "--out", str(tmp_path / "out"))
+    done = clone.run("release", "--out", str(folder / "out"))
     assert done.returncode == 0, done.output
-    shipped = _read_zip(tmp_path / "out" / f"{BUNDLE_NAME}.zip")
+    return {"head": head, "done": done, "shipped": _read_zip(folder / "out" / f"{BUNDLE_NAME}.zip")}
+
+
+def test_release_after_restore_still_ships_the_committed_starters(changed: dict[str, Any]) -> None:
+    head, done, shipped = changed["head"], changed["done"], changed["shipped"]
     for path in [p for p in head if p.startswith(("forge/", "transfer/"))]:
         assert shipped[path] == head[path], path  # the starters as committed, not the restored references
         assert shipped[f"course/starters/{path}"] == head[path], path
@@ -357,17 +374,22 @@ def test_a_fault_variant_ships_only_sealed(clone, tmp_path: Path) -> None:  # no
     assert f"{second.failure_lab}/{first.module}" in stderr
 
 
-def test_a_notebook_output_with_the_solution_is_cleared_not_shipped(clone, tmp_path: Path) -> None:  # noqa: ANN001
-    body = _reference_source(clone.root, "explain")
-    notebook = {"cells": [{"cell_type": "code", "execution_count": 3, "metadata": {}, "source": ["print(solution)"],
-                           "outputs": [{"name": "stdout", "output_type": "stream", "text": [body]}]}],
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-                "nbformat": 4, "nbformat_minor": 5}
-    clone.write("notebooks/99-extra.ipynb", json.dumps(notebook))
-    commit_all(clone.root, "extra notebook")
-    done = clone.run("release", "--out", str(tmp_path / "out"))
-    assert done.returncode == 0, done.stderr
-    shipped = json.loads(_read_zip(tmp_path / "out" / f"{BUNDLE_NAME}.zip")["notebooks/99-extra.ipynb"])
+def test_a_leak_is_refused_before_the_reference_runs_for_the_seals(clone, tmp_path: Path) -> None:  # noqa: ANN001
+    """The leak check comes before the slow steps (the reference run that makes the seals' keys, the page): with a
+    seal probe the reference cannot answer, a bundle that reveals a reference body is still refused for the leak."""
+    probes = clone.root / load_course(clone.root).stages[0].seal_probes
+    probes.write_text(probes.read_text(encoding="utf-8") + "\n\ndef test_unanswered() -> None:\n"
+                      "    raise AssertionError('this probe never answers')\n", encoding="utf-8")
+    name = "test_01_instruction_hierarchy.py"
+    shutil.copyfile(clone.root / "solutions" / "transfer" / name, clone.root / "transfer" / name)
+    commit_all(clone.root, "a probe that fails and a finished transfer test")
+    stderr = _refused(clone, tmp_path)
+    assert f"transfer/{name}" in stderr and "seal probes" not in stderr
+
+
+def test_a_notebook_output_with_the_solution_is_cleared_not_shipped(changed: dict[str, Any]) -> None:
+    assert "notebooks/99-extra.ipynb" in changed["head"]  # committed, with the reference body in its output
+    shipped = json.loads(changed["shipped"]["notebooks/99-extra.ipynb"])
     assert shipped["cells"][0]["outputs"] == [] and shipped["cells"][0]["execution_count"] is None
 
 
@@ -388,8 +410,8 @@ def test_release_refuses_when_a_file_the_stages_need_is_not_committed(clone, tmp
     assert f"{notebook} (on disk, not committed)" in done.stderr and "git add" in done.stderr
 
 
-def test_release_command_reports_what_it_built(clone, tmp_path: Path) -> None:  # noqa: ANN001
-    done = clone.run("release", "--out", str(tmp_path / "out"))
+def test_release_command_reports_what_it_built(tmp_path_factory: pytest.TempPathFactory) -> None:
+    done = released_report(tmp_path_factory)  # `forgelab release --out …` in a fresh clone: the shared bundle's
     assert done.returncode == 0, done.stderr
     assert f"{BUNDLE_NAME}.zip" in done.stdout and "no file of solutions/" in done.stdout
     assert "course/starters/" in done.stdout and "built from: commit" in done.stdout
@@ -397,9 +419,9 @@ def test_release_command_reports_what_it_built(clone, tmp_path: Path) -> None:  
     assert "make lab" in done.stdout and "forgelab check 01" in done.stdout
 
 
-def test_release_lang_zh_reports_in_chinese(clone, tmp_path: Path) -> None:  # noqa: ANN001
+def test_release_lang_zh_reports_in_chinese(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The Chinese edition's summary is Chinese: the bundle, the commit, what was checked, what to do next."""
-    done = clone.run("release", "--lang", "zh", "--out", str(tmp_path / "out"))
+    done = released_report(tmp_path_factory, "zh")  # `forgelab release --lang zh --out …` in a fresh clone
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("实验包（中文版）：") and f"{BUNDLE_NAME}-zh.zip" in lines[0], lines[0]

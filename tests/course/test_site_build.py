@@ -7,6 +7,7 @@ import html
 import json
 import re
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from browser import ROOT
 from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
 from ports import reported_port
+from released import bundles_built_once
 
 from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site
@@ -24,6 +26,13 @@ from forgelab.core.text import inline, md
 # The published site is a module fixture: made once per run only if the module keeps to one xdist worker (make test
 # runs --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("site-build")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def bundles_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every site this module publishes gets each edition's bundle built once per run (released.py)."""
+    with bundles_built_once(tmp_path_factory):
+        yield
 
 
 @pytest.fixture(scope="module")

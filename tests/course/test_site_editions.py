@@ -14,6 +14,7 @@ import json
 import re
 import zipfile
 from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -21,6 +22,7 @@ from markupsafe import escape  # how the templates escape (" is &#34;)
 
 from browser import ROOT
 from conftest import CliResult, OutputLines, run_cli, start_cli, wait_for_http
+from released import bundles_built_once
 
 from forgelab.core.registry import load_course
 from forgelab.site.builder import SiteError, build_site, script_messages, script_strings
@@ -34,6 +36,13 @@ HTML_LANG = {"en": "en", "zh": "zh-CN"}
 # The two published sites are module fixtures: made once per run only if the module keeps to one xdist worker (make
 # test runs --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("site-editions")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def bundles_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every site this module publishes gets each edition's bundle built once per run (released.py)."""
+    with bundles_built_once(tmp_path_factory):
+        yield
 
 
 @pytest.fixture(scope="module")

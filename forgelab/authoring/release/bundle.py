@@ -21,7 +21,7 @@ from pathlib import Path
 
 from forgelab.authoring.release.contents import (STARTERS_DIR, bundle_contents, bundle_page, finished_docstrings,
                                                   learner_readmes, localized)
-from forgelab.authoring.release.leaks import reference_leaks
+from forgelab.authoring.release.leaks import LeakCheck
 from forgelab.authoring.release.sealing import sealed_labs
 from forgelab.core.checkpoint import manifest_for, pack_bytes, pack_name
 from forgelab.core.i18n import _
@@ -87,6 +87,12 @@ def _shown(items: list[str], limit: int = 3) -> str:
     return _("; ").join(items[:limit]) + more
 
 
+def _refuse_leaks(leaks: list[str], commit: str) -> None:
+    if leaks:
+        raise ReleaseError(_("the bundle (HEAD {commit}) would reveal a reference solution: {leaks}").format(
+            commit=commit, leaks=_shown(leaks)))
+
+
 def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
     """Write ``out_dir/forge-workbook-lab.zip`` (or ``…-zh.zip`` for another edition, :func:`zip_name`) from the
     workbook committed at ``root``'s git HEAD."""
@@ -114,15 +120,20 @@ def build_bundle(root: Path, out_dir: Path, language: str = "en") -> Bundle:
                              "one of them").format(language=language, languages=list(course.languages)))
     contents, cleared = bundle_contents(committed)
     contents = localized(contents, course, language, finished_docstrings(committed.files, language))
-    contents = sealed_labs(committed, course, contents, language)  # the fault labs' modules ship only encrypted
     for front_door in ("README.md", "README.zh-CN.md"):  # the course repository's README, never the learner's
         contents.pop(front_door, None)
     contents.update(learner_readmes(committed, course, language))
+    # the leak check before the slow steps (running the reference for the seals' keys, building the page): a bundle
+    # that would reveal a reference solution is refused at once. Its fault labs' modules are left out of this first
+    # pass (each is a reference module with one defect: it ships only sealed); what sealing and the page add or
+    # change is checked after them
+    check = LeakCheck(committed)
+    variants = {stage.fault_variant for stage in course.stages}
+    checked = {path: data for path, data in contents.items() if path not in variants}
+    _refuse_leaks(check.leaks(checked), short)
+    contents = sealed_labs(committed, course, contents, language)  # the fault labs' modules ship only encrypted
     contents.update(bundle_page(contents))
-    leaks = reference_leaks(committed, contents)
-    if leaks:
-        raise ReleaseError(_("the bundle (HEAD {commit}) would reveal a reference solution: {leaks}").format(
-            commit=short, leaks=_shown(leaks)))
+    _refuse_leaks(check.leaks({path: data for path, data in contents.items() if checked.get(path) != data}), short)
     data = _zip_bytes(contents, committed.committed_at)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / zip_name(language)

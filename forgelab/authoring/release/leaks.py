@@ -286,17 +286,35 @@ class _WordIndex:
         return found or set()
 
 
+class LeakCheck:
+    """The leak check of one commit: what of ``solutions/`` must not be shipped is worked out once (reading the
+    starters' history is most of it), and :meth:`leaks` checks any set of bundle files against it. Every file is
+    judged on its own, so checking a bundle in parts (the files that do not change first, then what sealing and the
+    page add) refuses exactly when checking it whole would."""
+
+    def __init__(self, committed: Committed) -> None:
+        self.references = {normalize(data.decode("utf-8", "replace")): path
+                           for path, data in sorted(committed.files.items())
+                           if path.startswith("solutions/") and data.strip()}
+        self.secrets = reference_secrets(committed)
+
+    def leaks(self, contents: Mapping[str, bytes]) -> list[str]:
+        """Every place where these bundle files would reveal a reference solution, as readable lines (sorted)."""
+        return _leaks(self.references, self.secrets, contents)
+
+
 def reference_leaks(committed: Committed, contents: Mapping[str, bytes]) -> list[str]:
     """Every place where the bundle would reveal a reference solution, as readable lines (sorted)."""
+    return LeakCheck(committed).leaks(contents)
+
+
+def _leaks(references: Mapping[str, str], secrets: list[Secret], contents: Mapping[str, bytes]) -> list[str]:
     leaks = [f"{path} is a file of solutions/" for path in sorted(contents) if path.startswith("solutions/")]
-    references = {normalize(data.decode("utf-8", "replace")): path for path, data in sorted(committed.files.items())
-                  if path.startswith("solutions/") and data.strip()}
     texts = {path: normalize(text) for path, data in sorted(contents.items())
              if (text := searchable_text(path, data)) is not None}
     for path, text in texts.items():
         if text in references:
             leaks.append(f"{path} is a copy of {references[text]}")
-    secrets = reference_secrets(committed)
     secret_dumps = frozenset(secret.dump for secret in secrets if secret.dump)
     shapes = frozenset(secret.shape for secret in secrets if secret.dump)
     dumps = {path: _matching_dumps(path, data, shapes, secret_dumps) for path, data in sorted(contents.items())}

@@ -10,10 +10,13 @@ Nothing is run that need not run:
   imports, ``forge/project/``, its test file, its transfer test, its known-wrong variant) have the digest of
   its last run — by ``status`` or ``check`` — shows the remembered row.
 * **A module that never finishes importing costs one time limit, once.** The changed stages run in one judge
-  job, each in its own learner process. A stage whose module imports another changed module, and every
-  transfer test, waits for a second job until the modules they import are known to import; whatever
-  depends on a module that did not import gets that module's cause without running. The result is
-  remembered like any other, so the next ``status`` does not wait again.
+  job, each in its own learner process. A stage whose module imports another changed module, and a transfer
+  test that imports one besides its own stage's, waits for a second job until the modules they import are known
+  to import; whatever depends on a module that did not import gets that module's cause without running. A
+  transfer test that waits only for its own stage's module (the end of a stage: nothing else changed) runs in a
+  job of its own beside the first; that job is stopped, its results unread, as soon as the module is found not
+  to import (when the first job's limit stops the import). The result is remembered like any other, so the next
+  ``status`` does not wait again.
 
 Test results are judged per stage, by node id, in that stage's own test file. Fault-lab status comes from the
 last ``fault check`` (or the lab file's digest); evidence from the verification.json files.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -398,6 +402,46 @@ def _job(course: Course, workbook: Workbook, tests: list[Stage], transfers: list
     return jobs.job(course, workbook, targets, course_tests, learner_tests), wrong
 
 
+class _Ahead:
+    """The transfer tests of the stages whose own module's health the first wave finds out, judged on a thread beside
+    it (one judge job, :func:`_job`): :meth:`finish` keeps the report, or stops the run and drops it (a module did not
+    import: those transfer tests then say "error" as when they waited, and a module that never finishes importing
+    still costs one time limit — the run beside it is stopped when the first wave's limit stops the import)."""
+
+    def __init__(self, course: Course, workbook: Workbook, plans: list[_Plan], settings: JudgeSettings) -> None:
+        # lazy: the judge (and pytest with it) loads only when something has to run
+        from forgelab.judge import channel
+
+        self.job, self.wrong = _job(course, workbook, [], plans)
+        self.report: RunReport | None = None
+        self._error: BaseException | None = None
+        self._processes = channel.RunProcesses()  # what this run starts: stop() ends it, and nothing else
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(settings,), name="forgelab-status-transfer",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, settings: JudgeSettings) -> None:
+        from forgelab.judge import core  # lazy: loaded already by the caller
+
+        try:
+            self.report = core.run(self.job, settings, processes=self._processes)
+        except BaseException as error:  # noqa: BLE001 - handed to the thread that waits for the report
+            self._error = error
+        finally:
+            self._done.set()
+
+    def finish(self, keep: bool) -> None:
+        """Wait for the run (``keep``), or stop it and wait for it to end, its report dropped."""
+        if not keep:
+            self._processes.stop()
+        self._done.wait()
+        if not keep:
+            self.report = None
+        elif self._error is not None:
+            raise self._error
+
+
 def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings | None = None,
                    force: bool = False) -> StatusReport:
     pristine = Pristine(workbook)
@@ -420,6 +464,9 @@ def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings |
     ran: list[str] = []
     tests_now = [p for p in plans if p.run_tests and not (p.unknown - {p.stage.module})]
     transfers_now = [p for p in plans if p.run_transfer and not p.unknown]
+    # the transfer tests that wait only for their own stage's module, whose tests run in the first wave: judged
+    # beside those tests, and their run stopped (its results never read) once that module is found not to import
+    ahead = [p for p in plans if p.run_transfer and p.unknown and p.run_tests and p.unknown == {p.stage.module}]
     for wave in (1, 2):
         if wave == 2:
             tests_now = [p for p in plans if p.run_tests and p.stage.number not in cells
@@ -429,11 +476,31 @@ def collect_status(workbook: Workbook, course: Course, settings: JudgeSettings |
         if not tests_now and not transfers_now:
             continue
         # lazy: the judge (and pytest with it) loads only when something has to run
-        from forgelab.judge import core
-        from forgelab.judge.settings import DEFAULT
+        from forgelab.judge import early
 
-        job, wrong = _job(course, workbook, [p.stage for p in tests_now], transfers_now)
-        report = core.run(job, settings or DEFAULT)
+        if wave == 1 and tests_now:  # its session starts now, while the judge loads and the code is laid out
+            early.start_session()
+        from forgelab.judge import core  # lazy: as above
+        from forgelab.judge.settings import DEFAULT  # lazy: as above
+
+        beside = _Ahead(course, workbook, ahead, settings or DEFAULT) if wave == 1 and ahead else None
+        try:
+            job, wrong = _job(course, workbook, [p.stage for p in tests_now], transfers_now)
+            report = core.run(job, settings or DEFAULT)
+        except BaseException:  # Ctrl-C or a failure: the run beside it ends too
+            if beside is not None:
+                beside.finish(keep=False)
+            raise
+        finally:
+            early.discard()  # the session started early, if this run did not take it
+        if beside is not None:  # kept only when every module its transfer tests wait for did import
+            beside.finish(keep=not any(f"stage-{p.stage.number}" in report.import_problems for p in ahead))
+            if beside.report is not None:
+                problem = problem or beside.report.problem
+                for plan in ahead:
+                    transfers[plan.stage.number] = transfer_cell(workbook, plan.stage, beside.report,
+                                                                 TRANSFER_TARGET, beside.wrong[plan.stage.number])
+                    ran.append(plan.stage.number)
         problem = problem or report.problem
         for plan in tests_now:
             stage = plan.stage

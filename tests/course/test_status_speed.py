@@ -4,16 +4,18 @@ time limit, once. Each test watches the judge's jobs (what it was asked to run),
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, WorkbookCopy
 
-from forgelab.judge import core
+from forgelab.judge import channel, core
 from forgelab.judge.settings import DEFAULT
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import load_course
+from forgelab.learner.workbench import Workbench
 
 LOOP = "\n\nwhile True:  # never finishes importing\n    pass\n"
 TRANSFER = '''from forge.instructions import Instruction, resolve
@@ -26,18 +28,28 @@ def test_the_system_keeps_write() -> None:
 '''
 
 
+STOPPED: dict[int, channel.RunProcesses] = {}  # id(job) -> the processes of a run status may stop
+
+
 @pytest.fixture
 def jobs_run(monkeypatch: pytest.MonkeyPatch) -> list[core.Job]:
     """Every judge job started in this test (they still run)."""
     started: list[core.Job] = []
     real = core.run
+    STOPPED.clear()
 
     def spy(job: core.Job, settings, isolation=None, **options):  # type: ignore[no-untyped-def]
         started.append(job)
+        if options.get("processes") is not None:
+            STOPPED[id(job)] = options["processes"]
         return real(job, settings, isolation, **options)
 
     monkeypatch.setattr(core, "run", spy)
     return started
+
+
+def _labels(job: core.Job) -> list[str]:
+    return [target.label for target in job.targets]
 
 
 def _status(root: Path, **settings: int):  # type: ignore[no-untyped-def]
@@ -81,19 +93,52 @@ def test_a_module_that_never_finishes_importing_costs_one_limit_once(workbook: W
         module.write(LOOP)
     workbook.write("transfer/test_01_instruction_hierarchy.py", TRANSFER)
     report = _status(workbook.root, test_cpu_s=2)
-    # one job, one learner process: stage 01's tests; stage 08 and the transfer test waited, and were not run
-    assert [[target.label for target in job.targets] for job in jobs_run] == [["stage-01"]]
+    # one learner process for stage 01's tests; stage 08 waited and was not run; the transfer test (which waits only
+    # for stage 01's module) was judged beside it, and that run was stopped once the module was found not to import
+    assert sorted(_labels(job) for job in jobs_run) == [["stage-01"], ["transfer", "known-wrong-01"]]
+    transfer_job = next(job for job in jobs_run if _labels(job)[0] == "transfer")
+    assert STOPPED[id(transfer_job)].stopped
     by_number = {item.stage.number: item for item in report.stages}
     for number in ("01", "08"):
         assert "forge/instructions.py did not finish" in by_number[number].tests.problem, by_number[number]
     assert by_number["01"].transfer == "error"
     again = _status(workbook.root, test_cpu_s=2)
-    assert len(jobs_run) == 1 and again.ran == ()  # once: the next status remembers it
+    assert len(jobs_run) == 2 and again.ran == ()  # once: the next status remembers it
     (workbook.root / "forge/instructions.py").write_bytes((ROOT / "solutions/forge/instructions.py").read_bytes())
     fixed = _status(workbook.root, test_cpu_s=2)
-    labels = [[target.label for target in job.targets] for job in jobs_run[1:]]
-    assert labels[0] == ["stage-01"] and "stage-08" in labels[1] and "transfer" in labels[1], labels
+    labels = [_labels(job) for job in jobs_run[2:]]
+    assert sorted(labels[:2]) == [["stage-01"], ["transfer", "known-wrong-01"]], labels
+    assert labels[2:] == [["stage-08"]], labels  # stage 08's tests waited for the module it imports
     assert {item.stage.number: item for item in fixed.stages}["01"].transfer == "passed"
+
+
+def test_a_transfer_test_waiting_only_for_its_stage_module_is_judged_beside_its_tests(
+        workbook: WorkbookCopy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the end of stage 01 with nothing remembered, the transfer test (on forge/ and on the known-wrong module)
+    runs while the stage tests run, not in a second judge run after them; the verdicts are those of a check."""
+    _solution(workbook, "forge/instructions.py")
+    workbook.write("transfer/test_01_instruction_hierarchy.py", TRANSFER)
+    transfer_started = threading.Event()
+    seen: list[tuple[list[str], bool]] = []  # each job, and whether the transfer job had started when it began
+    real = core.run
+
+    def spy(job: core.Job, settings, isolation=None, **options):  # type: ignore[no-untyped-def]
+        if _labels(job)[0] == "transfer":
+            transfer_started.set()
+        else:  # the stage tests' run waits until the transfer test's has started (it never does when it waits)
+            transfer_started.wait(timeout=60)
+        seen.append((_labels(job), transfer_started.is_set()))
+        return real(job, settings, isolation, **options)
+
+    monkeypatch.setattr(core, "run", spy)
+    report = _status(workbook.root)
+    assert sorted(seen) == [(["stage-01"], True), (["transfer", "known-wrong-01"], True)], seen
+    first = report.stages[0]
+    assert (first.tests.passed, first.tests.total, first.transfer) == (13, 13, "passed")
+    assert report.ran == ("01",)
+    bench_outcome = Workbench(Workbook(workbook.root, workbook.root), load_course(workbook.root)).check(
+        load_course(workbook.root).stage("01"), write=False)
+    assert bench_outcome.transfer.status == first.transfer
 
 
 def test_an_untouched_fault_lab_and_transfer_starter_are_known_without_running(workbook: WorkbookCopy,

@@ -16,7 +16,8 @@ course's reference test), the design answer saved, and `forgelab check 01` accep
   the table updated in the widget with the stage tests' verdict, and to the line saying every part that re-ran is
   judged (the next save waits for it);
 * a cold `forgelab check 01` against a default `python -m pytest` of the same test files on the same `forge/`
-  (the stage tests and the transfer test), and against the sum of the default pytest runs of everything the check
+  (the stage tests and the transfer test; with ``--import-mode=importlib``, as the two files share a name and the
+  default import mode stops at collection without running a test), and against the sum of the default pytest runs of everything the check
   runs (the stage tests and the transfer test on `forge/`, the stage tests and the regression test in the lab, the
   transfer test on the known-wrong module, the regression test on the lab's broken module), ``--runs`` times,
   interleaved;
@@ -33,6 +34,7 @@ a shared machine and move with it; the ratios, measured side by side, move less.
 nothing here asserts a limit.
 
     .venv/bin/python benchmarks/bench_learner.py [--saves 20] [--runs 5] [--gap 1.0] [--submissions 4] [--only ...]
+        [--keep DIR]
 """
 
 from __future__ import annotations
@@ -230,22 +232,26 @@ def learner_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
     shutil.copyfile(root / stage.fault_variant, broken_lab / stage.fault.fault_file)
     regression = f"labs/{stage.key}/{Path(stage.regression_test).name}"
     pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    same_files = [([*pytest, TESTS, TRANSFER], {**env, "PYTHONPATH": str(root)})]
+    # the stage and transfer test files share a name (test_01_instruction_hierarchy.py): pytest's default import mode
+    # stops at collection with "import file mismatch" and runs no test, so this one run imports them as importlib does
+    same_files = [([*pytest, "--import-mode=importlib", TESTS, TRANSFER], {**env, "PYTHONPATH": str(root)}, 0)]
     every_run = [*same_files,
-                 ([*pytest, TESTS, regression], {**env, "PYTHONPATH": str(lab)}),
-                 ([*pytest, TRANSFER], {**env, "PYTHONPATH": str(known_wrong)}),
-                 ([*pytest, regression], {**env, "PYTHONPATH": str(broken_lab)})]
+                 ([*pytest, TESTS, regression], {**env, "PYTHONPATH": str(lab)}, 0),
+                 ([*pytest, TRANSFER], {**env, "PYTHONPATH": str(known_wrong)}, 1),  # fails on the known-wrong
+                 ([*pytest, regression], {**env, "PYTHONPATH": str(broken_lab)}, 1)]  # fails on the broken copy
     check = [*forgelab, "check", STAGE]
     state = root / ".forgelab"
     timed(check, root, env)
-    for command, its_env in every_run:
-        timed(command, root, its_env)  # the file cache warm for both
+    for command, its_env, code in every_run:  # the file cache warm for both; each run runs its tests, as expected
+        out = run(command, root, its_env, ok=(code,))
+        if " passed" not in out and " failed" not in out:
+            raise SystemExit(f"{' '.join(command)} ran no test:\n{out}")
     before = load()
     checks, plain, plain_all, statuses, status_checks = [], [], [], [], []
     for _ in range(args.runs):  # interleaved, so that a change of load hits both alike
         checks.append(timed(check, root, env))
-        plain.append(sum(timed(command, root, its_env) for command, its_env in same_files))
-        plain_all.append(sum(timed(command, root, its_env) for command, its_env in every_run))
+        plain.append(sum(timed(command, root, its_env) for command, its_env, _code in same_files))
+        plain_all.append(sum(timed(command, root, its_env) for command, its_env, _code in every_run))
     add(results, ("check 01 (cold, a new process)", checks, f"{before} → {load()}"))
     add(results, ("python -m pytest: stage + transfer tests on forge/", plain, ""))
     add(results, ("python -m pytest: all the check runs (4 runs)", plain_all, ""))
@@ -293,6 +299,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--gap", type=float, default=1.0, help="seconds from a screen to the next save")
     parser.add_argument("--submissions", type=int, default=4, help="full submissions graded at --jobs 2")
+    parser.add_argument("--keep", type=Path, help="work in this new folder and keep it (the bundle at the end of "
+                        "stage 01 stays there for profiling) instead of a temporary folder")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts (make is needed by "
                         "learner: it installs the bundle)")
     args = parser.parse_args()
@@ -302,6 +310,9 @@ def main() -> int:
           f"start {load()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as scratch:
         base = Path(scratch)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)
+            base = args.keep.resolve()
         if "make" in parts or "learner" in parts:
             run([sys.executable, "-m", "forgelab.cli", "release", "--out", str(base / "release")], ROOT, os.environ)
             with zipfile.ZipFile(base / "release" / "forge-workbook-lab.zip") as archive:

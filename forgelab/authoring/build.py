@@ -778,9 +778,10 @@ def _plot_outputs(course: Course, plots: list[Figure]) -> dict[Path, str]:
         return {}
 
     target = resolve_target("solution", Workbook(course.root, course.root), course)
+    jobs = [(figure, language) for figure in plots for language in editions(course)]
     with target.importable() as import_dir:
-        return {figure.svg_in(language): figures.run_plot(figure, import_dir, language)
-                for figure in plots for language in editions(course)}
+        drawn = figures.run_plots(jobs, import_dir)
+    return {figure.svg_in(language): svg for (figure, language), svg in zip(jobs, drawn, strict=True)}
 
 
 def stale_figures(course: Course, stages: list[Stage]) -> list[tuple[Stage, str, str]]:

@@ -38,13 +38,16 @@ import base64
 import contextlib
 import hashlib
 import io
+import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -103,23 +106,56 @@ def plot_language(argv: Sequence[str] | None = None) -> str:
     raise SystemExit(f"usage: python {Path(sys.argv[0]).name} [--lang LANG] (got {' '.join(args)!r})")
 
 
-def run_plot(figure: Figure, import_dir: Path, language: str = "en") -> str:
-    """Run a plot script with ``import_dir`` first on the path (the reference ``forge``); its SVG output."""
+def run_plots(plots: Sequence[tuple[Figure, str]], import_dir: Path) -> list[str]:
+    """Run plot scripts, each ``(figure, language)``, with ``import_dir`` first on the path (the reference ``forge``);
+    their SVG outputs, in order. They run one after the other in one Python process
+    (:mod:`forgelab.authoring.plot_runner`: matplotlib is imported once, not once per drawing); each gets
+    :data:`PLOT_TIMEOUT` seconds."""
+    if not plots:
+        return []
     env = {k: v for k, v in os.environ.items() if not k.startswith("FORGELAB_")}
     env.update(PYTHONPATH=str(import_dir), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
-    command = [sys.executable, "-P", str(figure.source)] + ([] if language == "en" else ["--lang", language])
-    try:
-        done = subprocess.run(command, cwd=figure.source.parent, env=env,
-                              capture_output=True, text=True, timeout=PLOT_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise FigureError(f"{figure.source} did not finish within {PLOT_TIMEOUT} s: check it for a loop") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise FigureError(f"{figure.source} failed against the reference (--lang {language}): {last} — fix the "
-                          "script (its words for that language) or the demo")
-    if not done.stdout.startswith("<svg"):
-        raise FigureError(f"{figure.source} printed no SVG (its output must start with <svg)")
-    return done.stdout
+    request = json.dumps([[str(figure.source), language] for figure, language in plots])
+    drawn: list[str] = []
+    with tempfile.TemporaryFile() as errors, subprocess.Popen(
+            [sys.executable, "-P", "-m", "forgelab.authoring.plot_runner"], cwd=plots[0][0].source.parent, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True) as process:
+        assert process.stdin is not None and process.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        output = process.stdout
+
+        def read() -> None:
+            for line in output:
+                lines.put(line)
+            lines.put("")  # the end of the output
+
+        threading.Thread(target=read, daemon=True).start()
+        process.stdin.write(request)
+        process.stdin.close()
+        try:
+            for figure, language in plots:
+                try:
+                    line = lines.get(timeout=PLOT_TIMEOUT)
+                except queue.Empty:
+                    raise FigureError(f"{figure.source} did not finish within {PLOT_TIMEOUT} s: check it for a "
+                                      "loop") from None
+                if not line:
+                    process.wait(timeout=PLOT_TIMEOUT)
+                    errors.seek(0)
+                    last = (errors.read().decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
+                    raise FigureError(f"{figure.source} could not be drawn (the plot runner exited with "
+                                      f"{process.returncode}): {last}")
+                result = json.loads(line)
+                if "error" in result:
+                    raise FigureError(f"{figure.source} failed against the reference (--lang {language}): "
+                                      f"{result['error']} — fix the script (its words for that language) or the demo")
+                if not result["svg"].startswith("<svg"):
+                    raise FigureError(f"{figure.source} printed no SVG (its output must start with <svg)")
+                drawn.append(result["svg"])
+        finally:
+            if process.poll() is None:
+                process.kill()
+    return drawn
 
 
 class _DemoLab:

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from forgelab.authoring import figures
-from forgelab.core.figures import FigureError, stage_figures, svg_size
+from forgelab.core.figures import Figure, FigureError, stage_figures, svg_size
 from forgelab.authoring.build import stale_figures
 from forgelab.core.registry import load_course
 
@@ -275,3 +275,23 @@ def test_the_chinese_drawings_belong_to_their_stage(course) -> None:
     from forgelab.authoring.scaffold import unowned_files
 
     assert not [path for path in unowned_files(course) if "/figure" in path]
+
+
+def test_plots_are_drawn_in_one_process_each_in_its_folder_and_a_failing_one_is_named(tmp_path: Path) -> None:
+    """``build`` and ``build --check`` draw every plot in one Python process (matplotlib imported once): each script
+    still runs as a program of its own — in its folder, with its own ``--lang`` — and one that fails is named."""
+    script = ("import os, sys\n"
+              "from forgelab.authoring.figures import plot_language\n"
+              "sys.stdout.write(f'<svg>{plot_language()} {os.path.basename(os.getcwd())} {os.getpid()}</svg>')\n")
+    one, two = tmp_path / "one" / "figure-a.py", tmp_path / "two" / "figure-b.py"
+    for path in (one, two):
+        path.parent.mkdir()
+        path.write_text(script, encoding="utf-8")
+    plots = [(Figure("plot", one, "a", "a"), "en"), (Figure("plot", two, "b", "b"), "zh"), (Figure("plot", one, "a", "a"), "zh")]
+    drawn = figures.run_plots(plots, tmp_path)
+    assert [svg.split(" ")[:2] for svg in drawn] == [["<svg>en", "one"], ["<svg>zh", "two"], ["<svg>zh", "one"]], drawn
+    assert len({svg.split(" ")[2] for svg in drawn}) == 1, drawn  # one process drew them all
+    two.write_text("raise ValueError('no numbers for this plot')\n", encoding="utf-8")
+    with pytest.raises(FigureError, match=r"figure-b\.py failed against the reference \(--lang zh\): ValueError: no "
+                                          r"numbers for this plot"):
+        figures.run_plots(plots, tmp_path)

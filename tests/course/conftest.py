@@ -294,14 +294,20 @@ def copy_workbook(destination: Path) -> WorkbookCopy:
 
 
 @pytest.fixture(autouse=True)
-def the_tools_language_is_restored() -> Iterator[None]:
-    """The language the tools speak in this process is what it was before each test: a test that runs the judge or
-    a notebook's stage tools in-process in Chinese leaves the next test in the same worker speaking English."""
+def the_tools_language_is_left_as_it_was() -> Iterator[None]:
+    """A test leaves the language the tools speak in this process as it found it, or fails at its teardown: a test
+    that made a Chinese notebook's stage tools in-process and kept their language (``i18n.use``) left the next tests
+    of its xdist worker speaking Chinese. Switch for a while with ``i18n.speaking`` (or in a context of your own);
+    the language is put back either way, so only the test that changed it fails."""
     from forgelab.core import i18n
 
     before = i18n.active()
     yield
-    i18n.use(before)
+    after = i18n.active()
+    if after != before:
+        i18n.use(before)
+        pytest.fail(f"this test left the tools speaking {after!r} (it found them speaking {before!r}): switch the "
+                    "language with i18n.speaking, or restore it", pytrace=False)
 
 
 @pytest.fixture(scope="session")

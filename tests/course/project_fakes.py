@@ -2,14 +2,14 @@
 
 It never talks to the internet. By default it answers like ``MockModel`` would for the prompt it
 receives, so a run against it can be compared with a run on the mock. ``mode`` switches it to an
-HTTP error, a body that is not JSON, a JSON body of the wrong shape, or a slow answer.
+HTTP error, a body that is not JSON, a JSON body of the wrong shape, or a slow answer (held until the server stops,
+so a client's timeout always strikes first, however busy the machine).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ class FakeOpenAI:
     port: int = 0
     mode: str = "mock"  # mock | status:<code> | not-json | wrong-shape | slow
     requests: list[dict[str, Any]] = field(default_factory=list)
+    stopping: threading.Event = field(default_factory=threading.Event)  # a slow answer is held until this is set
 
     @property
     def base_url(self) -> str:
@@ -62,7 +63,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"result": "ok"}')
                 return
             if fake.mode == "slow":
-                time.sleep(1.5)
+                fake.stopping.wait(timeout=60)  # answered only as the server stops: after the client gave up
             prompt = body["messages"][-1]["content"]
             answer = {"id": "fake-1", "object": "chat.completion", "model": body.get("model"),
                       "choices": [{"index": 0, "message": {"role": "assistant", "content": MockModel().complete(prompt)},
@@ -84,6 +85,7 @@ def fake_openai_server(mode: str = "mock") -> Iterator[FakeOpenAI]:
     try:
         yield fake
     finally:
+        fake.stopping.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)

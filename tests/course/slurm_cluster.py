@@ -16,12 +16,15 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+from conftest import wait_until
 from ports import config_ports
 
+T = TypeVar("T")
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 NODE, PARTITION = "forgelab-node", "grading"
@@ -80,16 +83,14 @@ class Cluster:
 
     def wait_until_idle(self, deadline_s: float = 60) -> None:
         """Until the node accepts jobs (slurmd registered with the controller)."""
-        end = time.monotonic() + deadline_s
-        state = ""
-        while time.monotonic() < end:
+        states = [""]
+
+        def idle() -> bool:
             done = self.run("sinfo", "--noheader", "--nodes", NODE, "--format", "%T")
-            state = done.stdout.strip()
-            if done.returncode == 0 and state.startswith(("idle", "mixed", "allocated")):
-                return
-            self._alive()
-            time.sleep(0.5)
-        raise RuntimeError(f"the Slurm node did not become idle within {deadline_s} s (state {state!r})\n{self.logs()}")
+            states.append(done.stdout.strip())
+            return done.returncode == 0 and states[-1].startswith(("idle", "mixed", "allocated"))
+
+        self._wait(idle, deadline_s, lambda: f"the Slurm node to become idle (state {states[-1]!r})")
 
     def tasks(self, job: str) -> dict[str, dict[str, str]]:
         """Every task of a job (one for a plain job, one per array index): its name (``ID`` or ``ID_K``) → the fields
@@ -105,31 +106,42 @@ class Cluster:
     def wait_for(self, jobs: list[str], deadline_s: float) -> dict[str, dict[str, str]]:
         """Until every task of ``jobs`` has finished (polling the controller); a job still running at the deadline, or a
         daemon that died, raises."""
-        end = time.monotonic() + deadline_s
-        while True:
-            found = {name: fields for job in jobs for name, fields in self.tasks(job).items()}
-            if found and all(fields.get("JobState") in FINISHED for fields in found.values()):
-                return found
-            self._alive()
-            if time.monotonic() > end:
-                states = {name: fields.get("JobState") for name, fields in found.items()}
-                raise RuntimeError(f"Slurm jobs {jobs} not finished within {deadline_s} s: {states}\n{self.logs()}")
-            time.sleep(1)
+        seen: list[dict[str, dict[str, str]]] = [{}]
 
-    def _alive(self) -> None:
+        def finished() -> dict[str, dict[str, str]] | None:
+            found = {name: fields for job in jobs for name, fields in self.tasks(job).items()}
+            seen.append(found)
+            return found if found and all(fields.get("JobState") in FINISHED for fields in found.values()) else None
+
+        return self._wait(finished, deadline_s, lambda: f"Slurm jobs {jobs} to finish (now "
+                          f"{ {name: fields.get('JobState') for name, fields in seen[-1].items()} })")
+
+    def _stopped_daemon(self) -> str | None:
+        """Which daemon has stopped (a wait on the cluster gives up at once), or None."""
         for name, process in self.processes.items():
             if process.poll() is not None:
-                raise RuntimeError(f"{name} stopped (exit {process.returncode})\n{self.logs()}")
+                return f"{name} stopped (exit {process.returncode})"
+        return None
+
+    def _wait(self, condition: Callable[[], T | None], deadline_s: float, what: Callable[[], str]) -> T:
+        """:func:`conftest.wait_until` on the cluster (asked every half second), giving up when a daemon stops; a
+        failure carries the daemons' logs."""
+        try:
+            return wait_until(condition, timeout=deadline_s, what="the cluster", gave_up=self._stopped_daemon,
+                              every=0.5)
+        except AssertionError as failed:
+            raise RuntimeError(f"{failed}: waited for {what()}\n{self.logs()}") from None
 
     def stop(self) -> list[str]:
         """Cancel the test's jobs that are left, stop the daemons by PID (slurmd, slurmctld, munged); what did not stop."""
         for job in self.jobs:
             self.run("scancel", job, timeout=30)
-        end = time.monotonic() + 30
-        while self.jobs and time.monotonic() < end and "slurmctld" in self.processes:
-            if all(fields.get("JobState") in FINISHED for job in self.jobs for fields in self.tasks(job).values()):
-                break
-            time.sleep(0.5)
+        if self.jobs and "slurmctld" in self.processes:
+            try:  # the cancelled jobs end before the daemons do (what is still running then is killed with them)
+                self._wait(lambda: all(fields.get("JobState") in FINISHED for job in self.jobs
+                                       for fields in self.tasks(job).values()), 30, lambda: "the cancelled jobs to end")
+            except RuntimeError:
+                pass
         stubborn = []
         for name in ("slurmd", "slurmctld", "munged"):
             process = self.processes.pop(name, None)
@@ -223,9 +235,4 @@ def start(folder: Path, base_env: dict[str, str]) -> Cluster:
 
 
 def _wait_for_socket(path: Path, cluster: Cluster, deadline_s: float = 30) -> None:
-    end = time.monotonic() + deadline_s
-    while not path.exists():
-        cluster._alive()
-        if time.monotonic() > end:
-            raise RuntimeError(f"munged did not create {path} within {deadline_s} s\n{cluster.logs()}")
-        time.sleep(0.2)
+    cluster._wait(path.exists, deadline_s, lambda: f"munged to create {path}")

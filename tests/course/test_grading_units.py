@@ -584,7 +584,7 @@ def test_learner_code_runs_as_an_unprivileged_user_whose_process_limit_binds(tmp
     layer.mkdir()
     (layer / "__init__.py").write_text("", encoding="utf-8")
     (layer / "bomb.py").write_text('''
-import os, time
+import os
 
 
 def who():
@@ -592,16 +592,21 @@ def who():
 
 
 def children(wanted):
+    """Fork until refused; every child lives until the forking is over (it blocks on a pipe the parent then closes)."""
     started = 0
+    until_counted, counted = os.pipe()
     for _ in range(wanted):
         try:
             pid = os.fork()
         except OSError:
             break
         if pid == 0:
-            time.sleep(2)
+            os.close(counted)
+            os.read(until_counted, 1)  # the end of the pipe: every child ends when the parent has counted them
             os._exit(0)
         started += 1
+    os.close(counted)
+    os.close(until_counted)
     return started
 ''', encoding="utf-8")
     settings = JudgeSettings(processes=64)

@@ -1,10 +1,13 @@
-"""The house style of the course's own tests, checked: one CLI runner, one wait helper, no fixed sleeps in a
-browser, every browser test marked.
+"""The house style of the course's own tests, checked: one CLI runner, one wait helper, no fixed sleeps, every
+browser test marked.
 
 * the command line is spawned only by ``conftest.run_cli`` / ``conftest.start_cli`` (its environment is decided
   in one place);
 * a page is waited on with Playwright's auto-waiting (``expect``, ``wait_for_selector``…), never with
   ``wait_for_timeout``; a server with ``conftest.wait_for_http``, a child's output with ``conftest.OutputLines``;
+* no test sleeps a fixed time to wait for something, or to make something happen "during" something else: it waits
+  on the condition with ``conftest.wait_until`` (or blocks on an event, a pipe, a process), and a race is staged by
+  a condition. The ``sleep(`` calls left are the code under test sleeping (:data:`SLEEPS_UNDER_TEST`);
 * a module that drives Chromium (the ``chromium`` fixture) or JupyterLab (``running_make_lab``) marks its
   browser tests ``@pytest.mark.browser`` (so ``-m "not browser"`` leaves them out, and ``-m browser`` runs them).
 """
@@ -35,6 +38,45 @@ def test_no_fixed_sleep_waits_on_a_page_or_a_server() -> None:
     polling = [path.name for path in _modules() if re.search(r"urlopen\([^\n]*\n(?:[^\n]*\n){0,6}[^\n]*time\.sleep\(",
                                                             path.read_text())]
     assert polling == [], "wait for a server with conftest.wait_for_http"
+
+
+# every sleep( left in the tests' modules (the line, stripped) -> why it is not a wait of the test's
+SLEEPS_UNDER_TEST = {
+    ("conftest.py", "time.sleep(every)"): "wait_until itself, between two askings of its condition",
+    ("hostile_submissions.py", '"signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(600)")'):
+        "the daemon submission's sleepers, which the judge must end",
+    ("hostile_submissions.py", "time.sleep({SLEEP_S})"): "the sleeper submission, held to the time budgets",
+    ("hostile_submissions.py", "time.sleep(3)"): "the fork-bomb submission's children",
+    ("test_cold_start.py", 'workbook.write(MODULE, module + "\\n\\nimport time\\ntime.sleep(60)  # the tests wait for '
+                           'this import\\n")'): "a learner's module whose import hangs, interrupted by Ctrl-C",
+    ("test_grade_interrupt.py", "_time.sleep(3600)"): "a learner's code that never answers, interrupted by Ctrl-C",
+    ("test_grading_units.py", 'subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(300)", '
+                              '{marker!r}],'): "a process that escapes its session, which the sandbox must end",
+    ("test_judge_load.py", "time.sleep(seconds)"): "a learner's code that waits: the wall-clock limit stops it",
+    ("test_judge_tester.py", "time.sleep(120)"): "a learner's test longer than the judge waits for an abandoned run",
+    ("test_judge_watchdog.py", 'sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])'):
+        "a process that uses no CPU, watched by the watchdog",
+    ("test_state_lock.py", "time.sleep(0.001)"):
+        "the writer processes' start line: each spins on the 'go' file so that both start changing the state at once",
+    ("test_warm_worker.py", '"        time.sleep(300)\\n", encoding="utf-8")'): "a test that hangs, stopped by its wall limit",
+    ("test_watch.py", 'f"\\n\\ndef _sleep_{token}():\\n    import time\\n    time.sleep(300)\\n\\n\\n_sleep_{token}()\\n")'):
+        "a learner's module whose import hangs, interrupted by Ctrl-C",
+}
+
+
+def _sleeps() -> set[tuple[str, str]]:
+    return {(path.name, line.strip()) for path in [*_modules(), HERE / "conftest.py"]
+            for line in path.read_text(encoding="utf-8").splitlines() if re.search(r"\bsleep\(", line)}
+
+
+def test_no_test_waits_a_fixed_time() -> None:
+    waits = sorted(_sleeps() - SLEEPS_UNDER_TEST.keys())
+    assert waits == [], ("wait on a condition with conftest.wait_until (or block on an event, a pipe, a process); "
+                         "stage a race with a condition, not a sleep")
+
+
+def test_every_sleep_allowed_is_still_there() -> None:
+    assert sorted(SLEEPS_UNDER_TEST.keys() - _sleeps()) == [], "remove what is no longer in the tests"
 
 
 def test_every_module_driving_a_browser_marks_its_tests(pytestconfig: pytest.Config) -> None:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 from forgelab.judge import channel, core, watchdog, wire
 from forgelab.judge.core import TargetSpec
@@ -52,10 +53,9 @@ def test_the_run_queue_delay_of_a_process_tree_is_counted() -> None:
     tree = subprocess.Popen([sys.executable, "-c", child, str(cpu)])
     try:
         first = channel.tree_queued_seconds(tree.pid)
-        end = time.monotonic() + 60
-        while channel.tree_queued_seconds(tree.pid) - first < 0.5 and time.monotonic() < end:
-            time.sleep(0.1)
-        assert channel.tree_queued_seconds(tree.pid) - first >= 0.5  # two loops on one CPU: each waits half the time
+        # two loops on one CPU: each waits half the time
+        wait_until(lambda: channel.tree_queued_seconds(tree.pid) - first >= 0.5, timeout=60,
+                   what="the tree to have waited 0.5 s for a CPU")
     finally:
         subprocess.run(["pkill", "-KILL", "-P", str(tree.pid)], check=False)
         tree.kill()
@@ -68,26 +68,26 @@ def test_the_kept_open_clock_reads_the_same_tree_and_follows_it_as_it_changes() 
     if not os.path.exists("/proc/self/schedstat"):
         pytest.skip("this kernel keeps no run-queue statistics (/proc/self/schedstat)")
     cpu = min(os.sched_getaffinity(0))
-    # the parent only sleeps or waits (it never waits for a CPU); two children it starts later share one CPU
-    parent = ("import subprocess, sys, time\ntime.sleep(float(sys.argv[2]))\n"
+    # the parent only waits, on its standard input (it never waits for a CPU); the two children it starts when told
+    # share one CPU
+    parent = ("import subprocess, sys\nsys.stdin.readline()\n"
               f"loops = [subprocess.Popen([sys.executable, '-c', {BUSY!r}, sys.argv[1]]) for _ in range(2)]\n"
-              "loops[0].wait()\ntime.sleep(60)\n")
-    tree = subprocess.Popen([sys.executable, "-c", parent, str(cpu), "1.0"])
+              "loops[0].wait()\nsys.stdin.read()\n")
+    tree = subprocess.Popen([sys.executable, "-c", parent, str(cpu)], stdin=subprocess.PIPE)
+    assert tree.stdin is not None
     clock = channel.RunQueueClock()
     try:
         first = clock.seconds(tree.pid)  # before the children exist
-        end = time.monotonic() + 60
-        while len(watchdog.children(tree.pid)) < 2 and time.monotonic() < end:
-            time.sleep(0.05)
-        while clock.seconds(tree.pid) - first < 0.5 and time.monotonic() < end:
-            time.sleep(0.1)
-        assert clock.seconds(tree.pid) - first >= 0.5  # only the new children waited for a CPU
+        tree.stdin.write(b"start the children\n")
+        tree.stdin.flush()
+        wait_until(lambda: len(watchdog.children(tree.pid)) >= 2, timeout=60, what="the two busy children")
+        # only the new children waited for a CPU
+        wait_until(lambda: clock.seconds(tree.pid) - first >= 0.5, timeout=60, what="0.5 s waited for a CPU")
         before, plain, after = clock.seconds(tree.pid), channel.tree_queued_seconds(tree.pid), clock.seconds(tree.pid)
         assert before <= plain <= after  # one sum, read two ways (it only grows)
         loops = watchdog.children(tree.pid)
         subprocess.run(["kill", "-KILL", str(loops[0])], check=False)
-        while len(watchdog.children(tree.pid)) > 1 and time.monotonic() < end:
-            time.sleep(0.05)
+        wait_until(lambda: len(watchdog.children(tree.pid)) == 1, timeout=60, what="the killed child to be gone")
         assert clock.seconds(tree.pid) >= 0.0  # a process that ended is dropped, the rest still read
         assert clock.seconds(tree.pid) == pytest.approx(channel.tree_queued_seconds(tree.pid), abs=0.5)
     finally:
@@ -95,6 +95,7 @@ def test_the_kept_open_clock_reads_the_same_tree_and_follows_it_as_it_changes() 
         subprocess.run(["pkill", "-KILL", "-P", str(tree.pid)], check=False)
         tree.kill()
         tree.wait()
+        tree.stdin.close()
 
 
 LEARNER = '''

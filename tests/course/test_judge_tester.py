@@ -407,7 +407,7 @@ def test_a_run_abandoned_before_its_tester_started_ends_at_once_and_leaves_no_fo
 
 
 CTRL_C_WHILE_WAITING = r'''
-import json, os, signal, sys, tempfile, threading, time
+import json, os, signal, sys, tempfile, threading
 from pathlib import Path
 
 from forgelab.core.paths import Workbook
@@ -419,6 +419,8 @@ from forgelab.learner.checkjob import PendingRun
 from forgelab.verdicts import jobs
 
 root, test_file = Path(sys.argv[1]), Path(sys.argv[2])
+sys.path.insert(0, str(root / "tests" / "course"))
+from conftest import wait_until  # the tests' one wait helper
 starters = jobs.starters(Workbook(root, root))
 target = TargetSpec("transfer-01", (starters / "forge", root / "solutions" / "forge"), "01", ("forge/instructions.py",))
 job = core.Job(root, starters, jobs.stage_modules(load_course(root)), (target,),
@@ -438,12 +440,11 @@ def waiting_for_the_report() -> bool:
 
 def ctrl_c() -> None:  # once the command waits for the report (it does nothing else here)
     pending._started.wait()
-    deadline = time.monotonic() + 120
-    while not waiting_for_the_report():  # a condition, asked again every 10 ms
-        if time.monotonic() > deadline:
-            print("the command never waited for its report", file=sys.stderr)
-            os._exit(3)
-        time.sleep(0.01)
+    try:
+        wait_until(waiting_for_the_report, timeout=120, what="the command to wait for its report", every=0.01)
+    except AssertionError as never:
+        print(never, file=sys.stderr)
+        os._exit(3)
     os.kill(os.getpid(), signal.SIGINT)
 
 

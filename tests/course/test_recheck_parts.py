@@ -9,28 +9,16 @@ repaired and diagnosed, design answer): the state a learner is in at the end of 
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import WorkbookCopy, copy_workbook, wait_until
-from grading_fixtures import HANDED_IN, MODULE, shared_base
+from conftest import WorkbookCopy, wait_until
+from finished_stages import workbook  # noqa: F401 - the fixture, used by name
+from grading_fixtures import MODULE
 
 WAIT_S = 240  # a check on a crowded 2-CPU machine, with room to spare
 EVERY_RUN = {"target", "lab", "known-wrong", "regression-fixed", "regression-broken"}
-
-
-@pytest.fixture
-def workbook(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> WorkbookCopy:
-    base = shared_base(tmp_path_factory)
-    copy = copy_workbook(tmp_path / "workbook")
-    for name in HANDED_IN:
-        shutil.rmtree(copy.root / name, ignore_errors=True)
-        if (base / name).is_dir():
-            shutil.copytree(base / name, copy.root / name)
-    return copy
 
 
 def _ran(outcome: Any) -> set[str]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from conftest import wait_until
 
 from forgelab.core.paths import Workbook
 from forgelab.learner import state
@@ -34,10 +35,9 @@ def test_two_processes_updating_at_once_lose_nothing(tmp_path: Path) -> None:
     rounds = 30
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name, str(rounds)])
                for name in ("notebook", "terminal")]
-    deadline = time.monotonic() + 60
-    while not all((tmp_path / f"ready-{name}").exists() for name in ("notebook", "terminal")):
-        assert time.monotonic() < deadline and all(w.poll() is None for w in writers), "a writer did not start"
-        time.sleep(0.01)
+    wait_until(lambda: all((tmp_path / f"ready-{name}").exists() for name in ("notebook", "terminal")), timeout=60,
+               what="both writers to start", every=0.01,
+               gave_up=lambda: None if all(w.poll() is None for w in writers) else "a writer ended before it started")
     (tmp_path / "go").touch()  # both start changing the state at the same moment
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -24,8 +22,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import WorkbookCopy, cli_command, cli_env, copy_workbook
-from grading_fixtures import HANDED_IN, MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS, shared_base
+from conftest import WorkbookCopy, cli_command, cli_env, wait_until
+from finished_stages import workbook  # noqa: F401 - the fixture, used by name
+from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
                                  processes_with)
 
@@ -33,18 +32,6 @@ WAIT_S = 240  # one check on a crowded 2-CPU machine, with room to spare
 FIRST_LINE = re.compile(r"\x1b\[2J([^\r\n]*)")  # the screen is cleared before every verdict: what follows is line 1
 SAME_RANK_TEST = "test_same_rank_conflict_keeps_the_earlier_instruction"
 STILL_JUDGING = "still judging:"
-
-
-@pytest.fixture
-def workbook(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> WorkbookCopy:
-    """A copy of the course with the grading suite's complete learner work for stages 01, 05 and 07."""
-    base = shared_base(tmp_path_factory)
-    copy = copy_workbook(tmp_path / "workbook")
-    for name in HANDED_IN:
-        shutil.rmtree(copy.root / name, ignore_errors=True)
-        if (base / name).is_dir():
-            shutil.copytree(base / name, copy.root / name)
-    return copy
 
 
 def spawn(copy: WorkbookCopy, *args: str) -> pexpect.spawn:
@@ -273,11 +260,12 @@ def test_ctrl_c_in_the_middle_of_a_check_leaves_no_process(watching: tuple[Workb
     save(copy, MODULE, slow)
     child.expect("checking stage 01")
     seen: dict[int, str] = {}
-    deadline = time.monotonic() + WAIT_S
-    while not any("_judge_host" in _command(pid) for pid in seen) and time.monotonic() < deadline:
-        time.sleep(0.05)  # until the learner's module is being imported in the sandbox (it then sleeps 300 s)
+
+    def host_started() -> bool:  # the learner's module is being imported in the sandbox (it then sleeps 300 s)
         seen.update(_descendants(child.pid))
-    assert any("_judge_host" in _command(pid) for pid in seen), "no sandboxed host was started"
+        return any("_judge_host" in _command(pid) for pid in seen)
+
+    wait_until(host_started, timeout=WAIT_S, what="a sandboxed host to start", every=0.05)
     seen.update(_descendants(child.pid))
     child.sendcontrol("c")
     child.expect(pexpect.EOF)

@@ -128,6 +128,8 @@ class RunningHub:
 
 def start_hub(state: Path, bundle: Path, *, instructors: tuple[str, ...] = ("teacher",), max_upload: int = 0,
               ports: list[int] | None = None, language: str = "en") -> RunningHub:
+    """The class hub, answering on its public URL; its four ports from :func:`ports.config_ports` unless given (the
+    hub, its proxy and its service cannot pick their own: see ports.py). A failure to start shows the hub's output."""
     need_hub()
     port, hub_port, proxy_port, service_port = ports or config_ports(4)
     token_file = state.parent / f"{state.name}-admin-token"
@@ -151,6 +153,9 @@ def start_hub(state: Path, bundle: Path, *, instructors: tuple[str, ...] = ("tea
         # the hub answers on its own port before it has given the proxy its routes: a browser sent to the public URL
         # then gets the proxy's 404 page ("JupyterHub is now running" comes after the routes)
         wait_for_http(f"{hub.url}hub/api/", timeout=120, process=process)
+    except AssertionError as failed:
+        hub.stop()
+        raise AssertionError(f"{failed}\nthe hub's last output:\n{output.tail()}") from None
     except BaseException:
         hub.stop()
         raise

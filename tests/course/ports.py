@@ -7,9 +7,20 @@ busy machine. So:
   (:data:`REPORTED_URL` matches the address Jupyter and ``forgelab site serve`` print);
 * a port that must stay *unanswered* (a client's "cannot reach" path) is :func:`held_port`: bound and never
   listening, held for the whole test, so connecting is refused and no other socket on the machine is given it;
-* only programs that take their ports from a configuration file and cannot report one (slurmctld/slurmd, JupyterHub
-  and its proxy and service) get :func:`config_ports`: ports the kernel chose, released just before the program
-  binds them — the one place a race remains, named here.
+* only programs that take their ports from a configuration file and can neither report a port they chose nor take a
+  socket handed over get :func:`config_ports`: ports the kernel chose, released just before the program binds them
+  — the one place a race remains, named here:
+
+  - slurmctld and slurmd read SlurmctldPort/SlurmdPort from slurm.conf, which both daemons and every client command
+    must agree on before either starts (port 0 is not a port to them, and Slurm has no socket activation). A daemon
+    that finds its port taken logs "Address already in use" and exits: :func:`slurm_cluster.start` then starts the
+    cluster again on new ports (the one retry, on that condition);
+  - JupyterHub, its configurable-http-proxy and the class service are told each other's ports before any of them
+    starts (the hub hands the proxy its API port and the service its URL; none reports a port it chose). There is no
+    condition to retry on: the proxy binds its public port even while another socket listens on 127.0.0.1 at that
+    port (tried: a socket bound and listening there; the hub said "JupyterHub is now running" on it and the test's
+    requests went to the other socket until they timed out). :func:`hub_fixtures.start_hub` fails then with the
+    hub's last output, which names its ports.
 """
 
 from __future__ import annotations

@@ -197,8 +197,27 @@ def _config(folder: Path, host: str, ports: tuple[int, int], cpus: int, memory_m
     ])
 
 
+PORT_TAKEN = "Address already in use"  # what slurmctld or slurmd logs when the port it was given is taken
+STARTS = 3
+
+
 def start(folder: Path, base_env: dict[str, str]) -> Cluster:
-    """Start munged, slurmctld and slurmd for a one-node cluster in ``folder``; the node is idle when this returns."""
+    """Start munged, slurmctld and slurmd for a one-node cluster in ``folder``; the node is idle when this returns.
+
+    slurmctld and slurmd take their ports from slurm.conf and can neither pick one themselves nor take a socket handed
+    over (see ports.py): when a daemon finds its port taken meanwhile (its log says :data:`PORT_TAKEN`), the cluster
+    is stopped and started again on other ports, up to :data:`STARTS` times; any other failure is raised at once."""
+    for attempt in range(1, STARTS + 1):
+        try:
+            return _start(folder, base_env)
+        except RuntimeError as failed:
+            if PORT_TAKEN not in str(failed) or attempt == STARTS:
+                raise
+            shutil.rmtree(folder)
+    raise AssertionError("unreachable")
+
+
+def _start(folder: Path, base_env: dict[str, str]) -> Cluster:
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o711)  # munged wants a socket folder that others may enter but not write
     for name in ("state", "spool"):

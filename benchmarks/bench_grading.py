@@ -29,6 +29,13 @@ virtual environment) for those.
 ``--profile`` then grades one submission in this process and lists where its time goes: the
 slowest tests and cells, the time per target, and what starting one sandboxed Python costs here.
 
+``--check-counts NN [NN …]`` sizes the instructor checks' random cases instead (it grades nothing): for each of those
+stages, each counted check (a test of ``instructor/checks/`` that draws as many random cases as a module-level
+constant says) is run in a plain Python process against every known-wrong version of the stage's module — the fault
+lab's variant and each mutant of ``mutants.toml`` applied to the reference — and the case at which each first fails
+is printed (the fewest cases that fail, found by bisection: the cases come from one seeded generator, so a smaller
+count draws a prefix of the same cases). The counts in ``instructor/checks/`` follow from these figures.
+
 This is a measurement, not a test: nothing here asserts a limit. The machine is shared; the load
 average is printed so that a reader can judge the numbers.
 
@@ -303,6 +310,76 @@ def against(course: Path, submissions: list[Path], scratch: Path, ref: str, runs
           "WARNING: the two versions gave different grade rows")
 
 
+_FIRST_FAILURE = r"""
+import ast, importlib.util, json, sys
+path = sys.argv[1]
+spec = importlib.util.spec_from_file_location("checks_under_test", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+tree = ast.parse(open(path, encoding="utf-8").read())
+counts = {node.targets[0].id for node in tree.body if isinstance(node, ast.Assign) and len(node.targets) == 1
+          and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()
+          and isinstance(node.value, ast.Constant) and type(node.value.value) is int}
+found = {}
+for node in tree.body:
+    if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_")):
+        continue
+    used = sorted({name.id for name in ast.walk(node) if isinstance(name, ast.Name) and name.id in counts})
+    for count in used:
+        full = getattr(module, count)
+        def fails(n):
+            setattr(module, count, n)
+            try:
+                getattr(module, node.name)()
+            except BaseException:
+                return True
+            finally:
+                setattr(module, count, full)
+            return False
+        if not fails(full):
+            found[node.name] = [count, full, None]
+            continue
+        low, high = 0, full
+        while low + 1 < high:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fails(middle) else (middle, high)
+        found[node.name] = [count, full, high]
+print(json.dumps(found))
+"""
+
+
+def check_counts(stages: list[str]) -> None:
+    """For each counted instructor check, the case at which each known-wrong version of its stage first fails."""
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
+    from forgelab.verdicts.mutants import apply, load_mutants
+
+    course, workbook = load_course(ROOT), Workbook(ROOT, ROOT)
+    for number in stages:
+        stage = course.stage(number)
+        check = next((ROOT / "instructor" / "checks").glob(f"test_{number}_*.py"))
+        reference = (workbook.root / stage.solution_module).read_text(encoding="utf-8")
+        versions = [("fault lab", (workbook.root / stage.failure_lab / stage.module).read_text(encoding="utf-8"))]
+        versions += [(mutant.name, apply(reference, mutant, stage.solution_module)) for mutant in load_mutants(stage)]
+        last: dict[str, tuple[int, str]] = {}
+        for name, text in versions:
+            with tempfile.TemporaryDirectory(prefix="check-counts-") as folder:
+                shutil.copytree(workbook.solutions / "forge", Path(folder) / "forge")
+                (Path(folder) / stage.module).write_text(text, encoding="utf-8")
+                done = subprocess.run([sys.executable, "-c", _FIRST_FAILURE, str(check)], cwd=folder, text=True,
+                                      env={**os.environ, "PYTHONPATH": folder}, capture_output=True, timeout=600)
+            if done.returncode != 0:
+                print(f"  {number} {name}: could not run ({done.stderr.strip().splitlines()[-1:]})")
+                continue
+            for test, (count, full, first) in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                print(f"  {number} {name:<48} {test:<64} {count}={full}: "
+                      f"{'not caught' if first is None else f'fails at case {first}'}")
+                if first is not None and first > last.get(f"{test} ({count}={full})", (0, ""))[0]:
+                    last[f"{test} ({count}={full})"] = (first, name)
+        for test, (first, name) in sorted(last.items()):
+            print(f"stage {number}: {test}: the last known-wrong version to fail ({name}) fails at case {first}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=4, help="full submissions per batch (default 4)")
@@ -312,7 +389,12 @@ def main() -> int:
                         "and as it is now, interleaved, and print their CPU time side by side")
     parser.add_argument("--rows-out", type=Path, help="write the first batch's grade rows here (JSON), to compare "
                         "two versions of the judge on the same batch")
+    parser.add_argument("--check-counts", nargs="+", metavar="NN", help="instead of grading: the case at which each "
+                        "known-wrong version of these stages first fails each counted instructor check")
     args = parser.parse_args()
+    if args.check_counts:
+        check_counts(args.check_counts)
+        return 0
     scratch = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
         from conftest import copy_workbook

@@ -3,6 +3,7 @@
 Random candidate sets against an independent oracle of the contract, ``explain_choice`` agreeing
 with ``choose``, and a large input (the contract promises O(n log n)). Scores are powers of two
 (or 0) so every way of writing ``relevance * trust / max(tokens, 1)`` gives the same floats.
+How many random cases each check draws, and why, is said where the count is set (below the imports).
 """
 
 from __future__ import annotations
@@ -10,6 +11,14 @@ from __future__ import annotations
 import random
 
 from forge.context_selection import ContextCandidate, choose, explain_choice
+
+# How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
+# course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
+# check catches at all), and never more than before; each call crosses the sandbox's boundary, and the checks are most
+# of a submission's grading time. Measured: 'required-total-check-rejects-an-exact-fit' and 'zero-budget-rejected'
+# fail only at case 118 of the random sets and at case 149 of the explained ones, so both keep their counts.
+RANDOM_SETS = 400
+EXPLAINED_SETS = 200
 
 SCORES = (0.0, 0.25, 0.5, 1.0)
 
@@ -43,7 +52,7 @@ def random_sets(seed: int, count: int) -> list[tuple[list[ContextCandidate], int
 
 
 def test_random_candidate_sets_match_the_contract() -> None:
-    for items, budget in random_sets(7201, 400):
+    for items, budget in random_sets(7201, RANDOM_SETS):
         expected = oracle(items, budget)
         if expected is None:
             try:
@@ -55,7 +64,7 @@ def test_random_candidate_sets_match_the_contract() -> None:
 
 
 def test_explain_choice_agrees_with_choose() -> None:
-    for items, budget in random_sets(7202, 200):
+    for items, budget in random_sets(7202, EXPLAINED_SETS):
         if oracle(items, budget) is None:
             continue
         decisions = explain_choice(list(items), budget)

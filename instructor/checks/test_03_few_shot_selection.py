@@ -2,6 +2,7 @@
 
 Random libraries against an independent oracle of the contract, and task tags given as a
 one-shot iterator (the signature accepts any ``Iterable[str]``).
+How many random cases each check draws, and why, is said where the count is set (below the imports).
 """
 
 from __future__ import annotations
@@ -9,6 +10,12 @@ from __future__ import annotations
 import random
 
 from forge.fewshot import Example, select_examples
+
+# How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
+# course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
+# check catches at all), and never more than before; each call crosses the sandbox's boundary, and the checks are most
+# of a submission's grading time. Measured: the last one fails at case 6 (first 400).
+LIBRARIES = 50
 
 TAGS = ("ui", "form", "search", "tests", "release", "brief")
 
@@ -27,7 +34,7 @@ def random_library(rng: random.Random) -> list[Example]:
 
 def test_random_libraries_match_the_contract() -> None:
     rng = random.Random(7301)
-    for _ in range(400):
+    for _ in range(LIBRARIES):
         items = random_library(rng)
         tags = set(rng.sample(TAGS, rng.randint(0, 3)))
         limit = rng.randint(0, 5)

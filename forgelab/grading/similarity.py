@@ -255,6 +255,27 @@ class _Filtered(BaseModel):
     offsets: list[tuple[int, int]]
 
 
+class _Winnowed(BaseModel):
+    """A file of the fingerprint cache (:meth:`Tokens.winnowed`): one course module's winnowed k-gram hashes, the
+    starter's removed, in the order of their positions; those positions; and how many tokens they cover."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    hashes: list[int]
+    positions: list[int]
+    coverage: float
+
+
+def _from_positions(hashes: Any, positions: Any) -> tuple[set[Any], dict[Any, list[Any]]]:
+    """copydetect's ``get_document_fingerprints`` result from its winnowed arrays, built as it builds it."""
+    index: dict[Any, list[Any]] = {}
+    for value, position in zip(hashes, positions):
+        if value not in index:
+            index[value] = [position]
+        else:
+            index[value].append(position)
+    return set(hashes), index
+
+
 class Tokens:
     """copydetect's token stream of each text (``filter_code``: Pygments' lexing, most of a fingerprint's cost), made
     once per text in a process, and kept on disk in ``folder`` for the course's own modules (the reference, the fault
@@ -284,6 +305,37 @@ class Tokens:
         self._made[key] = made
         return made
 
+    def winnowed(self, filtered: str, k: int, boilerplate: Any, keep: bool = False) -> tuple[set[Any], Any, Any]:
+        """copydetect's fingerprint of a token stream — its hashes, their positions, the tokens they cover — with the
+        ``boilerplate`` hashes removed; ``keep``: a course module's, kept on disk beside its token stream (the same in
+        every grading run; hashing and winnowing them was the larger part of what a run's similarity check costs)."""
+        path = None
+        if self.folder is not None and keep:
+            plate = b"" if boilerplate is None else np.asarray(boilerplate, dtype=np.int64).tobytes()
+            digest = hashlib.sha256(_versions() + f"winnowed k={k}\0".encode("utf-8") + hashlib.sha256(plate).digest()
+                                    + filtered.encode("utf-8", "surrogatepass")).hexdigest()
+            path = self.folder / f"winnowed-{digest}.json"
+            try:
+                found = _Winnowed.model_validate_json(path.read_bytes())
+            except (OSError, ValueError):
+                pass
+            else:
+                hashes, index = _from_positions(np.array(found.hashes, dtype=np.int64),
+                                                np.array(found.positions, dtype=np.int64))
+                return hashes, index, np.float64(found.coverage)
+        hashes, index = copydetect.utils.get_document_fingerprints(filtered, k, 1, [] if boilerplate is None else boilerplate)
+        coverage = copydetect.utils.get_token_coverage(index, k, len(filtered))
+        if path is not None:
+            pairs = sorted((int(position), int(value)) for value, positions in index.items() for position in positions)
+            document = _Winnowed(hashes=[value for _position, value in pairs],
+                                 positions=[position for position, _value in pairs], coverage=float(coverage))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, document.model_dump_json())
+            except OSError:  # a read-only course: the next run hashes it again
+                pass
+        return hashes, index, coverage
+
     @staticmethod
     def _read(path: Path) -> tuple[str, Any] | None:
         try:
@@ -306,15 +358,15 @@ class Tokens:
 
 def _fingerprint(text: str, thresholds: Thresholds, boilerplate: Any, tokens: Tokens | None = None,
                  keep: bool = False) -> Any:
-    """copydetect's ``CodeFingerprint`` of ``text``, made as its constructor makes it, with the token stream from
-    ``tokens`` (``keep``: a course module, whose stream is kept on disk)."""
-    filtered, offsets = (tokens or Tokens()).filtered(text, keep)
-    hashes, index = copydetect.utils.get_document_fingerprints(filtered, thresholds.noise, 1,
-                                                               [] if boilerplate is None else boilerplate)
+    """copydetect's ``CodeFingerprint`` of ``text``, made as its constructor makes it, with the token stream and the
+    winnowed hashes from ``tokens`` (``keep``: a course module, whose stream and hashes are kept on disk)."""
+    tokens = tokens or Tokens()
+    filtered, offsets = tokens.filtered(text, keep)
+    hashes, index, coverage = tokens.winnowed(filtered, thresholds.noise, boilerplate, keep)
     made = copydetect.CodeFingerprint.__new__(copydetect.CodeFingerprint)
     made.filename, made.raw_code, made.filtered_code, made.offsets = "module.py", text, filtered, offsets
     made.hashes, made.hash_idx, made.k = hashes, index, thresholds.noise
-    made.token_coverage = copydetect.utils.get_token_coverage(index, thresholds.noise, len(filtered))
+    made.token_coverage = coverage
     return made
 
 

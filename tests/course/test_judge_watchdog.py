@@ -86,3 +86,39 @@ def test_a_process_that_is_not_our_child_is_watched_by_its_pid() -> None:
         busy.kill()
         busy.wait()
     assert watchdog.ended
+
+
+def test_the_kept_open_reader_counts_the_same_tree_and_follows_it_as_it_changes() -> None:
+    """The watchdog reads a tree's CPU seconds through TreeCpu (its /proc files kept open between readings): the same
+    sum as tree_cpu_seconds, over a parent with several threads (its children are listed per thread) and a busy
+    child it starts after the first reading; one child that ends is dropped, and a tree that is gone reads as none."""
+    from forgelab.judge.watchdog import TreeCpu, children, tree_cpu_seconds
+
+    parent = ("import subprocess, sys, threading, time\n"
+              "[threading.Thread(target=time.sleep, args=(60,), daemon=True).start() for _ in range(3)]\n"
+              "time.sleep(0.5)\n"
+              "kids = [subprocess.Popen([sys.executable, '-c', 'while True: pass']),\n"
+              "        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])]\n"
+              "kids[0].wait()\ntime.sleep(60)\n")
+    tree = subprocess.Popen([sys.executable, "-c", parent])
+    reader = TreeCpu()
+    try:
+        first = reader.seconds(tree.pid)
+        assert first is not None
+        wait_until(lambda: len(children(tree.pid)) == 2 or None, timeout=60, what="the parent's two children")
+        wait_until(lambda: (reader.seconds(tree.pid) or 0.0) - first >= 0.3 or None, timeout=60,
+                   what="the busy child's CPU seconds, counted in the tree")
+        before, plain, after = reader.seconds(tree.pid), tree_cpu_seconds(tree.pid), reader.seconds(tree.pid)
+        assert before is not None and plain is not None and after is not None
+        assert before <= plain <= after  # one sum, read two ways (it only grows)
+        busy = children(tree.pid)[0]
+        subprocess.run(["kill", "-KILL", str(busy)], check=False)
+        wait_until(lambda: len(children(tree.pid)) == 1 or None, timeout=60, what="the busy child to be gone")
+        now, plain = reader.seconds(tree.pid), tree_cpu_seconds(tree.pid)
+        assert now is not None and plain is not None and abs(now - plain) < 0.5  # the rest still read
+    finally:
+        subprocess.run(["pkill", "-KILL", "-P", str(tree.pid)], check=False)
+        tree.kill()
+        tree.wait()
+    assert reader.seconds(tree.pid) == 0.0  # nothing of the tree is left to read, nor kept open
+    reader.close()

@@ -104,7 +104,10 @@ def test_the_course_modules_are_lexed_once_and_the_figures_do_not_change(tmp_pat
     course = {text for stage in stages for _n, _k, _f, text in similarity.course_modules(WORKBOOK, stage)}
     course |= {similarity.starter_text(WORKBOOK, stage) for stage in stages}
     assert course <= set(lexed) and len(lexed) == len(set(lexed))  # each text once, even within the run
-    assert len(list(tmp_path.glob("*.json"))) == len(course)  # the course's, never a submission's own text
+    kept = [path.name for path in tmp_path.glob("*.json")]  # the course's, never a submission's own text
+    assert len([name for name in kept if not name.startswith("winnowed-")]) == len(course)  # token streams
+    # and their winnowed hashes, named by the token stream: two texts that lex alike (a mutant that changes a name)
+    assert 0 < len([name for name in kept if name.startswith("winnowed-")]) <= len(course)  # share one
     del lexed[:]
     second = similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(tmp_path))  # the next grading run
     assert not course & set(lexed)  # none of the course's modules lexed again
@@ -115,3 +118,33 @@ def test_the_course_modules_are_lexed_once_and_the_figures_do_not_change(tmp_pat
     for kept in tmp_path.glob("*.json"):  # a damaged file is made again, with the same figures
         kept.write_text('{"filtered": 1}', encoding="utf-8")
     assert _figures(similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(tmp_path))) == _figures(fresh)
+
+
+@pytest.mark.parametrize("boilerplate", [None, "starter"])
+def test_a_course_modules_winnowed_hashes_are_read_back_without_hashing(tmp_path: Path, boilerplate: str | None,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The course's modules are the same in every grading run: their winnowed hashes (the starter's removed), positions
+    and token coverage are kept beside their token streams, and a later run reads them instead of hashing every
+    k-gram again. What it reads back is copydetect's own fingerprint, to the order of its set and its dict."""
+    thresholds = Thresholds()
+    starter = similarity.starter_text(WORKBOOK, COURSE.stage("01"))
+    plate = None if boilerplate is None else np.unique(np.array(sorted(copydetect.CodeFingerprint(
+        "module.py", thresholds.noise, 1, fp=io.StringIO(starter), language="python").hashes), dtype=np.int64))
+    texts = _course_texts()[:40] + ODD
+    expected = [copydetect.CodeFingerprint("module.py", thresholds.noise, 1, boilerplate=plate, fp=io.StringIO(text),
+                                           language="python") for text in texts]
+    first = Tokens(tmp_path)
+    for text in texts:
+        similarity._fingerprint(text, thresholds, plate, first, keep=True)
+
+    def no_hashing(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a course module's k-grams were hashed again")
+
+    monkeypatch.setattr(copydetect.utils, "hashed_kgrams", no_hashing)
+    again = Tokens(tmp_path)  # a later run: every fingerprint read back from the folder
+    for text, own in zip(texts, expected):
+        made = similarity._fingerprint(text, thresholds, plate, again, keep=True)
+        _same(made, own)
+        assert [int(value) for value in made.hashes] == [int(value) for value in own.hashes]  # the set's own order
+        assert [int(value) for value in made.hash_idx] == [int(value) for value in own.hash_idx]
+        assert type(made.token_coverage) is type(own.token_coverage)

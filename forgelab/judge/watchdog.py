@@ -179,7 +179,8 @@ class Watchdog:
                  gone: Callable[[], bool] | None = None, cpu_s: float = math.inf,
                  cpu_start: float | None = 0.0, wall_over: Callable[[float], bool] = _never,
                  flooded: Callable[[], bool] = _never) -> None:
-        self.process = process
+        self._tree = TreeCpu()
+        self._process = process
         self._pid = pid
         self._gone = gone
         self.cpu_s = cpu_s
@@ -187,7 +188,18 @@ class Watchdog:
         self.wall_over = wall_over
         self.flooded = flooded
         self._cpu_read = 0.0
-        self._tree = TreeCpu()
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The process whose tree is watched; another one (or none: it was stopped) closes the files kept for the
+        last one's tree."""
+        return self._process
+
+    @process.setter
+    def process(self, process: subprocess.Popen[bytes] | None) -> None:
+        if process is not self._process:
+            self._tree.close()
+        self._process = process
 
     @property
     def pid(self) -> int | None:

@@ -122,3 +122,21 @@ def test_the_kept_open_reader_counts_the_same_tree_and_follows_it_as_it_changes(
         tree.wait()
     assert reader.seconds(tree.pid) == 0.0  # nothing of the tree is left to read, nor kept open
     reader.close()
+
+
+def test_a_watchdog_given_another_process_or_none_closes_the_files_it_kept() -> None:
+    """A host's watchdog is handed a new process at every start and None when the host is stopped: the /proc files it
+    kept open for the last tree are closed then, not left open until the host object goes away."""
+    import os
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        watched = Watchdog(sleeper, cpu_s=10)
+        before = len(os.listdir("/proc/self/fd"))
+        watched.count_cpu_from_now(10)  # reads the tree: its files are kept open
+        assert len(os.listdir("/proc/self/fd")) > before
+        watched.process = None  # the host was stopped
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        sleeper.kill()
+        sleeper.wait()

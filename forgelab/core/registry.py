@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from forgelab import __version__
 from forgelab.core.errors import CourseFileError as CourseFileError
@@ -538,8 +538,41 @@ class _Checked(Mapping[str, Value]):
         return f"{type(self).__name__}({list(self._raw)!r})"
 
 
-# free-form: the cache file's JSON, rebuilt into the typed Course below
-def _snapshot(course: Course) -> dict[str, Any]:
+class _StageEntry(TypedDict):
+    """One stage in the course cache file (JSON; a TypedDict so that reading the cache loads no Pydantic)."""
+
+    folder: str
+    number: str
+    slug: str
+    module: str
+    scenario: str
+    builds_on: list[str]
+    required_tests: list[str]
+    fault: list[str]  # FaultContract's fields in order
+    transfer_scenario: str
+    module_id: str
+    texts: dict[str, dict[str, object]]  # language → the StageTexts table as written, validated when asked for
+    equivalent_mutants: list[list[str]]  # [where, why]
+    transfer_known_wrong: list[str]
+    source_facts: list[tuple[str, str, str, str, object, str]]  # SourceFact's fields in order (a JSON array)
+    hint_rungs: dict[str, list[int]]
+    untranslated: dict[str, list[str]]
+
+
+class _Snapshot(TypedDict):
+    """The course in its cache file; :func:`_rebuild` turns it back into the course."""
+
+    name: str
+    module_id: str
+    version: str
+    languages: list[str]
+    texts: dict[str, dict[str, str]]
+    curriculum: list[str]
+    scenarios: dict[str, dict[str, dict[str, object]]]  # id → language → the ScenarioText table, validated when asked for
+    stages: list[_StageEntry]
+
+
+def _snapshot(course: Course) -> _Snapshot:
     """The course as JSON data (paths relative to its root); :func:`_rebuild` turns it back into the course."""
     return {
         "name": course.name, "module_id": course.module_id, "version": course.version,
@@ -554,7 +587,7 @@ def _snapshot(course: Course) -> dict[str, Any]:
             "texts": {lang: text.model_dump(exclude_unset=True) for lang, text in stage.texts.items()},
             "equivalent_mutants": [[entry.where, entry.why] for entry in stage.equivalent_mutants],
             "transfer_known_wrong": list(stage.transfer_known_wrong),
-            "source_facts": [[fact.source, fact.section, fact.kind, fact.name, fact.value, fact.says]
+            "source_facts": [(fact.source, fact.section, fact.kind, fact.name, fact.value, fact.says)
                              for fact in stage.source_facts],
             "hint_rungs": {test: list(rungs) for test, rungs in stage.hint_rungs.items()},
             "untranslated": {lang: list(keys) for lang, keys in stage.untranslated.items()},
@@ -562,11 +595,9 @@ def _snapshot(course: Course) -> dict[str, Any]:
     }
 
 
-# free-form: the cache file's JSON, rebuilt into the typed Course below
-def _rebuild(root: Path, data: dict[str, Any]) -> Course:
+def _rebuild(root: Path, data: _Snapshot) -> Course:
     """The course :func:`_snapshot` made ``data`` of, at ``root``; texts and scenarios validated when asked for."""
-    # free-form: the cache file's JSON, rebuilt into the typed Course below
-    def scenario(scenario_id: str, by_language: dict[str, Any]) -> dict[str, ScenarioText]:
+    def scenario(scenario_id: str, by_language: dict[str, dict[str, object]]) -> dict[str, ScenarioText]:
         # lazy: the models (and Pydantic) load when a tool first asks for a scenario, after a check's hand-over
         from forgelab.core import course_files as files
 
@@ -574,12 +605,10 @@ def _rebuild(root: Path, data: dict[str, Any]) -> Course:
         return {lang: files.validate(text, files.ScenarioText, course_file, ("scenarios", scenario_id, lang))
                 for lang, text in by_language.items()}
 
-    # free-form: the cache file's JSON, rebuilt into the typed Course below
-    def stage(entry: dict[str, Any]) -> Stage:
+    def stage(entry: _StageEntry) -> Stage:
         folder = root / "course" / "stages" / entry["folder"]
 
-        # free-form: the cache file's JSON, rebuilt into the typed Course below
-        def texts(lang: str, text: dict[str, Any]) -> StageTexts:
+        def texts(lang: str, text: dict[str, object]) -> StageTexts:
             # lazy: as above, when a tool first asks for a stage's text
             from forgelab.core import course_files as files
 

@@ -394,6 +394,7 @@ def _loaded_exception(module: str, qualname: str, message: str) -> BaseException
         return None
 
 
+# free-form: an exception's frame from the sandboxed side, see _with_args
 def _course_exception(data: dict[str, Any], resolve: wire.Resolver, decode: Callable[[object], object],
                       message: str) -> BaseException | None:
     try:

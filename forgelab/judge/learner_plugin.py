@@ -22,16 +22,16 @@ import pytest
 
 _MAX_TEXT = 4000
 # An event is written in the tester's sandbox, where no Pydantic loads (its start would cost every run of a learner's
-# test): it leaves as a plain frame, and the judge reads each one as a model of forgelab.judge.events or drops it.
+# test): it leaves as a plain frame (free-form), and the judge reads each one as a model of forgelab.judge.events or drops it.
 _SINKS: list[Callable[[dict[str, Any]], None]] = []
 
 
-def use_sink(sink: Callable[[dict[str, Any]], None]) -> None:
+def use_sink(sink: Callable[[dict[str, Any]], None]) -> None:  # free-form: a plain frame, see above
     """Where the events go (the tester's link to the judge)."""
     _SINKS[:] = [sink]
 
 
-def _write(event: dict[str, Any]) -> None:
+def _write(event: dict[str, Any]) -> None:  # free-form: a plain frame, see above
     for sink in _SINKS:
         try:
             sink(event)

@@ -22,7 +22,6 @@ import ast
 import configparser
 import contextlib
 import io
-import json
 import re
 import sys
 import types
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forgelab.core.i18n import _
 from forgelab.judge import explain
@@ -53,12 +53,57 @@ def sanitize(text: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
     return text
 
 
-# A notebook is nbformat's JSON, read as it is (free-form: cells carry whatever keys Jupyter wrote; only ``source``,
-# ``cell_type`` and the metadata's tags are read, each with a fallback), and the cells run in a module's namespace
-# (free-form by nature: whatever the course's demonstration code defines).
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+Text = str | list[str]  # nbformat writes a multi-line text as one string or as a list of lines
+
+
+def _joined(text: Text) -> str:
+    return "".join(text) if isinstance(text, list) else text
+
+
+class _Read(BaseModel):
+    """nbformat's JSON as far as the replay reads it; every other key Jupyter writes is left alone."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class CellMetadata(_Read):
+    tags: list[str] = []
+
+
+class Output(_Read):
+    """One output of a reference cell: printed text (a stream) or shown data (``text/html`` of a ``lab.table``)."""
+
+    output_type: str
+    name: str = ""
+    text: Text = ""
+    data: dict[str, object] = {}  # free-form: a MIME bundle, mime type → that type's content; only text/html is read
+
+
+class Cell(_Read):
+    cell_type: str
+    source: Text = ""
+    metadata: CellMetadata = CellMetadata()
+    outputs: list[Output] = []
+
+
+class ReferenceNotebook(_Read):
+    """A built stage notebook (the answer key): its cells, in order."""
+
+    cells: list[Cell] = []
+
+
+def read_notebook(path: Path) -> ReferenceNotebook:
+    """The reference notebook at ``path``; a file that is not one is the course's fault, named with its field."""
+    try:
+        return ReferenceNotebook.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        where = ".".join(str(part) for part in error.errors()[0]["loc"]) or "(top)"
+        raise ValueError(f"{path}: not a notebook the replay can read ({where}: {error.errors()[0]['msg']}); "
+                         "the course's build writes it: run `forgelab build`") from None
+
+
+def _source(cell: Cell) -> str:
+    return _joined(cell.source)
 
 
 TABLE_CLASS = "forgelab-table"  # the class of the HTML table ``lab.table`` shows (forgelab.core.display.Grid)
@@ -99,13 +144,12 @@ class _TableCells(HTMLParser):
             self._cell.append(data)
 
 
-def _shown(output: dict[str, Any]) -> str:
+def _shown(output: Output) -> str:
     """What one output of a reference cell holds for the replay: printed text, or a ``lab.table`` as its cells."""
-    if output.get("output_type") == "stream" and output.get("name") == "stdout":
-        text = output.get("text", "")
-        return "".join(text) if isinstance(text, list) else str(text)
-    html = output.get("data", {}).get("text/html", "") if output.get("output_type") == "display_data" else ""
-    html = "".join(html) if isinstance(html, list) else str(html)
+    if output.output_type == "stream" and output.name == "stdout":
+        return _joined(output.text)
+    html = output.data.get("text/html", "") if output.output_type == "display_data" else ""
+    html = "".join(str(line) for line in html) if isinstance(html, list) else str(html)
     if TABLE_CLASS not in html:
         return ""
     parser = _TableCells()
@@ -126,26 +170,26 @@ class ReplayTools:
                          + [[str(cell) for cell in row] for row in rows]), end="")
 
 
-def notebook_language(notebook: dict[str, Any]) -> str:
+def notebook_language(notebook: ReferenceNotebook) -> str:
     """The edition the notebook's stage tools speak (its ``stage_tools(..., lang="xx")`` cell); English without one."""
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") == "code" and (found := re.search(r"stage_tools\([^)]*lang=[\"'](\w+)[\"']", _source(cell))):
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and (found := re.search(r"stage_tools\([^)]*lang=[\"'](\w+)[\"']", _source(cell))):
             return found.group(1)
     return "en"
 
 
-def demonstration_cells(notebook: dict[str, Any]) -> list[tuple[int, str, bool, str]]:
+def demonstration_cells(notebook: ReferenceNotebook) -> list[tuple[int, str, bool, str]]:
     """(index in the notebook, source, graded?, reference output) for every replayed cell, in order."""
     found = []
-    for index, cell in enumerate(notebook.get("cells", [])):
-        if cell.get("cell_type") != "code":
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
             continue
         source = _source(cell)
-        tags = set(cell.get("metadata", {}).get("tags", []))
+        tags = set(cell.metadata.tags)
         stripped = source.lstrip()
         if tags & SKIPPED_TAGS or stripped.startswith(("%", "lab.", "from forgelab.learner.notebook")) or not stripped:
             continue
-        reference = "".join(_shown(output) for output in cell.get("outputs", []))
+        reference = "".join(_shown(output) for output in cell.outputs)
         found.append((index, source, GRADED in tags, reference))
     return found
 
@@ -168,6 +212,7 @@ def _raised(index: int, source: str, error: BaseException) -> str:
                                                              error=f"{type(error).__name__}: {error}")
 
 
+# free-form: a module's namespace holds whatever the course's demonstration code defines
 def run_cell(source: str, namespace: dict[str, Any], name: str) -> str:
     """Execute one cell like a notebook would: its prints, and the value of a last bare expression."""
     tree = ast.parse(source, filename=name)
@@ -195,13 +240,13 @@ class NotebookFile(pytest.File):
     """One reference notebook: a graded item per graded demonstration cell."""
 
     def collect(self) -> Any:
-        notebook = json.loads(self.path.read_text(encoding="utf-8"))
+        notebook = read_notebook(self.path)
         # the cells run in a module of their own whose file is the notebook: objects they define are the
         # test's objects (they may be handed to the learner's code as handles), like a test file's
         module = types.ModuleType(f"forgelab_notebook_{re.sub(r'[^A-Za-z0-9_]', '_', self.path.stem)}")
         module.__file__ = str(self.path)
         sys.modules[module.__name__] = module
-        namespace: dict[str, Any] = module.__dict__
+        namespace: dict[str, Any] = module.__dict__  # free-form: see run_cell
         namespace["lab"] = ReplayTools(notebook_language(notebook))
         state = ReplayState()
         waiting: list[tuple[int, str]] = []
@@ -219,6 +264,7 @@ class NotebookFile(pytest.File):
 
 
 class NotebookCell(pytest.Item):
+    # free-form: the namespace, see run_cell
     def __init__(self, *, index: int, source: str, reference: str, before: tuple[tuple[int, str], ...],
                  namespace: dict[str, Any], state: ReplayState, number: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)

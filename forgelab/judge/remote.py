@@ -307,6 +307,7 @@ class RemoteClass:
         return f"<class {self.module}.{self.wrapped.__qualname__} (built by the learner's code)>"
 
 
+# free-form: a module's own __dict__
 def remotify(namespace: dict[str, Any], module: str, classes: dict[str, dict[str, list[str]]] | None = None) -> None:
     """Make the module's functions and classes remote (see the module docstring); data stays local. ``namespace`` is
     a module's own ``__dict__``: free-form by nature."""

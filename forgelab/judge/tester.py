@@ -87,7 +87,7 @@ class Link(Host):
     def close(self) -> None:
         pass
 
-    def event(self, event: dict[str, Any]) -> None:  # a plain frame: see forgelab.judge.learner_plugin
+    def event(self, event: dict[str, Any]) -> None:  # free-form: a plain frame, see forgelab.judge.learner_plugin
         """Send one event of the test run (see learner_plugin). When a test starts, the judge starts the host's
         per-test limits again, and a limit the host hits is recorded against that test."""
         wire.write_frame(self._to_host, {"op": "event", "event": event})

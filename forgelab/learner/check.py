@@ -57,7 +57,7 @@ class CheckOutcome:
     transfer: Part
     transfer_tests: tuple[TestRow, ...]
     design: Part
-    document: dict[str, Any]  # verification.json as written (core/verification.Verification validates it)
+    document: dict[str, Any]  # free-form: verification.json as written (core/verification.Verification validates it)
     path: Path | None
     import_problem: ImportProblem | None = None
     report: RunReport | None = None

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT, run_cli
 
 from forgelab.core.display import Grid
-from forgelab.judge.notebook_replay import ReplayTools, _shown, notebook_language
+from forgelab.judge.notebook_replay import Output, ReferenceNotebook, ReplayTools, _shown, notebook_language, read_notebook
 
 
 def _printed(headers: list[str], rows: list[list[object]]) -> str:
@@ -28,7 +31,7 @@ def _printed(headers: list[str], rows: list[list[object]]) -> str:
 
 def _reference(grid: Grid) -> str:
     bundle = grid._repr_mimebundle_()
-    return _shown({"output_type": "display_data", "data": bundle, "metadata": {}})
+    return _shown(Output.model_validate({"output_type": "display_data", "data": bundle, "metadata": {}}))
 
 
 def test_a_shown_table_and_its_replay_are_compared_cell_by_cell() -> None:
@@ -42,15 +45,29 @@ def test_a_shown_table_and_its_replay_are_compared_cell_by_cell() -> None:
 
 
 def test_only_a_forgelab_table_and_printed_text_count_as_output() -> None:
-    assert _shown({"output_type": "stream", "name": "stdout", "text": ["a\n", "b\n"]}) == "a\nb\n"
-    assert _shown({"output_type": "stream", "name": "stderr", "text": "warning\n"}) == ""
-    assert _shown({"output_type": "display_data", "data": {"text/html": "<table><tr><td>x</td></tr></table>"}}) == ""
+    def shown(output: dict[str, object]) -> str:
+        return _shown(Output.model_validate(output))
+
+    assert shown({"output_type": "stream", "name": "stdout", "text": ["a\n", "b\n"]}) == "a\nb\n"
+    assert shown({"output_type": "stream", "name": "stderr", "text": "warning\n"}) == ""
+    assert shown({"output_type": "display_data", "data": {"text/html": "<table><tr><td>x</td></tr></table>"}}) == ""
 
 
 def test_the_notebook_language_comes_from_its_stage_tools_cell() -> None:
     cell = {"cell_type": "code", "source": 'from forgelab.learner.notebook import stage_tools\nlab = stage_tools("09", lang="zh")'}
-    assert notebook_language({"cells": [cell]}) == "zh"
-    assert notebook_language({"cells": []}) == "en"
+    assert notebook_language(ReferenceNotebook.model_validate({"cells": [cell]})) == "zh"
+    assert notebook_language(ReferenceNotebook()) == "en"
+
+
+def test_a_reference_notebook_that_is_not_one_is_named_with_its_field(tmp_path: Path) -> None:
+    broken = tmp_path / "01_broken.ipynb"
+    broken.write_text(json.dumps({"cells": [{"cell_type": "code", "source": 7}]}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"01_broken\.ipynb: not a notebook the replay can read \(cells\.0\.source"):
+        read_notebook(broken)
+    good = tmp_path / "01_good.ipynb"
+    good.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["a", "b"], "id": "x", "outputs": []}],
+                                "nbformat": 4}), encoding="utf-8")
+    assert [cell.source for cell in read_notebook(good).cells] == [["a", "b"]]
 
 
 def test_the_reference_code_reproduces_every_graded_cell_of_every_notebook(tmp_path: Path) -> None:

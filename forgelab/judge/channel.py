@@ -653,6 +653,7 @@ class Host:
         self._reader = None
         self._asked, self._asked_stop = None, None
         self._queue_clock.close()
+        self._watchdog.release()
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
@@ -845,6 +846,7 @@ class Host:
     def release_files(self) -> None:
         """Close the /proc files kept open between calls (the host is idle for now: they are opened again at need)."""
         self._queue_clock.close()
+        self._watchdog.release()
 
     def _waited_now(self, now: float) -> float:
         """Seconds of the current answer so far, without the run-queue delay (read only when it matters)."""

@@ -18,8 +18,10 @@ plain child processes.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as _dt
 import platform
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from forgelab import __version__
 from forgelab.core import evidence, verification
 from forgelab.core.i18n import N_, _, active
-from forgelab.judge import core
+from forgelab.judge import channel, core
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
@@ -75,6 +77,49 @@ class CheckOutcome:
     @property
     def accepted(self) -> bool:
         return bool(self.document["accepted"])
+
+
+class _OnThread:
+    """A judge run (:func:`forgelab.judge.core.run`) on a thread, started now; :meth:`result` waits for its report.
+    Ctrl-C while waiting stops what it started (its run's processes, and the warm worker's session)."""
+
+    def __init__(self, job: core.Job, settings: JudgeSettings, warm: WarmWorker | None) -> None:
+        self._report: RunReport | None = None
+        self._error: BaseException | None = None
+        self._processes = channel.RunProcesses(within=channel.current_run())
+        self._warm = warm
+        self._done = threading.Event()
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._run, job, settings), daemon=True,
+                                        name="forgelab-check-tests")
+        self._thread.start()
+
+    def _run(self, job: core.Job, settings: JudgeSettings) -> None:
+        try:
+            self._report = (core.run(job, settings, warm=self._warm, processes=self._processes)
+                            if job.course_tests or job.learner_tests else RunReport(()))
+        except BaseException as error:  # noqa: BLE001 - handed to the thread that waits for the report
+            self._error = error
+        finally:
+            self._done.set()
+
+    def stop(self) -> None:
+        """End everything the run started, and wait for it to end."""
+        self._processes.stop()
+        if self._warm is not None:
+            self._warm.stop_child()
+        self._done.wait(timeout=60)
+
+    def result(self) -> RunReport:
+        try:
+            self._done.wait()
+        except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running
+            self.stop()
+            raise
+        if self._error is not None:
+            raise self._error
+        assert self._report is not None
+        return self._report
 
 
 def design_answer_file(workbook: Workbook, stage: Stage, target: Target) -> Path:
@@ -206,8 +251,20 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
         report = pending.result()
     else:
         transfer_path, lab = transfer_file(workbook, stage, target), lab_dir(workbook, stage, target)
-        # what each slow part reads, now: a part asked for whose files are those it was last judged on is taken from then
-        inputs = part_inputs(workbook, stage, target, transfer_path, lab)
+        early_run = None
+        if parts == frozenset({TESTS}) and not write:
+            # the stage tests alone, nothing written (the verdict after a save): what runs does not depend on the
+            # digests below, so the tests start first and the digests are read while they run
+            early_plan = plan_check(course, workbook, stage, target, parts, False, transfer_path=transfer_path, lab=lab)
+            early_run = _OnThread(early_plan.job, settings, warm)
+        try:
+            # what each slow part reads, now: a part asked for whose files are those it was last judged on is taken
+            # from then
+            inputs = part_inputs(workbook, stage, target, transfer_path, lab)
+        except BaseException:  # Ctrl-C or a failure: the tests' run ends too
+            if early_run is not None:
+                early_run.stop()
+            raise
         if reusable and previous is not None:
             parts = frozenset(part for part in parts if part == TESTS or previous.inputs.get(part) != inputs[part])
         # the slow parts not run now whose files changed since ``previous`` judged them: their rows are from before
@@ -217,9 +274,12 @@ def run_check(course: Course, workbook: Workbook, stage: Stage, target: Target, 
             parts, stale = parts | stale, frozenset()
         known_wrong = not (reusable and previous is not None and previous.known_wrong is not None
                            and previous.inputs.get(KNOWN_WRONG) == inputs[KNOWN_WRONG])
-        plan = plan_check(course, workbook, stage, target, parts, known_wrong, transfer_path=transfer_path, lab=lab)
-        job = plan.job
-        report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
+        if early_run is not None:
+            plan, report = early_plan, early_run.result()
+        else:
+            plan = plan_check(course, workbook, stage, target, parts, known_wrong, transfer_path=transfer_path, lab=lab)
+            job = plan.job
+            report = core.run(job, settings, warm=warm) if job.course_tests or job.learner_tests else RunReport(())
     # from here on, only the plan says what was judged (the stage, the target, the files and folders)
     stage, target, parts, transfer_path, lab = plan.stage, plan.target, plan.parts, plan.transfer_path, plan.lab
     transfer_shown, transfer_name = stage.transfer_file, plan.transfer_name

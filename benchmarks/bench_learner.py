@@ -237,13 +237,13 @@ def learner_part(base: Path, args: argparse.Namespace, results: list[tuple[str, 
     same_files = [([*pytest, "--import-mode=importlib", TESTS, TRANSFER], {**env, "PYTHONPATH": str(root)}, 0)]
     every_run = [*same_files,
                  ([*pytest, TESTS, regression], {**env, "PYTHONPATH": str(lab)}, 0),
-                 ([*pytest, TRANSFER], {**env, "PYTHONPATH": str(known_wrong)}, 1),  # fails on the known-wrong
-                 ([*pytest, regression], {**env, "PYTHONPATH": str(broken_lab)}, 1)]  # fails on the broken copy
+                 ([*pytest, TRANSFER], {**env, "PYTHONPATH": str(known_wrong)}, -1),
+                 ([*pytest, regression], {**env, "PYTHONPATH": str(broken_lab)}, -1)]  # -1: passing or failing
     check = [*forgelab, "check", STAGE]
     state = root / ".forgelab"
     timed(check, root, env)
     for command, its_env, code in every_run:  # the file cache warm for both; each run runs its tests, as expected
-        out = run(command, root, its_env, ok=(code,))
+        out = run(command, root, its_env, ok=(code,) if code >= 0 else (0, 1))
         if " passed" not in out and " failed" not in out:
             raise SystemExit(f"{' '.join(command)} ran no test:\n{out}")
     before = load()

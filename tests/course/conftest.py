@@ -38,6 +38,10 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[2]
+# A command that runs longer than this is taken to hang: a guard, never a verdict on speed. It is far above the slowest
+# command of the suite on a loaded 2-CPU machine (`build --check` took more than 120 s there), and below the per-test
+# guard (pyproject.toml [tool.pytest.ini_options] timeout).
+CLI_HANG_S = 600
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "labs", "evidence", ".forgelab", "__pycache__",
                                      "*.pyc", "test-artifacts", ".hypothesis", "node_modules")
 
@@ -57,7 +61,7 @@ class CliResult:
 class WorkbookCopy:
     root: Path
 
-    def run(self, *args: str, env: dict[str, str] | None = None, timeout: int = 120) -> CliResult:
+    def run(self, *args: str, env: dict[str, str] | None = None, timeout: int = CLI_HANG_S) -> CliResult:
         return run_cli(self.root, *args, env=env, timeout=timeout)
 
     def evidence(self, key: str) -> dict:
@@ -93,7 +97,7 @@ def cli_command(*args: str, python: str | Path = sys.executable) -> list[str]:
     return [str(python), "-m", "forgelab.cli", *args]
 
 
-def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 120, cwd: Path | None = None,
+def run_cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: int = CLI_HANG_S, cwd: Path | None = None,
             bare_env: dict[str, str] | None = None, python: str | Path = sys.executable,
             input: str | None = None) -> CliResult:
     """``python -m forgelab.cli ARGS`` in ``cwd`` (default ``root``) for the workbook at ``root``.

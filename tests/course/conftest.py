@@ -285,6 +285,9 @@ def temporary_files_stay_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -
         tempfile.tempdir = saved[1]
         while _PRISTINE:
             shutil.rmtree(_PRISTINE.pop(), ignore_errors=True)
+    for thread in threading.enumerate():  # watch mode removes a run's folder after its verdict (judge.core.run)
+        if thread.name == "forgelab-judge-cleanup":
+            thread.join()
     left = sorted(path.name for path in scratch.iterdir())
     assert left == [], f"the tests left temporary files behind (in TMPDIR={scratch}): {left}"
 

@@ -56,6 +56,10 @@ SLEEPS_UNDER_TEST = {
     ("test_judge_tester.py", "time.sleep(120)"): "a learner's test longer than the judge waits for an abandoned run",
     ("test_judge_watchdog.py", 'sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])'):
         "a process that uses no CPU, watched by the watchdog",
+    ("test_judge_watchdog.py", '"        subprocess.Popen([sys.executable, \'-c\', \'import time; time.sleep(60)\'])]\\n"'):
+        "a child that uses no CPU in a tree the watchdog reads",
+    ("test_judge_watchdog.py", '"kids[0].wait()\\ntime.sleep(60)\\n")'):
+        "the parent of that tree, kept alive while its CPU seconds are read",
     ("test_state_lock.py", "time.sleep(0.001)"):
         "the writer processes' start line: each spins on the 'go' file so that both start changing the state at once",
     ("test_warm_worker.py", '"        time.sleep(300)\\n", encoding="utf-8")'): "a test that hangs, stopped by its wall limit",

@@ -96,15 +96,18 @@ def test_the_kept_open_reader_counts_the_same_tree_and_follows_it_as_it_changes(
 
     parent = ("import subprocess, sys, threading, time\n"
               "[threading.Thread(target=time.sleep, args=(60,), daemon=True).start() for _ in range(3)]\n"
-              "time.sleep(0.5)\n"
+              "sys.stdin.readline()\n"  # its children start once the test has read the tree a first time
               "kids = [subprocess.Popen([sys.executable, '-c', 'while True: pass']),\n"
               "        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])]\n"
               "kids[0].wait()\ntime.sleep(60)\n")
-    tree = subprocess.Popen([sys.executable, "-c", parent])
+    tree = subprocess.Popen([sys.executable, "-c", parent], stdin=subprocess.PIPE)
     reader = TreeCpu()
     try:
         first = reader.seconds(tree.pid)
-        assert first is not None
+        assert first is not None and children(tree.pid) == []
+        assert tree.stdin is not None
+        tree.stdin.write(b"go\n")
+        tree.stdin.close()
         wait_until(lambda: len(children(tree.pid)) == 2 or None, timeout=60, what="the parent's two children")
         wait_until(lambda: (reader.seconds(tree.pid) or 0.0) - first >= 0.3 or None, timeout=60,
                    what="the busy child's CPU seconds, counted in the tree")

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from forgelab.core import course_files, demo, figures
 from forgelab.core.registry import Course, RegistryError, Stage
+from forgelab.core import pyast
 
 EDITIONS = ("en", "zh")
 
@@ -52,7 +53,7 @@ def same_demo_code(source: str) -> str:
     """What a demo cell does, apart from what it prints (see :class:`_WhatItDoes`); the source itself if it does not
     parse (then the two editions must match character for character)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return source
     return ast.dump(_WhatItDoes().visit(tree))
@@ -77,7 +78,7 @@ def _shape(table: BaseModel, prefix: str = "") -> dict[str, object]:
 def _documented(path: Path) -> tuple[bool, list[str]]:
     """(has a module docstring, names of functions and methods that have a docstring) of a Python file."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = pyast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return False, []
     names = []

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgelab.core.registry import Course, SourceFact, Stage
+from forgelab.core import pyast
 
 
 @dataclass
@@ -37,7 +38,7 @@ class ModuleFacts:
 
 
 def read_module(path: Path) -> ModuleFacts:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = pyast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     facts = ModuleFacts()
     docstrings = {id(body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))

@@ -37,6 +37,7 @@ from forgelab.core.registry import Course, RegistryError, Stage
 from forgelab.core.targets import resolve_target
 from forgelab.verdicts.mutants import mutant_targets, transfer_variants
 from forgelab.authoring.scaffold import unfinished, unowned_files
+from forgelab.core import pyast
 
 SOLUTION, LEARNER = "solution", "learner"
 
@@ -77,7 +78,7 @@ class CourseReport:
 
 
 def test_functions(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = pyast.parse(path.read_text(encoding="utf-8"))
     return [node.name for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")]
 

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
 
+from forgelab.core import pyast
 from forgelab.core.i18n import _
 
 STARTERS_DIR = PurePosixPath("course") / "starters"
@@ -93,7 +94,7 @@ def starter_source(workbook_root: Path, relative: str) -> str:
 def unfinished_functions(path: Path) -> list[str]:
     """Functions of a module that are still the starter's ``raise NotImplementedError`` stub."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = pyast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return []
     found = []

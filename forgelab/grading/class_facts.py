@@ -38,6 +38,7 @@ from forgelab.core.registry import Course, Stage
 from forgelab.grading.items import _cause, clean
 from forgelab.grading.plan import check_files, sub_label
 from forgelab.verdicts.diagnosis import judged_record
+from forgelab.core import pyast
 
 STAGE_TEST, INSTRUCTOR_CHECK = "stage_test", "instructor_check"
 KINDS = (STAGE_TEST, INSTRUCTOR_CHECK)
@@ -94,7 +95,7 @@ def instructor_check_names(course_root: Path, files: list[str]) -> list[str]:
     names: set[str] = set()
     for relative in files:
         try:
-            tree = ast.parse((course_root / relative).read_text(encoding="utf-8"))
+            tree = pyast.parse((course_root / relative).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):

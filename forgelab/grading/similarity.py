@@ -49,6 +49,7 @@ from forgelab.core.text import templates
 from forgelab.grading import SIMILARITY_PERCENT, SIMILARITY_TOKENS
 from forgelab.verdicts import jobs
 from forgelab.verdicts.mutants import apply, load_mutants
+from forgelab.core import pyast
 
 MAX_MODULE_BYTES = 64 * 1024  # the largest reference module is about 10 KB; grading allows 50 MB a file (core.files)
 FOLDER = "similarity"  # under grade's --out: index.html and one page per flagged pair
@@ -122,7 +123,7 @@ def read_module(path: Path, stage: Stage) -> HandedModule:
 def _parses(text: str) -> bool:
     """Does ``text`` parse as Python? (Parsed only: an AST is never compiled or run.)"""
     try:
-        ast.parse(text)
+        pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -18,6 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgelab.core import pyast
 from forgelab.judge import bytecode
 
 FOOTER = """
@@ -52,7 +53,7 @@ def class_members(source: str) -> dict[str, dict[str, list[str]]]:
     Pydantic validators are left out: they run while an instance is built, which happens in the learner's
     process anyway (construction is remote).
     """
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     found: dict[str, dict[str, list[str]]] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -118,7 +119,7 @@ def offered(starters: Path, stage_modules: list[str]) -> Offered:
             continue
         source = path.read_text(encoding="utf-8")
         dotted = ".".join(Path(module).with_suffix("").parts)
-        for node in ast.parse(source).body:
+        for node in pyast.parse(source).body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 calls.add(f"{dotted}:{node.name}")
         for name, kinds in class_members(source).items():

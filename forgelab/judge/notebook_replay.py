@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forgelab.core.i18n import _
 from forgelab.judge import explain
+from forgelab.core import pyast
 
 GRADED = "nbval-check-output"
 SKIPPED_TAGS = frozenset({"forgelab-widget", "nbval-skip", "nbval-ignore-output"})
@@ -215,15 +216,15 @@ def _raised(index: int, source: str, error: BaseException) -> str:
 # free-form: a module's namespace holds whatever the course's demonstration code defines
 def run_cell(source: str, namespace: dict[str, Any], name: str) -> str:
     """Execute one cell like a notebook would: its prints, and the value of a last bare expression."""
-    tree = ast.parse(source, filename=name)
+    tree = pyast.parse(source, filename=name)
     last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     if last is not None:
         tree.body = tree.body[:-1]
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
-        exec(compile(tree, name, "exec"), namespace)  # noqa: S102 - the course's own demonstration code
+        exec(pyast.compile_tree(tree, name, "exec"), namespace)  # noqa: S102 - the course's own demonstration code
         if last is not None:
-            value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)  # noqa: S307 - course code
+            value = eval(pyast.compile_tree(ast.Expression(last.value), name, "eval"), namespace)  # noqa: S307 - course code
             if value is not None:
                 captured.write(repr(value) + "\n")
     return captured.getvalue()

@@ -43,6 +43,7 @@ from forgelab.core.registry import Course, Stage
 from forgelab.judge.outcomes import Outcome
 from forgelab.verdicts.diagnosis import judged_record
 from forgelab.core.starters import pristine_starters_dir, StarterError, starter_bytes
+from forgelab.core import pyast
 
 if TYPE_CHECKING:  # the judge (and pytest with it) is imported only when something has to run
     from forgelab.judge import core
@@ -153,7 +154,7 @@ def _imports_of(source: bytes) -> frozenset[str]:
     """:func:`_imports` of a module's bytes, parsed once per process for each content (status reads every stage's
     imports twice: for its key and for its plan; the modules a stage imports are read again for every later stage)."""
     try:
-        tree = ast.parse(source.decode("utf-8"))
+        tree = pyast.parse(source.decode("utf-8"))
     except (SyntaxError, ValueError):
         return frozenset()
     found = set()

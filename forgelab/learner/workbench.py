@@ -33,6 +33,7 @@ from forgelab.site.local import page_file
 from forgelab.learner.faulthints import ladder, shown_line
 from forgelab.core.evidence import write_atomic
 from forgelab.core import learning
+from forgelab.core import pyast
 
 if TYPE_CHECKING:  # watch mode hands a worker in; a check never loads the warm worker's module
     from forgelab.judge.warm import WarmWorker
@@ -569,7 +570,7 @@ def test_source(path: Path, name: str) -> list[str]:
     """The source lines of one test function (and its decorators) in a course test file."""
     try:
         source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (OSError, SyntaxError, ValueError):
         return []
     lines = source.splitlines()

@@ -26,6 +26,7 @@ from forgelab.core.i18n import _
 from forgelab.core.registry import Course
 from forgelab.core.targets import Target
 from forgelab.core.starters import unfinished_functions
+from forgelab.core import pyast
 
 # stage -> the functions recovery mode calls (None: every function the learner writes in that module)
 EXTRACT_NEEDS: dict[str, tuple[str, ...] | None] = {
@@ -57,7 +58,7 @@ def recovery_gaps(course: Course, target: Target, *, regress: bool = False) -> l
             gaps.append(Gap(stage.number, stage.module, _("missing")))
             continue
         try:
-            ast.parse(path.read_text(encoding="utf-8"))
+            pyast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError) as error:
             line = getattr(error, "lineno", None)
             gaps.append(Gap(stage.number, stage.module, _("does not parse (line {line})").format(line=line) if line

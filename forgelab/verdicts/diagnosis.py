@@ -32,6 +32,7 @@ from forgelab.core.i18n import LANGUAGES, _
 from forgelab.core.registry import CourseFileError, Stage
 from forgelab.core.text import word_count
 from forgelab.verdicts.variants import read_fault, variant_text
+from forgelab.core import pyast
 
 QUESTIONS = ("test", "function", "defect")
 KEY_FILE = "diagnosis.json"  # next to failure.json in the stage's fault lab fixtures
@@ -200,7 +201,7 @@ def functions(source: str) -> dict[str, str]:
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
 
-    visit(ast.parse(source), "")
+    visit(pyast.parse(source), "")
     return {name: dump for name, dump in found.items() if not name.rsplit(".", 1)[-1].startswith("__")}
 
 

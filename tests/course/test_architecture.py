@@ -197,3 +197,15 @@ def test_an_untyped_dict_that_does_not_say_why_is_found(tmp_path: Path) -> None:
                                        encoding="utf-8")
     found, silent = _untyped_dicts(package)
     assert found == ["forgelab/said.py:4", "forgelab/silent.py:6"] and silent == ["forgelab/silent.py:6"]
+
+
+def test_every_parse_goes_through_the_one_lock() -> None:
+    """CPython 3.11 fails a parse with "AST constructor recursion depth mismatch" when two threads parse at once (a
+    grade at --jobs 2 failed so); forgelab parses only through forgelab.core.pyast, which holds one lock."""
+    direct = [f"{path.relative_to(ROOT)}:{number}" for path in sorted(PACKAGE.rglob("*.py")) if path.name != "pyast.py"
+              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+              if "ast.parse(" in line.replace("pyast.parse(", "")]
+    assert direct == [], "parse with forgelab.core.pyast.parse"
+    from forgelab.core import pyast
+
+    assert [node.__class__.__name__ for node in pyast.parse("x = 1").body] == ["Assign"]

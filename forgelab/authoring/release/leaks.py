@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from forgelab.authoring.release.source import Committed, ReleaseError, run_git, read_blobs
 from forgelab.core.i18n import _
+from forgelab.core import pyast
 
 
 MIN_BODY_CHARS = 20  # shorter function bodies (e.g. ``return x``) are too generic to count as a leak
@@ -78,7 +79,7 @@ def _functions(statements: Iterable[ast.stmt], prefix: str = "") -> Iterator[tup
 
 def _function_bodies(source: str) -> dict[str, FunctionBody]:
     """Qualified function name → its body (methods and nested functions included)."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     source_lines = source.splitlines()
     encoded = [line.encode("utf-8") for line in source.splitlines(keepends=True)]  # ast offsets count UTF-8 bytes
 
@@ -114,7 +115,7 @@ def _given_text(source: str, learner_writes: Iterable[str]) -> str:
     """The starter's text without the bodies of the functions the learner writes (what it really gives away)."""
     names = set(learner_writes)
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return normalize(source)
     lines = source.splitlines()
@@ -249,7 +250,7 @@ def _matching_dumps(path: str, data: bytes, shapes: frozenset[tuple[str, ...]], 
         if "def " not in source:
             continue  # no function to compare: not worth parsing
         try:
-            tree = ast.parse(source)
+            tree = pyast.parse(source)
         except (SyntaxError, ValueError):
             continue
         for _name, function in _functions(tree.body):

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from forgelab.core.i18n import N_, _, use
+from forgelab.core import pyast
 
 
 # The stubs' messages, as every committed starter words them (``forgelab new-stage`` writes the same).
@@ -107,7 +108,7 @@ def with_docstrings(source: str, module: str | None, functions: Mapping[str, str
     docstring in ``source`` is an error, so a renamed function cannot silently keep English words.
     """
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as error:
         raise LocalizeError(f"{where}: not valid Python ({error.msg}, line {error.lineno})") from None
     lines = source.splitlines(keepends=True)
@@ -144,7 +145,7 @@ def with_docstrings(source: str, module: str | None, functions: Mapping[str, str
 
 def _check(before: str, after: str, wanted: Mapping[str, str], where: str) -> None:
     try:
-        new_tree = ast.parse(after)
+        new_tree = pyast.parse(after)
     except SyntaxError as error:
         raise LocalizeError(f"{where}: the localized file does not parse ({error.msg}, line {error.lineno})") from None
     read_back = _docstrings(new_tree, after.splitlines(keepends=True))
@@ -152,7 +153,7 @@ def _check(before: str, after: str, wanted: Mapping[str, str], where: str) -> No
         got = inspect.cleandoc(str(read_back[name].node.value)) if name in read_back else None
         if got != inspect.cleandoc(text):
             raise LocalizeError(f"{where}: {name or 'the module'}: the docstring does not read back as written")
-    if _without_docstrings(new_tree) != _without_docstrings(ast.parse(before)):
+    if _without_docstrings(new_tree) != _without_docstrings(pyast.parse(before)):
         raise LocalizeError(f"{where}: localizing changed code, not only docstrings")
 
 
@@ -242,7 +243,7 @@ def english_left(source: str, *, where: str = "<source>") -> list[str]:
     that only speaks to a tool (``# noqa: F401``) does not count.
     """
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as error:
         raise LocalizeError(f"{where}: not valid Python ({error.msg}, line {error.lineno})") from None
     found: list[tuple[int, str]] = []

@@ -371,15 +371,18 @@ TICK = 0.011  # /proc's clock ticks are 1/100 s: a start time and the uptime rea
 
 
 def _host_waiting(worker: WarmWorker) -> bool | None:
-    """True once the worker's next-run process has its sandboxed host running (a Python process below it, not
-    the bubblewrap that starts one); None before (for wait_until)."""
+    """True once the worker's next-run process has its sandboxed host running — a Python process below it whose
+    program is the host's script; not the bubblewrap that starts one, nor the forked copy of the worker that has not
+    yet run bubblewrap (its command line is still the worker's: on a busy machine it lasts long enough to be seen,
+    and the host then started after the test had read the clock); None before (for wait_until)."""
     for folder in (worker._base or Path("/nonexistent")).glob("standby-*"):
         for pid in warm_module._tree(int(folder.name.split("-", 1)[1])):
             try:
-                program = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if os.path.basename(program).startswith(b"python"):
+            if os.path.basename(argv[0]).startswith(b"python") and any(arg.endswith(b"/_judge_host.py")
+                                                                        for arg in argv[1:4]):
                 return True
     return None
 

@@ -49,7 +49,7 @@ from forgelab.judge.outcomes import ImportKind, ImportProblem, Limit, ended_how
 from forgelab.judge.printed import PrintedOutput
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
-from forgelab.judge.watchdog import Watchdog, children, ended_by_cpu_rlimit
+from forgelab.judge.watchdog import KeptTree, Watchdog, children, ended_by_cpu_rlimit
 
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
 
@@ -222,82 +222,23 @@ def _own_wait_ns() -> int:
     return own.wait_ns()
 
 
-class _Process:
-    """The /proc files of one process that :class:`RunQueueClock` reads: its schedstat, the number of its threads
-    (the link count of its task folder) and its main thread's children, each kept open."""
-
-    def __init__(self, pid: int) -> None:
-        self.fds: list[int] = []
-        try:
-            for path, flags in ((f"/proc/{pid}/schedstat", 0), (f"/proc/{pid}/task", os.O_DIRECTORY),
-                                (f"/proc/{pid}/task/{pid}/children", 0)):
-                self.fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC | flags))
-        except OSError:
-            self.close()
-            raise
-        self.pid = pid
-
-    def wait_ns(self) -> int:
-        return _wait_ns(self.fds[0])
-
-    def children(self) -> list[int]:
-        if os.fstat(self.fds[1]).st_nlink > 3:  # "." and ".." and more than one thread: each has its children
-            return children(self.pid)
-        return [int(item) for item in os.pread(self.fds[2], 65536, 0).split()]
-
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-        self.fds = []
-
-
 class RunQueueClock:
     """:func:`tree_queued_seconds` of one process tree, for a caller that reads it at every call into the tree.
 
     The same sum (the calling thread, the tree's root and every process below it, found anew at each reading),
-    read through /proc files kept open between readings: a handful of ``pread`` calls instead of opening,
-    listing and closing a dozen files (the judge reads it twice per call into the learner's code, tens of
-    thousands of times per graded submission). An open file of /proc stays bound to its process: once that
-    process ended, reading fails (its files are closed and the pid looked up again), never another's numbers.
+    read through /proc files kept open between readings (a :class:`~forgelab.judge.watchdog.KeptTree` of the
+    processes' schedstat files): a handful of ``pread`` calls instead of opening, listing and closing a dozen files
+    (the judge reads it twice per call into the learner's code, tens of thousands of times per graded submission).
     """
 
     def __init__(self) -> None:
-        self._open: dict[int, _Process] = {}
+        self._tree = KeptTree("schedstat", _wait_ns)
 
     def seconds(self, pid: int | None) -> float:
-        total = _own_wait_ns()
-        stack, seen = ([pid] if pid is not None else []), set()
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            found = self._read(current)
-            if found is not None:
-                total += found[0]
-                stack.extend(found[1])
-        for gone in self._open.keys() - seen:
-            self._open.pop(gone).close()
-        return total / 1e9
-
-    def _read(self, pid: int) -> tuple[int, list[int]] | None:
-        for attempt in range(2):  # a file kept open may belong to a process that ended: open the pid's afresh
-            process = self._open.get(pid)
-            if process is None:
-                try:
-                    process = self._open[pid] = _Process(pid)
-                except OSError:
-                    return None
-            try:
-                return process.wait_ns(), process.children()
-            except (OSError, ValueError):
-                self._open.pop(pid).close()
-        return None
+        return (_own_wait_ns() + self._tree.total(pid)) / 1e9
 
     def close(self) -> None:
-        for process in self._open.values():
-            process.close()
-        self._open.clear()
+        self._tree.close()
 
 
 # ---------------------------------------------------------------- rebuilding what comes back

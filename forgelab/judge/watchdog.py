@@ -74,26 +74,26 @@ def _ticks(text: bytes) -> int:
     return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]) if len(fields) > 14 else 0
 
 
-class _Kept:
-    """The /proc files of one process that :class:`TreeCpu` reads — its stat line, its task folder (whose link count
-    says how many threads it has) and its main thread's children — kept open between readings. An open file of /proc
-    stays bound to its process: once that process has ended, reading fails, never gives another's numbers."""
+class _KeptProcess:
+    """The /proc files of one process that a :class:`KeptTree` reads — its per-process file (``stat`` or
+    ``schedstat``), its task folder (whose link count says how many threads it has) and its main thread's children —
+    kept open between readings. An open file of /proc stays bound to its process: once that process has ended,
+    reading fails, never gives another's numbers."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, own_file: str) -> None:
         self.pid, self.fds = pid, []
         try:
-            for path, flags in ((f"/proc/{pid}/stat", 0), (f"/proc/{pid}/task", os.O_DIRECTORY),
+            for path, flags in ((f"/proc/{pid}/{own_file}", 0), (f"/proc/{pid}/task", os.O_DIRECTORY),
                                 (f"/proc/{pid}/task/{pid}/children", 0)):
                 self.fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC | flags))
         except OSError:
             self.close()
             raise
 
-    def read(self) -> tuple[int, list[int]]:
-        ticks = _ticks(os.pread(self.fds[0], 4096, 0))
+    def children(self) -> list[int]:
         if os.fstat(self.fds[1]).st_nlink > 3:  # "." and ".." and more than one thread: each has its children
-            return ticks, children(self.pid)
-        return ticks, [int(item) for item in os.pread(self.fds[2], 65536, 0).split()]
+            return children(self.pid)
+        return [int(item) for item in os.pread(self.fds[2], 65536, 0).split()]
 
     def close(self) -> None:
         for fd in self.fds:
@@ -104,20 +104,22 @@ class _Kept:
         self.close()
 
 
-class TreeCpu:
-    """:func:`tree_cpu_seconds` for a watchdog that reads the same tree again and again: the same sum (the root and
-    every process found below it anew at each reading), read with three system calls per single-threaded process
-    instead of about nine (open, read and close its stat line, list its task folder, open, read and close each
-    thread's children). A session's tree holds every host it started (about 30 processes); it is read four times a
-    second while the session runs."""
+class KeptTree:
+    """A sum over one process tree that is read again and again — the root and every process found below it anew at
+    each reading — through /proc files kept open between readings: three system calls per single-threaded process
+    instead of about nine (open, read and close its file, list its task folder, open, read and close each thread's
+    children). ``own_file`` is the per-process file read, ``value`` turns its open descriptor into the process's
+    share. The watchdog's CPU seconds (:class:`TreeCpu`, four readings a second of a session's ~30 processes) and a
+    host's run-queue delay (:class:`forgelab.judge.channel.RunQueueClock`, two readings per call into the learner's
+    code) are both this reader."""
 
-    def __init__(self) -> None:
-        self._open: dict[int, _Kept] = {}
+    def __init__(self, own_file: str, value: Callable[[int], int]) -> None:
+        self._own_file, self._value = own_file, value
+        self._open: dict[int, _KeptProcess] = {}
 
-    def seconds(self, pid: int) -> float | None:
-        if not _PROC:
-            return None
-        total, read, stack, seen = 0, 0, [pid], set()
+    def total(self, pid: int | None) -> int:
+        """The sum of ``value`` over ``pid`` and every process below it (0 for None)."""
+        total, stack, seen = 0, ([pid] if pid is not None else []), set()
         while stack:
             current = stack.pop()
             if current in seen:
@@ -126,23 +128,21 @@ class TreeCpu:
             found = self._read(current)
             if found is not None:
                 total += found[0]
-                read += 1
                 stack.extend(found[1])
-        if len(self._open) > read:  # files kept for processes no longer in the tree
-            for gone in self._open.keys() - seen:
-                self._open.pop(gone).close()
-        return total / _TICKS
+        for gone in self._open.keys() - seen:  # files kept for processes no longer in the tree
+            self._open.pop(gone).close()
+        return total
 
     def _read(self, pid: int) -> tuple[int, list[int]] | None:
         for _attempt in range(2):  # a file kept open may belong to a process that ended: open the pid's afresh
             kept = self._open.get(pid)
             if kept is None:
                 try:
-                    kept = self._open[pid] = _Kept(pid)
+                    kept = self._open[pid] = _KeptProcess(pid, self._own_file)
                 except OSError:
                     return None
             try:
-                return kept.read()
+                return self._value(kept.fds[0]), kept.children()
             except (OSError, ValueError):
                 self._open.pop(pid).close()
         return None
@@ -151,6 +151,20 @@ class TreeCpu:
         for kept in self._open.values():
             kept.close()
         self._open.clear()
+
+
+class TreeCpu:
+    """:func:`tree_cpu_seconds` for a watchdog that reads the same tree again and again: the same sum, read through a
+    :class:`KeptTree` of the processes' stat lines."""
+
+    def __init__(self) -> None:
+        self._tree = KeptTree("stat", lambda fd: _ticks(os.pread(fd, 4096, 0)))
+
+    def seconds(self, pid: int) -> float | None:
+        return self._tree.total(pid) / _TICKS if _PROC else None
+
+    def close(self) -> None:
+        self._tree.close()
 
 
 _PROC = os.path.isdir("/proc")

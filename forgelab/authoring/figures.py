@@ -188,6 +188,26 @@ INK, MUTED, LINE, PAPER = "#1d2430", "#566070", "#9aa5b4", "#ffffff"
 PLOT_FONTS = ["DejaVu Sans", "WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC", "sans-serif"]
 
 
+def _know_system_cjk_fonts() -> None:
+    """matplotlib keeps its list of the system's fonts in a cache written the first time it runs, and never looks
+    again: a CJK font installed after that (fonts-wqy-microhei after the first ``make lab``) is not in the list, and a
+    Chinese plot would be measured with another font — other bytes, so ``forgelab build --check`` reported the
+    Chinese figures out of date on a machine whose fonts were right. When none of the CJK fonts the plots name is in
+    the list, the system's fonts that the list lacks are added to it (this process only; the cache is not touched)."""
+    from matplotlib import font_manager
+
+    listed = font_manager.fontManager.ttflist
+    if set(PLOT_FONTS[1:-1]) & {font.name for font in listed}:
+        return
+    known = {font.fname for font in listed}
+    for path in font_manager.findSystemFonts():
+        if path not in known:
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a font file matplotlib cannot read: as when it made its list
+                continue
+
+
 def pyplot(language: str = "en") -> Any:  # free-form: matplotlib.pyplot, which has no type hints of its own
     """matplotlib's pyplot set up for a stage's plot: the Agg backend, the house colours and fonts, text kept as
     text in the SVG (a screen reader and a search find it; the reader's browser draws it) and a fixed hash salt.
@@ -202,6 +222,8 @@ def pyplot(language: str = "en") -> Any:  # free-form: matplotlib.pyplot, which 
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     import matplotlib.pyplot as plt
 
+    if language != "en":
+        _know_system_cjk_fonts()
     plt.rcdefaults()
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "forgelab-figure", "svg.id": None,
                          "font.family": PLOT_FONTS if language != "en" else PLOT_FONTS[:1] + PLOT_FONTS[-1:],

@@ -4,6 +4,7 @@ the SVG no longer matches its source or the plot no longer matches the demonstra
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -179,6 +180,33 @@ def test_a_chinese_label_is_measured_with_a_cjk_font_and_the_drawing_is_the_same
     (first, width), (second, _) = draw(), draw()
     assert first == second and first.startswith("<svg ") and "<title>一个测试图形</title>" in first
     assert 3.8 <= width <= 4.2  # four CJK characters of about 1 em each: WenQuanYi's widths, not a missing glyph's
+
+
+def test_a_cjk_font_installed_after_matplotlibs_font_list_was_made_is_still_used(tmp_path: Path) -> None:
+    """matplotlib lists the system's fonts once, in a cache, and never looks again: a CJK font installed later (the
+    first `make lab`, then fonts-wqy-microhei) is missing from that list. A Chinese plot is still measured with it."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=True)
+    (cache,) = tmp_path.glob("fontlist-*.json")
+    listed = json.loads(cache.read_text(encoding="utf-8"))
+    cjk = set(figures.PLOT_FONTS[1:-1])
+    assert any(font["name"] in cjk for font in listed["ttflist"]), "no CJK font on this machine (.ci/run installs one)"
+    files = {font["fname"] for font in listed["ttflist"] if font["name"] in cjk}
+    listed["ttflist"] = [font for font in listed["ttflist"] if font["fname"] not in files]  # as before they were installed
+    cache.write_text(json.dumps(listed), encoding="utf-8")
+    measure = ("from forgelab.authoring import figures\n"
+               "plt = figures.pyplot('zh')\n"
+               "figure, axes = plt.subplots(figsize=(3, 1))\n"
+               "label = axes.text(0, 0, '预算预算')\n"
+               "print(label.get_window_extent(figure.canvas.get_renderer()).width / (11 * figure.dpi / 72))\n")
+    done = subprocess.run([sys.executable, "-c", measure], env=env, capture_output=True, text=True, check=True)
+    assert 3.8 <= float(done.stdout) <= 4.2, done.stdout  # WenQuanYi's widths, not a missing glyph's
+    still = json.loads(cache.read_text(encoding="utf-8"))
+    assert not any(font["name"] in cjk for font in still["ttflist"])  # the user's cache is left as it was
 
 
 @pytest.mark.parametrize("number", STAGES)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forgelab.learner import backups, faultlab, stagehints, state
-from forgelab.learner.check import ALL_PARTS, CheckOutcome, DIAGNOSIS_WORDS, run_check
+from forgelab.learner.check import ALL_PARTS, FAULT_LAB, CheckOutcome, DIAGNOSIS_WORDS, run_check
 from forgelab.learner.checkjob import PendingRun
 from forgelab.core.display import columns, symbol, table, width as terminal_width, wrap
 from forgelab.core.i18n import _, active
@@ -31,7 +31,7 @@ from forgelab.learner.status import TestsCell, import_key, remember, remember_im
 from forgelab.verdicts.parts import PART_WORDS
 from forgelab.site.local import page_file
 from forgelab.learner.faulthints import ladder, shown_line
-from forgelab.core.evidence import write_atomic
+from forgelab.core.evidence import sha256_file, write_atomic
 from forgelab.core import learning
 from forgelab.core import pyast
 
@@ -154,6 +154,18 @@ class Workbench:
             remember(self.workbook, stage, stage_key(self.course, self.workbook, stage), cell, outcome.transfer.status)
         if not problem:
             remember_import(self.workbook, stage, import_key(self.workbook, stage))
+        self._remember_lab(outcome)
+
+    def _remember_lab(self, outcome: CheckOutcome) -> None:
+        """A check that judged the fault lab leaves that verdict as ``forgelab fault check`` does: ``status``'s fault
+        lab column and the next step it suggests then agree with the evidence the check wrote (a lab repaired and
+        checked with ``forgelab check`` alone was shown as "started", with "next: fault start")."""
+        lab_module = self.workbook.workspace / outcome.stage.lab_module
+        if FAULT_LAB in outcome.stale or outcome.fault_lab.status not in ("fixed", "broken") or not lab_module.is_file():
+            return
+        judged = outcome.fault_lab.extra.get("fixed_file_sha256") if outcome.fault_lab.status == "fixed" else None
+        state.remember_fault_check(self.workbook, outcome.stage.number, outcome.fault_lab.status,
+                                   str(judged) if judged else sha256_file(lab_module))
 
     def tests_rows(self, outcome: CheckOutcome) -> list[tuple[str, str, str]] | None:
         """The required tests as rows (test, outcome, cause); None when the module does not import (no test ran)."""

@@ -71,6 +71,10 @@ def test_learner_solution_written_by_hand_is_accepted_once_every_part_is_done(wo
     assert document["acceptance"] == {"required_tests_passed": True, "fault_lab_fixed": True, "fault_lab_diagnosed": True,
                                       "transfer_passed": True, "design_answer_present": True}
     assert "fixed_file_sha256" in document["fault_lab"]
+    # the lab was repaired and judged by `check` alone (no `fault check`): status says what the evidence says
+    shown = workbook.run("status")
+    assert re.search(r"^01 .*fixed and diagnosed .*accepted", shown.stdout, re.MULTILINE), shown.stdout
+    assert "fault start 01" not in shown.stdout, shown.stdout
 
 
 BROKEN_MODULES = {

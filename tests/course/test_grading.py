@@ -21,7 +21,8 @@ from conftest import ROOT, run_cli
 from grading_fixtures import digest, shared, shared_submissions
 
 # the first test that needs a grading waits for the fixtures to be built and graded (about a minute)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# one xdist worker takes the whole module: a second worker with one of its tests only waited for the shared batches
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("grading")]
 
 NAMES = ("correct", "wrong", "hangs", "syntax", "edited-tests", "forged", "hand-edited", "transfer-typo", "trivial")
 GRADE_ARGS = ("--stages", "01", "--cpu-limit", "2")

@@ -57,7 +57,9 @@ from hostile_submissions import (ATTACKS, CONTROL, DEEP_LEVELS, FINGERPRINT_LINE
                                  HOSTILE_STAGES, ISSUE_GRADE_ARGS, TRANSFER_01, TWINS, HostileContext, build_hostile,
                                  build_issue_batch)
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+# one xdist worker takes the whole module: its two graded batches are made once per session (grading_fixtures.shared)
+# and a second worker that got one of its tests only waited for them (90 and 73 s in a fresh-clone run)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500), pytest.mark.xdist_group("grading-hostile")]
 
 NAMES = (CONTROL, *ATTACKS)
 ROW_KEYS = ("submission", "stage", "item", "points", "max_points", "outcome", "reason", "flag")

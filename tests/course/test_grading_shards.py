@@ -18,7 +18,8 @@ import pytest
 from conftest import ROOT, run_cli
 from grading_fixtures import shared, shared_submissions
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# one xdist worker takes the whole module: a second worker with one of its tests only waited for the shared runs
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("grading-shards")]
 
 CHOSEN = ("correct", "wrong", "syntax", "trivial", "hand-edited")
 TWINS = {"alice smith": "correct", "alice-smith": "wrong"}  # two names, one file name

@@ -382,7 +382,7 @@ def _host_waiting(worker: WarmWorker) -> bool | None:
             except OSError:
                 continue
             if os.path.basename(argv[0]).startswith(b"python") and any(arg.endswith(b"/_judge_host.py")
-                                                                        for arg in argv[1:4]):
+                                                                        for arg in argv[1:]):
                 return True
     return None
 

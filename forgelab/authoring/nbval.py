@@ -24,7 +24,7 @@ from forgelab.judge.settings import DEFAULT, JudgeSettings
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course
 from forgelab.core.targets import resolve_target
-from forgelab.judge import core
+from forgelab.judge import core, waiting
 from forgelab.verdicts import jobs
 from forgelab.judge.core import CourseTests
 from forgelab.judge.outcomes import Outcome
@@ -102,7 +102,7 @@ def run_nbval(workbook: Workbook, course: Course, target_name: str, *, notebooks
         with ThreadPoolExecutor(max_workers=at_once) as pool:
             runs = [pool.submit(_nbval, workbook, group, lax, extra, import_dir, target_name,
                                 Path(scratch) / str(index), capture=True) for index, group in enumerate(groups.values())]
-            return max(run.result() for run in runs)
+            return max(waiting.results(runs))
 
 
 def _nbval(workbook: Workbook, notebooks: list[str], lax: bool, extra: list[str] | None, import_dir: Path,

@@ -16,7 +16,7 @@ import contextvars
 import datetime as _dt
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from forgelab.grading.grader import Graded, grade_submission
 from forgelab.grading.rubric import REGRADE, REVIEW
 from forgelab.core.i18n import _
 from forgelab.core.submission import Submission
-from forgelab.judge import channel
+from forgelab.judge import channel, waiting
 from forgelab.judge.sandbox import isolation
 from forgelab.judge.settings import JudgeSettings
 from forgelab.core.paths import Workbook
@@ -116,7 +116,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
             # each job speaks the language of this run (a thread starts with a fresh context, i.e. English)
             futures = {pool.submit(contextvars.copy_context().run, _grade_as, runs[sub.id], course, workbook, stages,
                                    sub, settings): sub for sub in chosen}
-            for done, future in enumerate(as_completed(futures), 1):
+            for done, future in enumerate(waiting.completed(futures), 1):
                 result = future.result()
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(
                     result.submission.id, result.content_sha256, str(result.submission.path), result.submission.kind),

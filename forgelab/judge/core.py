@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import bytecode, channel, early, messages, relay, starters
+from forgelab.judge import bytecode, channel, early, messages, relay, starters, waiting
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.messages import SessionFile, SessionJob, SessionReport, SessionRequest, SessionTarget
 from forgelab.judge.outcomes import CollectError, ImportProblem, Limit, Outcome, RunReport, TestRow, ended_how
@@ -419,7 +419,7 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
                                            settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
                                            template, offer, budget))
         try:
-            reports = [future.result() for future in futures]
+            reports = waiting.results(futures)  # a Ctrl-C is raised at once, whichever thread the signal reached
         except BaseException:  # Ctrl-C or a failure: nothing this run started may keep running (another run's may)
             processes.stop()
             if warm is not None:

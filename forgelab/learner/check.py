@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from forgelab import __version__
 from forgelab.core import evidence, verification
 from forgelab.core.i18n import N_, _, active
-from forgelab.judge import channel, core
+from forgelab.judge import channel, core, waiting
 from forgelab.judge.outcomes import ImportProblem, Outcome, RunReport, TestRow
 from forgelab.judge.settings import DEFAULT, JudgeSettings
 # what a check runs (re-exported: watch mode and the workbench name the parts and paths from here)
@@ -112,7 +112,7 @@ class _OnThread:
 
     def result(self) -> RunReport:
         try:
-            self._done.wait()
+            waiting.wait(self._done)
         except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running
             self.stop()
             raise

@@ -26,7 +26,7 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 from forgelab.core.starters import StarterError, starter_bytes
 from forgelab.core.targets import Target
-from forgelab.judge import channel, core, early
+from forgelab.judge import channel, core, early, waiting
 from forgelab.judge.core import CourseTests, LearnerTests
 from forgelab.judge.outcomes import RunReport
 from forgelab.judge.settings import JudgeSettings
@@ -265,7 +265,7 @@ class PendingRun:
         """Until the tests are running (the session has its job) or the run is over: what the command does
         next then takes the CPU the session does not use, not the time before the session starts."""
         try:
-            self._started.wait()
+            waiting.wait(self._started)
         except BaseException:  # Ctrl-C while waiting
             self.abandon()
             raise
@@ -280,7 +280,7 @@ class PendingRun:
 
     def result(self) -> RunReport:
         try:
-            self._done.wait()
+            waiting.wait(self._done)
         except BaseException:  # Ctrl-C while waiting: nothing the run started may keep running or stay behind
             self.abandon()
             raise

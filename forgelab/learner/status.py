@@ -434,9 +434,11 @@ class _Ahead:
 
     def finish(self, keep: bool) -> None:
         """Wait for the run (``keep``), or stop it and wait for it to end, its report dropped."""
+        from forgelab.judge import waiting  # lazy: loaded already, with the judge that runs beside
+
         if not keep:
             self._processes.stop()
-        self._done.wait()
+        waiting.wait(self._done)
         if not keep:
             self.report = None
         elif self._error is not None:

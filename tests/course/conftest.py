@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
 import io
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -354,3 +356,62 @@ def verification_validator() -> Callable[[dict], None]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test's xdist group reaches the scheduler (see xdist_groups.py: pytest 9.2 lost pytest-xdist's suffix)."""
     keep_xdist_groups(config, items)
+
+
+def interrupt_a_thread_other_than_the_main_one(pid: int) -> None:
+    """SIGINT to one thread of ``pid`` that is not its main thread (tgkill): Linux may hand Ctrl-C to any thread of a
+    process, and Python raises KeyboardInterrupt only in the main one, at its next bytecode."""
+    tgkill = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
+    if tgkill is None:
+        pytest.skip(f"tgkill's syscall number on {platform.machine()} is not known here")
+    libc = ctypes.CDLL(None, use_errno=True)
+    for task in sorted(int(path.name) for path in Path(f"/proc/{pid}/task").iterdir()):
+        if task != pid and libc.syscall(tgkill, pid, task, signal.SIGINT) == 0:
+            return
+    raise AssertionError(f"process {pid} has no thread besides its main one to take the signal")
+
+def descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid`` (host PIDs, sandboxed ones too), with its start time to tell a reused PID."""
+    parents: dict[int, list[int]] = {}
+    starts: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        starts[int(entry)] = fields[19]
+    found, stack = {}, list(parents.get(pid, []))
+    while stack:
+        current = stack.pop()
+        found[current] = starts.get(current, "")
+        stack.extend(parents.get(current, []))
+    return found
+
+
+def wchan(pid: int) -> str:
+    """Where in the kernel ``pid`` waits ("hrtimer_nanosleep" while it sleeps, a pipe's read while it waits)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def learner_code_sleeps_below(pid: int) -> bool:
+    """A sandboxed host below ``pid`` is asleep in the learner's code (a host waiting for a call reads a pipe)."""
+    return any("_judge_host" in command_line(child) and "nanosleep" in wchan(child) for child in descendants(pid))
+
+
+def main_thread_waits(pid: int) -> bool:
+    """The main thread of ``pid`` is blocked in a lock (a futex): it runs no bytecode until the lock is released."""
+    return "futex" in wchan(pid)

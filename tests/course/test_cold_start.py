@@ -15,11 +15,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, WorkbookCopy, cli_env, copy_workbook, processes_with_variable, start_cli, wait_until
+from conftest import (ROOT, WorkbookCopy, cli_env, copy_workbook, interrupt_a_thread_other_than_the_main_one,
+                      learner_code_sleeps_below, main_thread_waits, processes_with_variable, start_cli, wait_until)
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 
 from forgelab.cli.launch import one_stage_check
@@ -205,22 +207,31 @@ def test_a_session_started_for_a_command_that_then_fails_ends_with_it(monkeypatc
 
 
 def _interrupt_check(workbook: WorkbookCopy, tmp_path: Path,
-                     ready: Callable[[Path, subprocess.Popen[str]], object]) -> tuple[int, str, str, Path]:
-    """`forgelab check 01` on a module whose import sleeps 60 s, sent Ctrl-C once ``ready(scratch, command)`` has
-    returned: its exit status, output, error output and TMPDIR (``scratch``)."""
+                     ready: Callable[[Path, subprocess.Popen[str]], object],
+                     taken_by: str = "the process") -> tuple[int, str, str, Path]:
+    """`forgelab check 01` on a module whose import sleeps 300 s, sent Ctrl-C once ``ready(scratch, command)`` has
+    returned (``taken_by`` "another thread": to one of its threads but the main one): its exit status, output, error
+    output and TMPDIR (``scratch``). It must end well before the judge's wall-clock limit would end the import."""
     module = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
-    workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(60)  # the tests wait for this import\n")
+    workbook.write(MODULE, module + "\n\nimport time\ntime.sleep(300)  # the tests wait for this import\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     command = start_cli(workbook.root, "check", "01", env={"TMPDIR": str(scratch)})
     try:
         ready(scratch, command)
-        command.send_signal(signal.SIGINT)
+        pressed = time.monotonic()
+        if taken_by == "another thread":
+            interrupt_a_thread_other_than_the_main_one(command.pid)
+        else:
+            command.send_signal(signal.SIGINT)
         out, err = command.communicate(timeout=120)
+        took = time.monotonic() - pressed
     finally:
         if command.poll() is None:
             command.kill()
             command.communicate()
+    # the interrupt ended the sleeping import, not the judge's limit (never shorter than test_wall_s)
+    assert took < DEFAULT.test_wall_s / 2, f"check ended {took:.0f} s after Ctrl-C: the judge's limit ended the run"
     return command.returncode, out, err, scratch
 
 
@@ -229,15 +240,22 @@ def _nothing_left(scratch: Path) -> None:
     assert sorted(path.name for path in scratch.iterdir()) == []
 
 
-def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path) -> None:
+@pytest.mark.parametrize("taken_by", ["the process", "another thread"])
+def test_ctrl_c_while_the_tests_run_leaves_no_process_and_no_run_folder(workbook: WorkbookCopy, tmp_path: Path,
+                                                                        taken_by: str) -> None:
+    """Ctrl-C ends the check at once, whichever of its threads the signal reaches (the main one waits for the report:
+    before, a signal another thread took was raised only once the judge's limit had ended the sleeping import)."""
+
     def tests_running(scratch: Path, command: subprocess.Popen[str]) -> None:
         wait_until(lambda: list(scratch.glob("forgelab-judge-*/session-0/session-job.json")) or None, timeout=120,
                    what="the check's session to get its job", gave_up=lambda: None if command.poll() is None
                    else f"the check ended first: {command.communicate()}")
         wait_until(lambda: len(processes_with_variable(f"TMPDIR={scratch}")) >= 3, timeout=60,
                    what="the command, its session and the sandboxed host")
+        wait_until(lambda: learner_code_sleeps_below(command.pid) and main_thread_waits(command.pid), timeout=120,
+                   every=0.05, what="the learner's module to sleep in the sandbox while the command waits for the report")
 
-    code, out, err, scratch = _interrupt_check(workbook, tmp_path, tests_running)
+    code, out, err, scratch = _interrupt_check(workbook, tmp_path, tests_running, taken_by)
     assert "interrupted" in err, (code, out[-300:], err)
     _nothing_left(scratch)
 

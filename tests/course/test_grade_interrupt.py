@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, OutputLines, processes_with_variable, start_cli, wait_until
+from conftest import (ROOT, OutputLines, interrupt_a_thread_other_than_the_main_one, main_thread_waits,
+                      processes_with_variable, start_cli, wait_until)
 from grading_fixtures import MODULE, derive_handed_in, shared_base
 
 from forgelab.judge import channel
@@ -30,8 +31,11 @@ def resolve(instructions):  # every call waits an hour: each test runs to its wa
 '''
 
 
+@pytest.mark.parametrize("taken_by", ["the process", "another thread"])
 def test_ctrl_c_stops_the_batch_now_keeps_what_was_recorded_and_names_the_rest(
-        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, taken_by: str) -> None:
+    """"another thread": the signal goes to one of grade's threads but the main one, which waits for the
+    submissions being graded (as Linux may deliver Ctrl-C): it must stop the batch as soon."""
     base = shared_base(tmp_path_factory)
     first = derive_handed_in(base, tmp_path / "subs" / "a-correct")
     slow = derive_handed_in(base, tmp_path / "subs" / "b-sleeps")
@@ -48,7 +52,12 @@ def test_ctrl_c_stops_the_batch_now_keeps_what_was_recorded_and_names_the_rest(
         printed.wait_for(r"^\[1/3\] a-correct: ", timeout=600)
         wait_until(lambda: list(scratch.glob("forgelab-judge-*")) or None, timeout=120, what="b-sleeps to be graded",
                    gave_up=lambda: None if command.poll() is None else f"grade ended first: {printed.tail()}")
-        command.send_signal(signal.SIGINT)
+        if taken_by == "another thread":
+            wait_until(lambda: main_thread_waits(command.pid), timeout=60, every=0.05,
+                       what="grade's main thread to wait for the submission being graded")
+            interrupt_a_thread_other_than_the_main_one(command.pid)
+        else:
+            command.send_signal(signal.SIGINT)
         # b-sleeps alone would take minutes (each test to its 90 s limit); the batch must not wait for it
         command.wait(timeout=120)
         stderr = command.stderr.read()

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -22,7 +23,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import WorkbookCopy, cli_command, cli_env, wait_until
+from conftest import (WorkbookCopy, cli_command, cli_env, command_line, descendants, interrupt_a_thread_other_than_the_main_one,
+                      learner_code_sleeps_below, main_thread_waits, wait_until)
+from forgelab.judge.settings import DEFAULT
 from finished_stages import workbook  # noqa: F401 - the fixture, used by name
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS
 from hostile_submissions import (FORK_BOMB, MARKERS, PRELUDE, REPORT_PATCH, HostileContext, markers_nearby,
@@ -221,28 +224,6 @@ def test_a_hostile_save_gains_nothing(watching: tuple[WorkbookCopy, pexpect.spaw
     assert processes_with(context.token) == []
 
 
-def _descendants(pid: int) -> dict[int, str]:
-    """Every process below ``pid`` (host PIDs, sandboxed ones too), with its start time to tell a reused PID."""
-    parents: dict[int, list[int]] = {}
-    starts: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-        starts[int(entry)] = fields[19]
-    found, stack = {}, list(parents.get(pid, []))
-    while stack:
-        current = stack.pop()
-        found[current] = starts.get(current, "")
-        stack.extend(parents.get(current, []))
-    return found
-
-
 def _alive(pid: int, start: str) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
@@ -252,7 +233,15 @@ def _alive(pid: int, start: str) -> bool:
     return fields[19] == start and fields[0] != "Z"
 
 
-def test_ctrl_c_in_the_middle_of_a_check_leaves_no_process(watching: tuple[WorkbookCopy, pexpect.spawn]) -> None:
+@pytest.mark.parametrize("taken_by", ["the terminal", "another thread"])
+def test_ctrl_c_in_the_middle_of_a_check_leaves_no_process(watching: tuple[WorkbookCopy, pexpect.spawn],
+                                                          taken_by: str) -> None:
+    """Ctrl-C while the learner's module sleeps in the sandbox ends watch and every process it started, at once.
+
+    Linux hands a signal sent to a process to any one of its threads; Python raises the KeyboardInterrupt in the
+    main thread. "another thread" sends SIGINT to one of watch's other threads, as the kernel did with one Ctrl-C
+    in two at the start of a check: the main thread, blocked in a wait for the verdict, then went on waiting until
+    the judge's wall-clock limit ended the sleeping import (90 s, and longer on a busy machine)."""
     copy, child = watching
     token = uuid.uuid4().hex[:12]
     slow = (copy.root / MODULE).read_text(encoding="utf-8") + (
@@ -261,22 +250,23 @@ def test_ctrl_c_in_the_middle_of_a_check_leaves_no_process(watching: tuple[Workb
     child.expect("checking stage 01")
     seen: dict[int, str] = {}
 
-    def host_started() -> bool:  # the learner's module is being imported in the sandbox (it then sleeps 300 s)
-        seen.update(_descendants(child.pid))
-        return any("_judge_host" in _command(pid) for pid in seen)
+    def learner_code_sleeps() -> bool:
+        seen.update(descendants(child.pid))
+        return learner_code_sleeps_below(child.pid) and main_thread_waits(child.pid)
 
-    wait_until(host_started, timeout=WAIT_S, what="a sandboxed host to start", every=0.05)
-    seen.update(_descendants(child.pid))
-    child.sendcontrol("c")
+    wait_until(learner_code_sleeps, timeout=WAIT_S, every=0.05,
+               what="the learner's module to sleep in the sandbox while watch waits for the verdict")
+    seen.update(descendants(child.pid))
+    pressed = time.monotonic()
+    if taken_by == "the terminal":
+        child.sendcontrol("c")
+    else:
+        interrupt_a_thread_other_than_the_main_one(child.pid)
     child.expect(pexpect.EOF)
+    took = time.monotonic() - pressed
     child.close()
     assert child.signalstatus == signal.SIGINT or child.exitstatus != 0
     left = [pid for pid, start in seen.items() if _alive(pid, start)]
-    assert left == [], [(pid, _command(pid)) for pid in left]
-
-
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
+    assert left == [], [(pid, command_line(pid)) for pid in left]
+    # the interrupt stopped the learner's code, not the judge's limit (never shorter than test_wall_s)
+    assert took < DEFAULT.test_wall_s / 2, f"watch ended {took:.0f} s after Ctrl-C: the judge's limit ended the run"

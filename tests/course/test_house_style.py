@@ -47,7 +47,7 @@ SLEEPS_UNDER_TEST = {
         "the daemon submission's sleepers, which the judge must end",
     ("hostile_submissions.py", "time.sleep({SLEEP_S})"): "the sleeper submission, held to the time budgets",
     ("hostile_submissions.py", "time.sleep(3)"): "the fork-bomb submission's children",
-    ("test_cold_start.py", 'workbook.write(MODULE, module + "\\n\\nimport time\\ntime.sleep(60)  # the tests wait for '
+    ("test_cold_start.py", 'workbook.write(MODULE, module + "\\n\\nimport time\\ntime.sleep(300)  # the tests wait for '
                            'this import\\n")'): "a learner's module whose import hangs, interrupted by Ctrl-C",
     ("test_grade_interrupt.py", "_time.sleep(3600)"): "a learner's code that never answers, interrupted by Ctrl-C",
     ("test_grading_units.py", 'subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(300)", '

@@ -46,4 +46,3 @@ def completed(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
     while pending:
         done, pending = concurrent.futures.wait(pending, timeout=TICK_S, return_when=concurrent.futures.FIRST_COMPLETED)
         yield from done
-

@@ -370,6 +370,7 @@ def interrupt_a_thread_other_than_the_main_one(pid: int) -> None:
             return
     raise AssertionError(f"process {pid} has no thread besides its main one to take the signal")
 
+
 def descendants(pid: int) -> dict[int, str]:
     """Every process below ``pid`` (host PIDs, sandboxed ones too), with its start time to tell a reused PID."""
     parents: dict[int, list[int]] = {}

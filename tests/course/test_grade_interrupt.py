@@ -34,8 +34,8 @@ def resolve(instructions):  # every call waits an hour: each test runs to its wa
 @pytest.mark.parametrize("taken_by", ["the process", "another thread"])
 def test_ctrl_c_stops_the_batch_now_keeps_what_was_recorded_and_names_the_rest(
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, taken_by: str) -> None:
-    """"another thread": the signal goes to one of grade's threads but the main one, which waits for the
-    submissions being graded (as Linux may deliver Ctrl-C): it must stop the batch as soon."""
+    """With "another thread" the signal goes to one of grade's threads but the main one, which waits for the
+    submissions being graded (Linux may deliver Ctrl-C so): the batch must stop as soon as it does otherwise."""
     base = shared_base(tmp_path_factory)
     first = derive_handed_in(base, tmp_path / "subs" / "a-correct")
     slow = derive_handed_in(base, tmp_path / "subs" / "b-sleeps")

@@ -23,8 +23,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import (WorkbookCopy, cli_command, cli_env, command_line, descendants, interrupt_a_thread_other_than_the_main_one,
-                      learner_code_sleeps_below, main_thread_waits, wait_until)
+from conftest import (WorkbookCopy, cli_command, cli_env, command_line, descendants,
+                      interrupt_a_thread_other_than_the_main_one, learner_code_sleeps_below, main_thread_waits,
+                      wait_until)
 from forgelab.judge.settings import DEFAULT
 from finished_stages import workbook  # noqa: F401 - the fixture, used by name
 from grading_fixtures import MODULE, SAME_RANK_FIND, SAME_RANK_LAST_WINS

@@ -67,6 +67,7 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
     targets: list[TargetSpec] = []
     course_tests: list[CourseTests] = []
     learner_tests: list[LearnerTests] = []
+    alone: set[str] = set()  # stages whose transfer test also runs where the regression test does not (a mutant)
     for stage in stages:
         label = sub_label(stage)
         targets.append(TargetSpec(label, (forge,), stage.number, (stage.module,)))
@@ -89,6 +90,8 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         for label, variant in zip(wrong_labels(stage, len(variants) - 1), variants):
             targets.append(TargetSpec(label, (*base, variant), stage.number, course_code=True))
             learner_tests.append(LearnerTests(label, test))
+        if len(variants) > 1:
+            alone.add(stage.number)
     for stage in stages:  # the lab's regression test: like the transfer test, never on the submission's own code
         if not (laid.home / stage.regression_test).is_file() or not (workbook.root / stage.fault_variant).is_file():
             continue
@@ -101,7 +104,28 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         learner_tests += [LearnerTests(regression_label(stage), test), LearnerTests(regression_broken_label(stage), test)]
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,
-                    cache_dir=job.cache_dir, sessions=1, rewritten_tests=True)
+                    cache_dir=job.cache_dir, sessions=1, rewritten_tests=True,
+                    together=_together(stages, targets, learner_tests, alone))
+
+
+def _together(stages: list[Stage], targets: list[TargetSpec], learner_tests: list[LearnerTests],
+              alone: set[str]) -> tuple[tuple[str, ...], ...]:
+    """A stage's transfer test and its lab's regression test run in one tester where both are judged on the same code:
+    on the course's reference, and with the fault lab's defect laid over it (one tester start instead of two, each).
+
+    Both pairs or neither: a run of the two files must look, from inside, like the run the verdict compares it with.
+    So a stage whose transfer test is also run on a mutant (where the regression test is not) keeps every file alone,
+    and so does one whose two files are judged on different code (a learner bundle with the lab handed in)."""
+    code = {target.label: (target.layers, target.course_code) for target in targets}
+    present = {suite.target for suite in learner_tests}
+    groups: list[tuple[str, ...]] = []
+    for stage in stages:
+        pairs = [(transfer_label(stage), regression_label(stage)),
+                 (wrong_label(stage), regression_broken_label(stage))]
+        if stage.number not in alone and all(label in present and label in code for pair in pairs for label in pair) \
+                and all(code[first] == code[second] for first, second in pairs):
+            groups += pairs
+    return tuple(groups)
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,8 @@ class CourseTests:
 class LearnerTests:
     target: str
     files: tuple[tuple[Path, str], ...]  # (file on disk, path shown and used in node ids, e.g. transfer/test_01_x.py)
-    # each file runs alone (its own tester, its own host): no run can tell from its surroundings which
-    # target it is given, and a file that hits a limit spoils no other
+    # each file runs alone (its own tester, its own host) unless the job runs it together with others (Job.together):
+    # no run can tell from its surroundings which target it is given, and a file that hits a limit spoils no other
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,10 @@ class Job:
     # every submission's session imports the same files; see forgelab.judge.bytecode.rewritten_beside). A run given
     # a warm worker (watch mode: one process, a run at every save) gets it too
     rewritten_tests: bool = False
+    # labels of one-file learner suites whose files run one after the other in one tester, in this order (each still
+    # as if alone: see forgelab.judge.relay). Only for suites whose targets hold the same code, and only where every
+    # run the verdict compares them with runs the same files in the same order: the runs must look alike from inside
+    together: tuple[tuple[str, ...], ...] = ()
 
 
 def _safe(label: str) -> str:
@@ -194,16 +198,56 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
 # ---------------------------------------------------------------- learner tests (a tester and a host per file)
 
 
-def _learner_file(label: str, test_file: Path, shown: str, target: TargetSpec, settings: JudgeSettings,
-                  isolation: Isolation, folder: Path, template: Path, offer: Offered,
-                  budget: channel.TimeBudget) -> RunReport:
-    """One test file the learner wrote, run alone against ``target`` (see :mod:`forgelab.judge.relay`)."""
+@dataclass(frozen=True)
+class _LearnerFile:
+    """One test file the learner wrote, to run against the target ``label`` names."""
+
+    label: str
+    test_file: Path
+    shown: str
+
+
+def _learner_units(job: Job) -> list[list[_LearnerFile]]:
+    """The learner's test files, grouped into the runs that run them: one file each, or a group of ``job.together``
+    (when its suites are there, hold one file each, at distinct paths, and their targets hold the same code)."""
+    files = {suite.target: [_LearnerFile(suite.target, path, shown) for path, shown in suite.files]
+             for suite in job.learner_tests}
+    specs = {target.label: target for target in job.targets}
+    units: list[list[_LearnerFile]] = []
+    grouped: set[str] = set()
+    for labels in job.together:
+        members = [files[label][0] for label in labels if len(files.get(label, ())) == 1 and label in specs]
+        code = {(specs[member.label].layers, specs[member.label].course_code) for member in members}
+        if len(members) == len(labels) > 1 and len(code) == 1 and len({m.shown for m in members}) == len(members) \
+                and not grouped & set(labels):
+            units.append(members)
+            grouped |= set(labels)
+    for suite in job.learner_tests:
+        if suite.target not in grouped:
+            units.extend([member] for member in files[suite.target])
+    return units
+
+
+def _learner_files(unit: list[_LearnerFile], specs: dict[str, TargetSpec], settings: JudgeSettings,
+                   isolation: Isolation, folder: Path, template: Path, offer: Offered,
+                   budget: channel.TimeBudget) -> RunReport:
+    """Test files the learner wrote, run one after the other in one tester against the code of the first one's target
+    (see :mod:`forgelab.judge.relay`); a file that run did not reach runs alone afterwards."""
+    target = specs[unit[0].label]
     host_dir = materialize(target, folder / "host")
-    tester_dir = relay.tester_folder(template, folder / "tester", test_file, shown)
-    run = relay.run_file(tester_dir, shown, host_dir, settings, isolation, folder / "scratch", offer, budget)
+    tester_dir = relay.tester_folder(template, folder / "tester", [(item.test_file, item.shown) for item in unit])
+    runs = relay.run_files(tester_dir, [item.shown for item in unit], host_dir, settings, isolation,
+                           folder / "scratch", offer, budget)
+    reports = []
     with i18n.speaking(settings.language):
-        report = _read_learner_report(label, run, [shown], settings, isolation, show_output=not target.course_code)
-        return _sealed(report, shown, _line_count(test_file)) if target.course_code else report
+        for item, run in zip(unit, runs):
+            course_code = specs[item.label].course_code
+            report = _read_learner_report(item.label, run, [item.shown], settings, isolation, show_output=not course_code)
+            reports.append(_sealed(report, item.shown, _line_count(item.test_file)) if course_code else report)
+    for index, item in enumerate(unit[len(runs):]):  # the tester stopped or ended before it began these
+        reports.append(_learner_files([item], specs, settings, isolation, folder / f"alone-{index}", template, offer,
+                                      budget))
+    return merge(reports, isolation.description)
 
 
 def _line_count(path: Path) -> int:
@@ -387,17 +431,17 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
     """The body of :func:`run`, in the run's folder ``run_dir``."""
     code_dirs: dict[str, Path] = {}
     tested = {suite.target for suite in job.course_tests}
-    for target in job.targets:  # a target only the learner's tests use gets a folder per test file (_learner_file)
+    for target in job.targets:  # a target only the learner's tests use gets a folder per run of test files (_learner_files)
         if target.label in tested:
             code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
     reports: list[RunReport] = []
-    learner_files = [(suite, test_file, shown) for suite in job.learner_tests for test_file, shown in suite.files]
+    learner_units = _learner_units(job)
     course_sessions = _shards(job) if job.course_tests else []
-    workers = max(2, len(course_sessions) + min(2, len(learner_files)))
+    workers = max(2, len(course_sessions) + min(2, len(learner_units)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = []
         interface = run_dir / "interface"
-        if job.course_tests or learner_files:  # watch mode builds it once (forgelab.judge.warm.WarmWorker.interface)
+        if job.course_tests or learner_units:  # watch mode builds it once (forgelab.judge.warm.WarmWorker.interface)
             interface = (warm.interface(job.starters, list(job.stage_modules)) if warm is not None
                          else build_interface(job.starters, list(job.stage_modules), interface))
         for index, shard in enumerate(course_sessions):
@@ -408,15 +452,14 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
                                        folder_of_shard,
                                        {t.label: code_dirs[t.label] for t in shard.targets}, interface, warm,
                                        starter))
-        if learner_files:
+        if learner_units:
             template = relay.write_template(run_dir / "tester", interface)
             offer = offered(job.starters, list(job.stage_modules))
             specs = {target.label: target for target in job.targets}
             budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
-            for index, (suite, test_file, shown) in enumerate(learner_files):
-                futures.append(pool.submit(contextvars.copy_context().run, _learner_file, suite.target, test_file,
-                                           shown, specs[suite.target],
-                                           settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(suite.target)}",
+            for index, unit in enumerate(learner_units):
+                futures.append(pool.submit(contextvars.copy_context().run, _learner_files, unit, specs,
+                                           settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(unit[0].label)}",
                                            template, offer, budget))
         try:
             reports = waiting.results(futures)  # a Ctrl-C is raised at once, whichever thread the signal reached

@@ -82,6 +82,17 @@ class PrintedOutput:
             self._changed.wait_for(lambda: self.printed > self.cap or not any(_unread(fd) for fd in self._open),
                                    timeout_s)
 
+    def restart(self) -> str:
+        """What was kept since the last take, as text; from now on the count starts again at 0 (the tester begins
+        its next file, which has an output limit of its own). Settles first: every byte printed before now is the
+        last file's."""
+        self.settle()
+        with self._changed:
+            text = self._kept.decode("utf-8", errors="replace")
+            self._kept = bytearray()
+            self.printed = 0
+        return text
+
     def take(self) -> str:
         """What was kept since the last take, as text."""
         with self._changed:

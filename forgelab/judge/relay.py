@@ -1,4 +1,4 @@
-"""Running one test file the learner wrote: two sandboxes, and the judge between them.
+"""Running test files the learner wrote: two sandboxes, and the judge between them.
 
 A learner's transfer test is learner code, and so is the ``forge`` it tests — but not the same
 ``forge`` in every run: the test is run once against the learner's ``forge`` and once with the stage's
@@ -33,6 +33,15 @@ tests; a host stopped at a limit makes that test a timeout with the limit named,
 starts a fresh host; after ``max_limit_hits`` such tests the run stops. The tester gets
 ``learner_tests_cpu_s`` of CPU time, ``learner_tests_wall_s`` of wall-clock time for the whole run
 (the host's waits included) and ``output_kb`` of output.
+
+**Several files in one run.** A grading job may run a stage's transfer test and its lab's regression test, which
+are judged against the same code, in one tester (:func:`run_files`): the interpreter, pytest and the interface
+start once instead of once per file. Each file is still run as it would be alone, one after the other: its own
+pytest session, a fresh host, and the limits above counted from the moment the tester says the file begins (its
+``file`` event, accepted only for the next file in order), so a file that hits a limit spoils no other. A file the
+run never reached (the tester was stopped, or ended, before it began) has no result here; the caller runs it alone.
+The files, their order and the command line are the same in every run of them, so the tester still cannot tell
+which code it is given.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,16 +109,17 @@ def write_template(into: Path, interface: Path) -> Path:
     return into
 
 
-def tester_folder(template: Path, into: Path, test_file: Path, shown: str) -> Path:
-    """A tester's folder for one test file: the template and the file at its workbook path (``shown``).
+def tester_folder(template: Path, into: Path, files: Sequence[tuple[Path, str]]) -> Path:
+    """A tester's folder for test files: the template and each ``(file, shown)`` at its workbook path ``shown``.
 
     The template's files are hard links where the file system allows (they are never written again, and the sandbox
     mounts the folder read-only), so a run does not copy the same hundred files once per test file."""
     shutil.copytree(template, into, copy_function=_link)
-    destination = into / shown
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    destination.unlink(missing_ok=True)  # never written through a link into the template
-    shutil.copyfile(test_file, destination)
+    for test_file, shown in files:
+        destination = into / shown
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.unlink(missing_ok=True)  # never written through a link into the template
+        shutil.copyfile(test_file, destination)
     return into
 
 
@@ -124,7 +135,7 @@ def _link(source: str, destination: str) -> None:
 
 @dataclass(frozen=True)
 class RelayRun:
-    """One run of one learner test file, as the judge saw it (events are the tester's claims)."""
+    """One learner test file's run, as the judge saw it (events are the tester's claims)."""
 
     events: tuple[dict[str, object], ...]  # the tester's report, one event each (see learner_plugin)
     limits: dict[str, tuple[Limit, str]] = field(default_factory=dict)  # node id → the host limit it hit, in words
@@ -145,9 +156,13 @@ def _boundary(message: str) -> dict[str, object]:
 
 
 class _Relay:
-    def __init__(self, tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
-                 scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> None:
+    def __init__(self, tester_dir: Path, shown: tuple[str, ...], host_dir: Path, settings: JudgeSettings,
+                 isolation: Isolation, scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> None:
         self.tester_dir, self.shown, self.settings, self.isolation = tester_dir, shown, settings, isolation
+        self.parts: list[RelayRun] = []  # the files before the current one (self.shown[len(self.parts)]), finished
+        self.finished: int | None = None  # the current file's pytest session ended with this status (its claim)
+        self.started = 0.0  # when the run began (the budget is spent when it ends)
+        self.unreached = False  # the budget was used up as the tester began the current file: it is not run here
         self.scratch, self.offered = scratch, offered
         self.budget = budget  # shared by every run of the learner's own tests in this judge run
         self.budget_bound = False  # the budget, not learner_tests_wall_s, set this run's deadline
@@ -172,21 +187,32 @@ class _Relay:
 
     # ------------------------------------------------------------ the whole run
 
-    def run(self) -> RelayRun:
+    def run(self) -> list[RelayRun]:
+        """One run per file the tester reached, in order (at least the first)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        allowed = float(self.settings.learner_tests_wall_s)
-        if self.budget is not None:
-            if self.budget.used_up:
-                return RelayRun((), stopped=Limit.WALL, budget=self.budget.message())
-            if self.budget.remaining() < allowed:
-                allowed, self.budget_bound = self.budget.remaining(), True
-        self.deadline = started + allowed
+        self.started = time.monotonic()
+        if not self._allow(self.started):
+            return [RelayRun((), stopped=Limit.WALL, budget=self.budget.message() if self.budget is not None else "")]
         try:
-            return self._run()
+            last = self._run()
+            return self.parts if self.unreached else [*self.parts, last]
         finally:
             if self.budget is not None:
-                self.budget.spend(time.monotonic() - started)
+                self.budget.spend(time.monotonic() - self.started)
+
+    def _allow(self, now: float) -> bool:
+        """The current file's wall-clock deadline from ``now``: ``learner_tests_wall_s``, or what is left of the
+        budget if that is less; False when the budget is used up."""
+        allowed = float(self.settings.learner_tests_wall_s)
+        self.budget_bound = False
+        if self.budget is not None:
+            left = self.budget.remaining() - (now - self.started)  # this run's time is spent when it ends
+            if self.budget.used_up or left <= 0:
+                return False
+            if left < allowed:
+                allowed, self.budget_bound = left, True
+        self.deadline = now + allowed
+        return True
 
     def _run(self) -> RelayRun:
         self.host.spawn()  # the host starts while pytest starts in the tester
@@ -218,25 +244,50 @@ class _Relay:
                         pass
             if drain is not None:
                 drain.join(timeout=10)
+        return self._part(self.tester_output.take())
+
+    def _part(self, output: str) -> RelayRun:
+        """The current file's run as it stands."""
         return RelayRun(tuple(self.events), dict(self.limits), dict(self.traces), dict(self.printed), self.stopped,
                         self.current if self.stopped is not None else "",
                         self.hits if self.hits >= self.settings.max_limit_hits else 0,
-                        self.tester_output.take(),
+                        output,
                         self.budget.message() if self.budget is not None and self.budget_bound
                         and self.stopped is Limit.WALL else "",
                         self.ended if self.stopped is None else None, self.ended_seen and self.stopped is None)
+
+    def _next_file(self) -> None:
+        """The tester begins the next file: the current one's run is over, and the next one starts afresh, as it
+        would in a tester of its own — its events, a fresh host, its limits counted from now."""
+        self.tester_output.settle()
+        if self.tester_output.flooded:  # over the output limit within the file that just ended: it is stopped there
+            self._stop_tester(Limit.OUTPUT)
+            return
+        self._take_printed()
+        self.ended, self.ended_seen = self.finished, self.finished is not None  # its session's end, as it said
+        self.parts.append(self._part(self.tester_output.restart()))
+        self.events, self.limits, self.traces, self.printed = [], {}, {}, {}
+        self.hits, self.current, self.fresh_test, self.finished = 0, "", True, None
+        self.ended, self.ended_seen = None, False
+        self.host.spawn()  # a fresh host, started as for a run of its own (spawn ends the last one)
+        self.ready = False
+        self.watchdog.count_cpu_from_now(self.settings.learner_tests_cpu_s)
+        if not self._allow(time.monotonic()):
+            self.unreached = True  # the budget is used up: this file and the rest are not run here
+            self._stop_tester(Limit.WALL)
 
     def _start_tester(self, link_in: int, link_out: int) -> subprocess.Popen[bytes]:
         """The tester, with the link on its standard input and output: its command line, environment and
         descriptors are the same in every run of the file."""
         settings = self.settings
-        limits = json.dumps(host_limits({**settings.host_limits(), "cpu_total_s": settings.learner_tests_cpu_s + 5},
-                                        self.isolation))
+        # the process's own hard limit: every file's allowance (the watchdog holds each file to its own)
+        cpu_total = settings.learner_tests_cpu_s * len(self.shown) + 5
+        limits = json.dumps(host_limits({**settings.host_limits(), "cpu_total_s": cpu_total}, self.isolation))
         root = CODE_MOUNT if self.isolation.sandboxed else str(self.tester_dir)
-        folder = self.shown.rsplit("/", 1)[0] if "/" in self.shown else "."
+        files = [argument for shown in self.shown for argument in ("--file", shown)]
         argv = [sys.executable, "-s", "-P", f"{root}/_judge_tester.py", "--limits", limits,
-                "--language", settings.language, "--tests", folder, "--", "-c", f"{root}/_judge_pytest.ini",
-                f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short", f"{root}/{self.shown}"]
+                "--language", settings.language, *files, "--", "-c", f"{root}/_judge_pytest.ini",
+                f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short"]
         with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:
             if self.isolation.sandboxed:
                 command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv, userns=userns), None
@@ -346,7 +397,16 @@ class _Relay:
             channel._kill_group(self.process)
 
     def _event(self, event: object) -> None:
-        if not isinstance(event, dict) or len(self.events) >= MAX_EVENTS:
+        if not isinstance(event, dict):
+            return
+        if event.get("event") == "file":  # the tester's own word that it begins the next file, taken only in order
+            begins = len(self.parts) + 1
+            if self.stopped is None and begins < len(self.shown) and event.get("path") == self.shown[begins]:
+                self._next_file()
+            return
+        if event.get("event") == "finish" and type(event.get("exitstatus")) is int:
+            self.finished = int(event["exitstatus"])
+        if len(self.events) >= MAX_EVENTS:
             return
         self.events.append(event)
         if event.get("event") == "start":
@@ -444,8 +504,10 @@ def _no_classes(path: str) -> object:
     raise wire.WireError(f"the judge does not rebuild {path}: it only relays frames")
 
 
-def run_file(tester_dir: Path, shown: str, host_dir: Path, settings: JudgeSettings, isolation: Isolation,
-             scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> RelayRun:
-    """Run the learner's test file ``shown`` (in ``tester_dir``) against the ``forge`` in ``host_dir``."""
+def run_files(tester_dir: Path, shown: Sequence[str], host_dir: Path, settings: JudgeSettings, isolation: Isolation,
+              scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> list[RelayRun]:
+    """Run the learner's test files ``shown`` (in ``tester_dir``), one after the other in one tester, against the
+    ``forge`` in ``host_dir``: a run for each file the tester reached, in order (at least the first); a file past
+    them was not run (see the module's docstring)."""
     with i18n.speaking(settings.language):  # this may run in a worker thread, which starts in English
-        return _Relay(tester_dir, shown, host_dir, settings, isolation, scratch, offered, budget).run()
+        return _Relay(tester_dir, tuple(shown), host_dir, settings, isolation, scratch, offered, budget).run()

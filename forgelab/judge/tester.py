@@ -6,7 +6,10 @@ of a stage module is remote, see :mod:`forgelab.judge.remote`), the learner's on
 ``transfer/``, the few judge modules it needs under ``forgelab/``, and ``_judge_tester.py``, which
 calls :func:`main`::
 
-    python -s -P _judge_tester.py --limits JSON --settings JSON --tests transfer -- PYTEST-ARGS...
+    python -s -P _judge_tester.py --limits JSON --language LANG --file transfer/test_NN.py [--file …] -- PYTEST-ARGS...
+
+It runs each ``--file`` in its own pytest session, one after the other, and tells the judge before each one
+begins (a ``file`` event: the judge counts that file's limits from then on, see :mod:`forgelab.judge.relay`).
 
 Its standard input and output are the link to the judge (frames, see :mod:`forgelab.judge.wire`); it
 moves them aside at once, reads nothing more from standard input and prints to standard error. The
@@ -142,15 +145,15 @@ def main(argv: list[str], code_dir: str) -> None:
     # only the edition the tester's own words are in: its Link starts and watches no process, the judge holds the
     # learner's host to the settings' limits (forgelab.judge.relay)
     parser.add_argument("--language", default=JudgeSettings().language)
-    parser.add_argument("--tests", default="transfer", help="the folder of the test files, relative to the code folder")
+    parser.add_argument("--file", action="append", default=[], help="a test file, relative to the code folder (in "
+                        "the order they run)")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     apply_limits(json.loads(args.limits))
     sys.dont_write_bytecode = True
     settings = JudgeSettings(language=args.language)
     i18n.use(settings.language)
-    roots = ((Path(code_dir) / args.tests).resolve(),)
-    link = Link(link_in, link_out, settings, roots)
+    link = Link(link_in, link_out, settings, ())
     remote.install_pool(_LinkPool(link))
     for module in (remote, channel, sys.modules[__name__]):  # a failure shows the test's lines, not the judge's
         setattr(module, "__tracebackhide__", True)
@@ -160,7 +163,11 @@ def main(argv: list[str], code_dir: str) -> None:
     import pytest
 
     rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
-    code = pytest.main(["-p", "forgelab.judge.learner_plugin", *rest])
+    code: int | pytest.ExitCode = pytest.ExitCode.NO_TESTS_COLLECTED
+    for shown in args.file:
+        link.test_roots = ((Path(code_dir) / shown).parent.resolve(),)  # the test's own folder (see handle_allowed)
+        link.event({"event": "file", "path": shown})
+        code = pytest.main(["-p", "forgelab.judge.learner_plugin", *rest, os.path.join(code_dir, shown)])
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(code))

@@ -74,7 +74,7 @@ def test_a_testers_folder_shares_the_templates_files_but_never_writes_into_them(
     (template / "transfer" / "test_01_mine.py").write_text("# the template's own\n", encoding="utf-8")
     learner = tmp_path / "test_01_mine.py"
     learner.write_text("def test_mine():\n    pass\n", encoding="utf-8")
-    folder = relay.tester_folder(template, tmp_path / "tester", learner, "transfer/test_01_mine.py")
+    folder = relay.tester_folder(template, tmp_path / "tester", [(learner, "transfer/test_01_mine.py")])
     assert (folder / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == learner.read_text(encoding="utf-8")
     assert (folder / "forge.py").read_text(encoding="utf-8") == "shared = 1\n"
     assert (template / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == "# the template's own\n"
@@ -351,7 +351,7 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
     from forgelab.judge import relay
 
     mid_test, failed = threading.Event(), threading.Event()  # the other learner's test waits for its answer; we failed
-    real_to_host, real_learner_file = relay._Relay._to_host, core._learner_file
+    real_to_host, real_learner_files = relay._Relay._to_host, core._learner_files
 
     def to_host(self: relay._Relay, frame: dict[str, object]) -> dict[str, object] | None:
         if _resolving(frame):  # only the honest run gets this far: its test waits here until the other run failed
@@ -359,14 +359,14 @@ def test_a_run_that_fails_ends_its_own_processes_and_not_those_of_a_run_beside_i
             assert failed.wait(timeout=120), "the broken run never failed"
         return real_to_host(self, frame)
 
-    def learner_file(label: str, test_file: Path, *args: object) -> object:
-        if test_file.parent.name == "broken":  # this run's grader breaks while the other learner's test is running
+    def learner_files(unit: list[core._LearnerFile], *args: object) -> object:
+        if unit[0].test_file.parent.name == "broken":  # this run's grader breaks while the other learner's test runs
             assert mid_test.wait(timeout=120), "the other run's test never started"
             raise RuntimeError("the grader broke on this submission")
-        return real_learner_file(label, test_file, *args)  # type: ignore[arg-type]
+        return real_learner_files(unit, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(relay._Relay, "_to_host", to_host)
-    monkeypatch.setattr(core, "_learner_file", learner_file)
+    monkeypatch.setattr(core, "_learner_files", learner_files)
     results: dict[str, object] = {}
 
     def judge_the_other() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import datetime as _dt
 import json
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -80,13 +81,26 @@ class GradingInterrupted(KeyboardInterrupt):
 
 
 def _grade_as(run: channel.RunProcesses, course: Course, workbook: Workbook, stages: list[Stage], sub: Submission,
-              settings: JudgeSettings) -> Graded:
+              settings: JudgeSettings, sessions: int) -> Graded:
     """:func:`grade_submission` with what it starts belonging to ``run`` (stopped by a Ctrl-C of the batch)."""
     token = channel.running_as(run)
     try:
-        return grade_submission(course, workbook, stages, sub, settings)
+        return grade_submission(course, workbook, stages, sub, settings, sessions)
     finally:
         channel.stop_running_as(token)
+
+
+MAX_SESSIONS = 4  # more trusted sessions per submission than this each run too few targets to pay for their start
+
+
+def sessions_per_submission(jobs: int) -> int:
+    """Trusted sessions per submission: the CPUs this process may use, shared by the ``jobs`` graded at once (at least
+    one each). The verdicts are the same for any number (see :func:`forgelab.grading.grader.grade_submission`)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_SESSIONS, cpus // max(1, jobs)))
 
 
 def _now() -> str:
@@ -112,10 +126,11 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
         graded: list[Graded] = []
         runs = {sub.id: channel.RunProcesses() for sub in chosen}  # what each submission's grading starts
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+        sessions = sessions_per_submission(jobs)
         try:
             # each job speaks the language of this run (a thread starts with a fresh context, i.e. English)
             futures = {pool.submit(contextvars.copy_context().run, _grade_as, runs[sub.id], course, workbook, stages,
-                                   sub, settings): sub for sub in chosen}
+                                   sub, settings, sessions): sub for sub in chosen}
             for done, future in enumerate(waiting.completed(futures), 1):
                 result = future.result()
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(

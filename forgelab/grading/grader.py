@@ -61,7 +61,10 @@ from forgelab.core.paths import Workbook
 from forgelab.core.registry import Course, Stage
 
 
-def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid, scratch: Path) -> core.Job:
+def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: Laid, scratch: Path,
+                sessions: int = 1) -> core.Job:
+    """The judge job of one submission; its course tests split over ``sessions`` trusted sessions (whole targets
+    each: see :func:`grade_submission` for why the verdicts do not depend on it)."""
     forge = laid.import_dir / "forge"
     reference = reference_layers(workbook)
     targets: list[TargetSpec] = []
@@ -104,7 +107,7 @@ def grading_job(course: Course, workbook: Workbook, stages: list[Stage], laid: L
         learner_tests += [LearnerTests(regression_label(stage), test), LearnerTests(regression_broken_label(stage), test)]
     job = jobs.job(course, workbook, targets, course_tests, learner_tests)
     return core.Job(job.course_root, job.starters, job.stage_modules, job.targets, job.course_tests, job.learner_tests,
-                    cache_dir=job.cache_dir, sessions=1, rewritten_tests=True,
+                    cache_dir=job.cache_dir, sessions=max(1, sessions), rewritten_tests=True,
                     together=_together(stages, targets, learner_tests, alone))
 
 
@@ -173,8 +176,13 @@ def timings_of(report: RunReport, stages: list[Stage], course_root: Path) -> lis
 
 
 def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], sub: submissions.Submission,
-                     settings: JudgeSettings) -> Graded:
-    """Everything for one submission; a failure of the grader itself becomes flagged rows, never a crash."""
+                     settings: JudgeSettings, sessions: int = 1) -> Graded:
+    """Everything for one submission; a failure of the grader itself becomes flagged rows, never a crash.
+
+    ``sessions`` > 1 runs the course's tests in that many trusted sessions at once (``grade`` with CPUs to spare).
+    Each session holds the learner's code to the submission's time budget on its own, so where the sessions together
+    spent half of it or more — where one session might have used it up and left tests not run — the submission is
+    graded again in one session: its verdicts are the one session's, however many CPUs the grader had."""
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="forgelab-grade-"))
     try:
@@ -190,7 +198,9 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
                           facts=[(stage.number, StageFacts(transfer="error")) for stage in stages])
         copied = time.monotonic() - started
         handed = similarity.read_modules(laid.import_dir / "forge", stages)  # read as text, before any of it runs
-        report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
+        report = core.run(grading_job(course, workbook, stages, laid, scratch, sessions), settings)
+        if sessions > 1 and report.course_budget_spent_s >= settings.submission_wall_s / 2:
+            report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
         rows: list[GradeItem] = []
         tests: list[TestResult] = []
         facts: list[tuple[str, StageFacts]] = []

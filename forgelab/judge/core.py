@@ -192,7 +192,8 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
         report = messages.read(SessionReport, report_path)
     except messages.MessageError as error:
         return RunReport((), problem=str(error), sandbox=isolation.description)
-    return RunReport(report.rows, report.import_problems, report.collect_errors, sandbox=isolation.description)
+    return RunReport(report.rows, report.import_problems, report.collect_errors, sandbox=isolation.description,
+                     course_budget_spent_s=report.budget_spent_s)
 
 
 # ---------------------------------------------------------------- learner tests (a tester and a host per file)
@@ -497,8 +498,10 @@ def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:
     run_problems = []
     target_problems: dict[str, str] = {}
     ended: set[str] = set()
+    spent = 0.0
     for report in reports:
         ended |= report.ended_targets
+        spent += report.course_budget_spent_s
         rows.extend(report.rows)
         problems.update(report.import_problems)
         errors.extend(report.collect_errors)
@@ -507,4 +510,5 @@ def merge(reports: list[RunReport], sandbox: str = "") -> RunReport:
         if report.problem:
             run_problems.append(report.problem)
     return RunReport(tuple(rows), problems, tuple(errors), "; ".join(run_problems) or None,
-                     sandbox or next((r.sandbox for r in reports if r.sandbox), ""), target_problems, frozenset(ended))
+                     sandbox or next((r.sandbox for r in reports if r.sandbox), ""), target_problems, frozenset(ended),
+                     spent)

@@ -85,6 +85,7 @@ class SessionReport(Message):
     import_problems: dict[str, ImportProblem]
     collect_errors: tuple[CollectError, ...]
     exitstatus: int
+    budget_spent_s: float = 0.0  # of the submission's time budget, by this session's learner code (TimeBudget.spent)
 
 
 M = TypeVar("M", bound=Message)

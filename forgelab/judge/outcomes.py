@@ -155,6 +155,8 @@ class RunReport:
     # target labels whose learner-test process ended by itself (an exit or a signal) before it reported every result,
     # or broke its link to the judge: no limit of time or memory stopped it (grading's outcome "ended")
     ended_targets: frozenset[str] = frozenset()
+    # seconds of the submission's time budget the learner's code spent in the course's tests, every session added up
+    course_budget_spent_s: float = 0.0
 
     def for_target(self, label: str) -> tuple[TestRow, ...]:
         return tuple(row for row in self.rows if row.target == label)

@@ -341,7 +341,8 @@ class JudgeSession:
         # a value recorded by a test that failed after all (its teardown) is no answer
         rows = tuple(row if row.outcome is Outcome.PASSED else replace(row, recorded="") for row in self.rows.values())
         messages.write(SessionReport(rows=rows, import_problems=problems, collect_errors=tuple(self.collect_errors),
-                                     exitstatus=int(exitstatus)), Path(self.job.report))
+                                     exitstatus=int(exitstatus), budget_spent_s=self.pool.time_budget.spent),
+                       Path(self.job.report))
 
 
 _BOUNDARY = pytest.StashKey[bool]()

@@ -280,3 +280,53 @@ def test_the_gradebook_csv_has_exactly_the_documented_columns(first: dict[str, A
     assert len(body) == 7 * len(NAMES)
     as_rows = [[row[0], row[1], row[2], int(row[3]), int(row[4]), row[5], row[7], row[6]] for row in body]
     assert as_rows == first["rows"]
+
+
+def _graded_in(submissions: dict[str, Any], name: str, sessions: int, settings: Any,
+               monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[Any, ...]], list[int]]:
+    """``name`` graded (stage 01) with its course tests over ``sessions`` sessions: its items, and the number of
+    sessions of every judge run the grading made."""
+    from forgelab.core import submission as found
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
+    from forgelab.grading import grader
+    from forgelab.judge import core
+
+    course = load_course(ROOT)
+    runs: list[int] = []
+    real = core.run
+
+    def run(job: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append(job.sessions)
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(core, "run", run)
+    graded = grader.grade_submission(course, Workbook(ROOT, ROOT), [course.stage("01")],
+                                     found.discover([submissions["paths"][name]])[0], settings, sessions)
+    monkeypatch.undo()
+    return [(item.item, item.points, item.outcome, item.reason, item.flag) for item in graded.items], runs
+
+
+@pytest.mark.parametrize("name", ["correct", "wrong", "syntax"])
+def test_course_tests_split_over_two_sessions_grade_as_one_session_does(submissions: dict[str, Any], name: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`grade --jobs 1` on two CPUs runs each submission's course tests in two trusted sessions at once."""
+    from forgelab.judge.settings import DEFAULT
+
+    one, one_runs = _graded_in(submissions, name, 1, DEFAULT, monkeypatch)
+    two, two_runs = _graded_in(submissions, name, 2, DEFAULT, monkeypatch)
+    assert (one_runs, two_runs) == ([1], [2])
+    assert two == one
+
+
+def test_a_submission_that_spends_half_its_time_budget_is_graded_again_in_one_session(
+        submissions: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each session holds the learner's code to the whole budget: where the sessions spent half of it together, one
+    session might have used it up, so the verdicts come from one session, as they would on one CPU."""
+    from forgelab.judge.settings import JudgeSettings
+
+    settings = JudgeSettings(test_cpu_s=1, submission_wall_s=3)  # the loop uses 1 s at each of its tests' calls
+    _items, runs = _graded_in(submissions, "hangs", 2, settings, monkeypatch)
+    assert runs == [2, 1]
+    _items, runs = _graded_in(submissions, "correct", 2, settings, monkeypatch)
+    assert runs == [2]

@@ -8,7 +8,8 @@ Each case here runs the same two files both ways, on the learner's forge and on 
 
 * honest files: the same rows, from two tester starts instead of four;
 * a first file whose test loops in the tester, calls ``os._exit``, or floods the output: it is stopped as it would be
-  alone, and the second file, which that tester never reached, runs alone afterwards;
+  alone, and the second file, which that tester never reached, runs alone afterwards; one that cannot be collected
+  spoils only itself (the second file's session still runs in the same tester);
 * a file's limits are its own: two files that each use most of one file's CPU allowance both pass;
 * a test that claims, through the tester's link, that the next file has begun gets no more than that file's
   allowance (the claim is taken once, in order), and the runs of both targets still look alike from inside;

@@ -302,6 +302,14 @@ def copy_workbook(destination: Path) -> WorkbookCopy:
     return WorkbookCopy(destination)
 
 
+def copy_with_reference_forge(destination: Path) -> WorkbookCopy:
+    """:func:`copy_workbook` whose ``forge/`` (the learner's) holds the course's reference modules."""
+    copy = copy_workbook(destination)
+    for module in sorted((copy.root / "solutions" / "forge").glob("*.py")):
+        shutil.copyfile(module, copy.root / "forge" / module.name)
+    return copy
+
+
 @pytest.fixture(autouse=True)
 def the_tools_language_is_left_as_it_was() -> Iterator[None]:
     """A test leaves the language the tools speak in this process as it found it, or fails at its teardown: a test

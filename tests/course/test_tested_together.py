@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import WorkbookCopy, copy_workbook
+from conftest import WorkbookCopy, copy_with_reference_forge
 
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import load_course
@@ -86,10 +86,7 @@ def test_claims_the_next_file_has_begun() -> None:
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> WorkbookCopy:
-    copy = copy_workbook(tmp_path_factory.mktemp("together") / "workbook")
-    for module in sorted((copy.root / "solutions" / "forge").glob("*.py")):
-        shutil.copyfile(module, copy.root / "forge" / module.name)  # the learner's forge: the reference modules
-    return copy
+    return copy_with_reference_forge(tmp_path_factory.mktemp("together") / "workbook")
 
 
 def _run(book: WorkbookCopy, folder: Path, first: str, second: str, together: bool,

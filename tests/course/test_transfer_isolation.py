@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import WorkbookCopy, copy_workbook
+from conftest import WorkbookCopy, copy_with_reference_forge
 from hostile_submissions import REPORT_PATCH  # forge code that marks every pytest report passed
 
 from forgelab.judge import core, sandbox
@@ -163,10 +163,7 @@ def resolve(instructions):
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> WorkbookCopy:
-    copy = copy_workbook(tmp_path_factory.mktemp("isolation") / "workbook")
-    for module in sorted((copy.root / "solutions" / "forge").glob("*.py")):
-        shutil.copyfile(module, copy.root / "forge" / module.name)  # the learner's forge: the reference modules
-    return copy
+    return copy_with_reference_forge(tmp_path_factory.mktemp("isolation") / "workbook")
 
 
 def forge_with(book: WorkbookCopy, folder: Path, module: str = "", code: str = "") -> Path:

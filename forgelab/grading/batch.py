@@ -124,6 +124,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
                                      settings=json.dumps({**settings.as_dict(), "similarity": thresholds.as_dict()},
                                                          sort_keys=True))
         graded: list[Graded] = []
+        similarity.load_in_background()  # copydetect's import, for publish(), while the judge runs
         runs = {sub.id: channel.RunProcesses() for sub in chosen}  # what each submission's grading starts
         pool = ThreadPoolExecutor(max_workers=max(1, jobs))
         sessions = sessions_per_submission(jobs)

@@ -30,14 +30,15 @@ import ast
 import enum
 import functools
 import hashlib
+import importlib
 import json
+import threading
 from importlib import metadata
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import copydetect
-import copydetect.utils
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
@@ -63,8 +64,6 @@ def _stable_kgrams(string: str, k: int) -> Any:
                                                     digest_size=8).digest(), "little", signed=True)
                      for offset in range(len(string) - k + 1)], dtype=np.int64)
 
-
-copydetect.utils.hashed_kgrams = _stable_kgrams  # see the module docstring: hash() is salted per process
 
 
 class Status(enum.StrEnum):
@@ -235,9 +234,11 @@ def course_modules(workbook: Workbook, stage: Stage) -> list[tuple[str, Kind, st
     return made
 
 
-def starter_text(workbook: Workbook, stage: Stage) -> str:
-    """The module as the course ships it to learners: the boilerplate of every fingerprint."""
-    path = jobs.starters(workbook) / stage.module
+def starter_text(workbook: Workbook, stage: Stage, starters: Path | None = None) -> str:
+    """The module as the course ships it to learners: the boilerplate of every fingerprint. ``starters``: the folder
+    :func:`forgelab.verdicts.jobs.starters` gives, if the caller has it already (in the course repository, finding it
+    asks git)."""
+    path = (starters or jobs.starters(workbook)) / stage.module
     return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
@@ -266,15 +267,62 @@ class _Winnowed(BaseModel):
     coverage: float
 
 
-def _from_positions(hashes: Any, positions: Any) -> tuple[set[Any], dict[Any, list[Any]]]:
-    """copydetect's ``get_document_fingerprints`` result from its winnowed arrays, built as it builds it."""
-    index: dict[Any, list[Any]] = {}
-    for value, position in zip(hashes, positions):
-        if value not in index:
-            index[value] = [position]
-        else:
-            index[value].append(position)
-    return set(hashes), index
+@dataclass(frozen=True)
+class _Hashes:
+    """A fingerprint's winnowed k-gram hashes and their positions in its token stream: aligned arrays in the order of
+    the positions. copydetect keeps the same as a set and a dict of lists, whose overlap it gathers one array per
+    shared hash (about 600,000 arrays for one submission that copies the reference, against about 250 course
+    modules); :func:`_overlap` finds it with two vectorised lookups instead."""
+
+    values: Any  # numpy int64
+    positions: Any  # numpy int64
+
+
+def _overlap(hashes1: Any, hashes2: Any, idx1: Any, idx2: Any) -> tuple[Any, Any]:
+    """copydetect's ``find_fingerprint_overlap``: the positions, in each file, of every hash the two share. For two
+    :class:`_Hashes` they come in another order; copydetect sorts them before it uses them (``get_copied_slices``), so
+    the figures are the same (tests/course/test_similarity_tokens.py compares them with copydetect's own)."""
+    if not (isinstance(idx1, _Hashes) and isinstance(idx2, _Hashes)):
+        return _copydetects_overlap(hashes1, hashes2, idx1, idx2)  # type: ignore[no-any-return]
+    shared = np.intersect1d(idx1.values, idx2.values)
+    if shared.size == 0:
+        return np.array([], dtype=int), np.array([], dtype=int)
+    return idx1.positions[np.isin(idx1.values, shared)], idx2.positions[np.isin(idx2.values, shared)]
+
+
+_copydetects_overlap: Any = None
+_loading = threading.Lock()
+
+
+def library() -> ModuleType:
+    """The copydetect package, imported at its first use with this module's two replacements in place:
+    :func:`_stable_kgrams` (see the module docstring) and :func:`_overlap`. Importing it imports matplotlib's pyplot,
+    about a third of a second, which ``grade`` spends in a thread of its own while the judge runs
+    (:func:`load_in_background`); any thread may ask, and the replacements are put in place once."""
+    global _copydetects_overlap
+    with _loading:
+        package = importlib.import_module("copydetect")
+        utils: Any = importlib.import_module("copydetect.utils")
+        detector: Any = importlib.import_module("copydetect.detector")
+        if _copydetects_overlap is None:
+            utils.hashed_kgrams = _stable_kgrams
+            _copydetects_overlap = utils.find_fingerprint_overlap
+            detector.find_fingerprint_overlap = _overlap  # compare_files calls it by this name
+        return package
+
+
+def load_in_background() -> threading.Thread:
+    """Import copydetect (:func:`library`) in a thread of its own: ``grade`` starts it before its judge runs."""
+    thread = threading.Thread(target=library, name="forgelab-similarity-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def _in_order(index: dict[Any, list[Any]]) -> _Hashes:
+    """copydetect's dict of positions by hash as :class:`_Hashes`."""
+    pairs = sorted((int(position), int(value)) for value, positions in index.items() for position in positions)
+    return _Hashes(np.array([value for _position, value in pairs], dtype=np.int64),
+                   np.array([position for position, _value in pairs], dtype=np.int64))
 
 
 class Tokens:
@@ -300,16 +348,17 @@ class Tokens:
         path = self.folder / f"{key}.json" if self.folder is not None and keep else None
         made = self._read(path) if path is not None else None
         if made is None:
-            made = copydetect.utils.filter_code(text, "module.py", "python")
+            made = library().utils.filter_code(text, "module.py", "python")
             if path is not None:
                 self._write(path, made)
         self._made[key] = made
         return made
 
-    def winnowed(self, filtered: str, k: int, boilerplate: Any, keep: bool = False) -> tuple[set[Any], Any, Any]:
-        """copydetect's fingerprint of a token stream — its hashes, their positions, the tokens they cover — with the
-        ``boilerplate`` hashes removed; ``keep``: a course module's, kept on disk beside its token stream (the same in
-        every grading run; hashing and winnowing them was the larger part of what a run's similarity check costs)."""
+    def winnowed(self, filtered: str, k: int, boilerplate: Any, keep: bool = False) -> tuple[_Hashes, Any]:
+        """copydetect's fingerprint of a token stream — its hashes with their positions, and the tokens they cover —
+        with the ``boilerplate`` hashes removed; ``keep``: a course module's, kept on disk beside its token stream (the
+        same in every grading run; hashing and winnowing them was the larger part of what a run's similarity check
+        costs)."""
         path = None
         if self.folder is not None and keep:
             plate = b"" if boilerplate is None else np.asarray(boilerplate, dtype=np.int64).tobytes()
@@ -321,21 +370,21 @@ class Tokens:
             except (OSError, ValueError):
                 pass
             else:
-                hashes, index = _from_positions(np.array(found.hashes, dtype=np.int64),
-                                                np.array(found.positions, dtype=np.int64))
-                return hashes, index, np.float64(found.coverage)
-        hashes, index = copydetect.utils.get_document_fingerprints(filtered, k, 1, [] if boilerplate is None else boilerplate)
-        coverage = copydetect.utils.get_token_coverage(index, k, len(filtered))
+                return (_Hashes(np.array(found.hashes, dtype=np.int64), np.array(found.positions, dtype=np.int64)),
+                        np.float64(found.coverage))
+        _set, index = library().utils.get_document_fingerprints(filtered, k, 1,
+                                                                 [] if boilerplate is None else boilerplate)
+        coverage = library().utils.get_token_coverage(index, k, len(filtered))
+        hashes = _in_order(index)
         if path is not None:
-            pairs = sorted((int(position), int(value)) for value, positions in index.items() for position in positions)
-            document = _Winnowed(hashes=[value for _position, value in pairs],
-                                 positions=[position for position, _value in pairs], coverage=float(coverage))
+            document = _Winnowed(hashes=hashes.values.tolist(), positions=hashes.positions.tolist(),
+                                 coverage=float(coverage))
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(path, document.model_dump_json())
             except OSError:  # a read-only course: the next run hashes it again
                 pass
-        return hashes, index, coverage
+        return hashes, coverage
 
     @staticmethod
     def _read(path: Path) -> tuple[str, Any] | None:
@@ -360,15 +409,24 @@ class Tokens:
 def _fingerprint(text: str, thresholds: Thresholds, boilerplate: Any, tokens: Tokens | None = None,
                  keep: bool = False) -> Any:
     """copydetect's ``CodeFingerprint`` of ``text``, made as its constructor makes it, with the token stream and the
-    winnowed hashes from ``tokens`` (``keep``: a course module, whose stream and hashes are kept on disk)."""
+    winnowed hashes from ``tokens`` (``keep``: a course module, whose stream and hashes are kept on disk). Its set of
+    hashes and its dict of their positions are one :class:`_Hashes` instead, which ``compare_files`` hands to
+    :func:`_overlap` and nothing else reads."""
     tokens = tokens or Tokens()
     filtered, offsets = tokens.filtered(text, keep)
-    hashes, index, coverage = tokens.winnowed(filtered, thresholds.noise, boilerplate, keep)
-    made = copydetect.CodeFingerprint.__new__(copydetect.CodeFingerprint)
+    hashes, coverage = tokens.winnowed(filtered, thresholds.noise, boilerplate, keep)
+    made = library().CodeFingerprint.__new__(library().CodeFingerprint)
     made.filename, made.raw_code, made.filtered_code, made.offsets = "module.py", text, filtered, offsets
-    made.hashes, made.hash_idx, made.k = hashes, index, thresholds.noise
+    made.hashes, made.hash_idx, made.k = hashes, hashes, thresholds.noise  # both as one _Hashes (see _overlap)
     made.token_coverage = coverage
     return made
+
+
+def _boilerplate(starter: Any) -> Any:
+    """The starter's hashes, sorted and each once: what every other fingerprint of its stage leaves out (a fingerprint
+    of copydetect's own keeps them as a set)."""
+    hashes = starter.hashes
+    return np.unique(hashes.values if isinstance(hashes, _Hashes) else np.array(sorted(hashes), dtype=np.int64))
 
 
 def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
@@ -389,7 +447,7 @@ def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
 
 
 def _compare(stage: str, left: _Compared, right: _Compared) -> _Found:
-    tokens, (one, two), (slices_one, slices_two) = copydetect.compare_files(left.print_, right.print_)
+    tokens, (one, two), (slices_one, slices_two) = library().compare_files(left.print_, right.print_)
     return _Found(stage, left, right, round(float(one) * 100, 1), round(float(two) * 100, 1), int(tokens),
                   (_spans(slices_one, len(left.text)), _spans(slices_two, len(right.text))))
 
@@ -420,9 +478,10 @@ def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[Han
     not_compared: list[tuple[str, str, Status]] = []
     unparsable: list[tuple[str, str]] = []
     looked = 0
+    starters = jobs.starters(workbook)
     for stage in stages:
-        starter = _fingerprint(starter_text(workbook, stage), thresholds, None, tokens, keep=True)
-        boilerplate = np.unique(np.array(sorted(starter.hashes), dtype=np.int64))
+        starter = _fingerprint(starter_text(workbook, stage, starters), thresholds, None, tokens, keep=True)
+        boilerplate = _boilerplate(starter)
         handed: list[_Compared] = []
         for submission in sorted(modules):
             for module in modules[submission]:

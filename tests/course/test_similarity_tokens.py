@@ -26,6 +26,7 @@ from forgelab.core.registry import load_course
 from forgelab.grading import similarity
 from forgelab.grading.similarity import HandedModule, Status, Thresholds, Tokens
 
+similarity.library()  # copydetect with the stable k-gram hash, which the fingerprints made here must use too
 COURSE = load_course(ROOT)
 WORKBOOK = Workbook.locate(ROOT)
 ODD = ["", "x", '"""only a docstring"""\n', "def f(:\n    pass\n", "# 注释\nname = '名字'\n", "\ud800 = 1\n"]
@@ -37,13 +38,23 @@ def _course_texts() -> list[str]:
     return texts
 
 
+def _positions(made: Any) -> dict[int, list[int]]:
+    """A fingerprint's positions by hash, as copydetect's dict holds them (in the order of the positions)."""
+    found: dict[int, list[int]] = {}
+    for value, position in zip(made.hash_idx.values.tolist(), made.hash_idx.positions.tolist()):
+        found.setdefault(value, []).append(position)
+    return found
+
+
 def _same(made: Any, expected: Any) -> None:
+    """``made`` (hashes and positions as one similarity._Hashes) holds what copydetect's own ``expected`` holds."""
     assert made.filtered_code == expected.filtered_code and made.raw_code == expected.raw_code
     assert made.offsets.dtype == expected.offsets.dtype and made.offsets.shape == expected.offsets.shape
     assert np.array_equal(made.offsets, expected.offsets)
-    assert made.hashes == expected.hashes and made.k == expected.k
-    assert {key: [int(i) for i in value] for key, value in made.hash_idx.items()} == \
-        {key: [int(i) for i in value] for key, value in expected.hash_idx.items()}
+    assert made.hashes is made.hash_idx and made.k == expected.k
+    assert set(made.hash_idx.values.tolist()) == {int(value) for value in expected.hashes}
+    assert list(made.hash_idx.positions) == sorted(made.hash_idx.positions.tolist())
+    assert _positions(made) == {int(key): [int(i) for i in value] for key, value in expected.hash_idx.items()}
     assert made.token_coverage == expected.token_coverage
 
 
@@ -125,7 +136,7 @@ def test_a_course_modules_winnowed_hashes_are_read_back_without_hashing(tmp_path
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The course's modules are the same in every grading run: their winnowed hashes (the starter's removed), positions
     and token coverage are kept beside their token streams, and a later run reads them instead of hashing every
-    k-gram again. What it reads back is copydetect's own fingerprint, to the order of its set and its dict."""
+    k-gram again. What it reads back holds copydetect's own fingerprint: the same hashes at the same positions."""
     thresholds = Thresholds()
     starter = similarity.starter_text(WORKBOOK, COURSE.stage("01"))
     plate = None if boilerplate is None else np.unique(np.array(sorted(copydetect.CodeFingerprint(
@@ -145,6 +156,26 @@ def test_a_course_modules_winnowed_hashes_are_read_back_without_hashing(tmp_path
     for text, own in zip(texts, expected):
         made = similarity._fingerprint(text, thresholds, plate, again, keep=True)
         _same(made, own)
-        assert [int(value) for value in made.hashes] == [int(value) for value in own.hashes]  # the set's own order
-        assert [int(value) for value in made.hash_idx] == [int(value) for value in own.hash_idx]
         assert type(made.token_coverage) is type(own.token_coverage)
+
+
+def test_fingerprints_made_here_are_compared_without_gathering_one_array_per_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """copydetect gathers the overlap of two fingerprints one array per shared hash: for one submission that copies
+    the reference, about 600,000 arrays against the course's modules, most of what its similarity check cost. Two
+    fingerprints made here are compared with two vectorised lookups instead; the figures are copydetect's own (the
+    test above compares them with fingerprints copydetect made itself, which still go its own way)."""
+    stages = [COURSE.stage(number) for number in STAGES]
+    handed = _handed()
+    reference = {"reference-copy": [HandedModule(stage.number, stage.module, Status.TEXT, "", text)
+                                     for stage in stages
+                                     for text in [(ROOT / stage.solution_module).read_text(encoding="utf-8")]]}
+    expected = similarity.compare(WORKBOOK, stages, {**handed, **reference}, Thresholds(), Tokens(None))
+
+    def gathered(*_args: object) -> None:
+        raise AssertionError("copydetect's own overlap was used for two fingerprints made here")
+
+    monkeypatch.setattr(similarity, "_copydetects_overlap", gathered)
+    found = similarity.compare(WORKBOOK, stages, {**handed, **reference}, Thresholds(), Tokens(None))
+    assert _figures(found) == _figures(expected)
+    copies = [pair for pair in found.pairs if pair.left.name == "reference-copy"]
+    assert copies and all(pair.right.name == "reference" and pair.percent == 100.0 for pair in copies)

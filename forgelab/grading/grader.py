@@ -198,9 +198,10 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
                           facts=[(stage.number, StageFacts(transfer="error")) for stage in stages])
         copied = time.monotonic() - started
         handed = similarity.read_modules(laid.import_dir / "forge", stages)  # read as text, before any of it runs
-        report = core.run(grading_job(course, workbook, stages, laid, scratch, sessions), settings)
+        # the judge's folder is removed while the rows are built (grade never ends with os._exit)
+        report = core.run(grading_job(course, workbook, stages, laid, scratch, sessions), settings, remove_later=True)
         if sessions > 1 and report.course_budget_spent_s >= settings.submission_wall_s / 2:
-            report = core.run(grading_job(course, workbook, stages, laid, scratch), settings)
+            report = core.run(grading_job(course, workbook, stages, laid, scratch), settings, remove_later=True)
         rows: list[GradeItem] = []
         tests: list[TestResult] = []
         facts: list[tuple[str, StageFacts]] = []

@@ -406,12 +406,17 @@ def _read_learner_report(label: str, run: relay.RelayRun, files: list[str], sett
 
 def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
         warm: WarmWorker | None = None, processes: channel.RunProcesses | None = None,
-        starter: SessionStarter | None = None) -> RunReport:
+        starter: SessionStarter | None = None, remove_later: bool = False) -> RunReport:
     """Run every suite of ``job``; one report whose rows name their file, test and target. With ``warm`` (watch
     mode), the course's tests run in a session forked from that worker; everything else is as in a cold run.
     ``starter`` chooses how the course's sessions start instead (:mod:`forgelab.judge.starters`).
     ``processes`` holds what the run starts (the caller may stop it from another thread: a check's Ctrl-C); when the
-    run fails, it ends its own processes and no other run's."""
+    run fails, it ends its own processes and no other run's.
+
+    The run's folder is removed before this returns, except in watch mode and with ``remove_later`` (``grade``: a full
+    submission's folder holds about 3,000 files, whose removal took longer than building its rows, similarity check
+    and pages): then a thread of its own removes it, which the interpreter waits for at exit. A caller that ends its
+    process with ``os._exit`` (``check``) must not ask for it."""
     isolation = isolation or decide_isolation(settings.sandbox)
     folder = tempfile.mkdtemp(prefix="forgelab-judge-")
     processes = processes or channel.RunProcesses(within=channel.current_run())  # stopped with what it runs within
@@ -420,9 +425,9 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
         return _run_in(job, settings, isolation, Path(folder), warm, processes, starter)
     finally:
         channel.stop_running_as(token)
-        if warm is None:
+        if warm is None and not remove_later:
             shutil.rmtree(folder, ignore_errors=True)
-        else:  # watch mode: the verdict is shown while the run's folder goes (nothing of it is read again)
+        else:  # the verdict is shown (the rows built) while the run's folder goes: nothing of it is read again
             threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup").start()
 
 

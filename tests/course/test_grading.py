@@ -330,3 +330,37 @@ def test_a_submission_that_spends_half_its_time_budget_is_graded_again_in_one_se
     assert runs == [2, 1]
     _items, runs = _graded_in(submissions, "correct", 2, settings, monkeypatch)
     assert runs == [2]
+
+
+def test_the_judges_folder_goes_in_a_thread_the_interpreter_waits_for(submissions: dict[str, Any], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full submission's judge folder holds about 3,000 files, whose removal took longer than building its rows,
+    similarity check and pages: grade builds them while a thread removes it. That thread is no daemon, so the
+    interpreter waits for it at exit and `forgelab grade` leaves nothing behind; once it is done, nothing is left."""
+    import tempfile
+    import threading
+
+    from forgelab.core import submission as found
+    from forgelab.core.paths import Workbook
+    from forgelab.core.registry import load_course
+    from forgelab.grading import grader
+    from forgelab.judge.settings import DEFAULT
+
+    course = load_course(ROOT)
+    removing: list[threading.Thread] = []
+    start = threading.Thread.start
+
+    def started(thread: threading.Thread) -> None:
+        if thread.name == "forgelab-judge-cleanup":
+            removing.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(threading.Thread, "start", started)
+    graded = grader.grade_submission(course, Workbook(ROOT, ROOT), [course.stage("01")],
+                                     found.discover([submissions["paths"]["correct"]])[0], DEFAULT, 1)
+    monkeypatch.undo()
+    assert graded.points == graded.max_points
+    assert len(removing) == 1 and not removing[0].daemon
+    removing[0].join()
+    assert list(tmp_path.iterdir()) == []

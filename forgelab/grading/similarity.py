@@ -65,7 +65,6 @@ def _stable_kgrams(string: str, k: int) -> Any:
                      for offset in range(len(string) - k + 1)], dtype=np.int64)
 
 
-
 class Status(enum.StrEnum):
     """What was found where a submission's stage module should be."""
 
@@ -312,8 +311,16 @@ def library() -> ModuleType:
 
 
 def load_in_background() -> threading.Thread:
-    """Import copydetect (:func:`library`) in a thread of its own: ``grade`` starts it before its judge runs."""
-    thread = threading.Thread(target=library, name="forgelab-similarity-import", daemon=True)
+    """Import copydetect (:func:`library`) in a thread of its own: ``grade`` starts it before its judge runs. An
+    import that fails there fails again, with its message, where the comparison asks for it."""
+
+    def load() -> None:
+        try:
+            library()
+        except Exception:  # noqa: BLE001 - said where it is needed (see above)
+            pass
+
+    thread = threading.Thread(target=load, name="forgelab-similarity-import", daemon=True)
     thread.start()
     return thread
 

@@ -68,7 +68,7 @@ from forgelab.judge.printed import PrintedOutput
 from forgelab.judge.sandbox import CODE_MOUNT, Isolation, bwrap_command, host_limits, plain_env, user_namespace
 from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.tester import LAUNCHER
-from forgelab.judge.watchdog import POLL_S, Watchdog, ended_by_cpu_rlimit
+from forgelab.judge.watchdog import POLL_S, Watchdog, ended_by_cpu_rlimit, readable_within
 
 TESTER_INI = """# the learner's own tests, in the tester's sandbox: no plugin autoload, no cache, no conftest
 [pytest]
@@ -84,6 +84,7 @@ TESTER_MODULES = ("__init__.py", "core/__init__.py", "core/i18n.py", "judge/__in
                   "judge/messages.py", "judge/outcomes.py", "judge/printed.py", "judge/remote.py", "judge/sandbox.py",
                   "judge/settings.py", "judge/tester.py", "judge/watchdog.py", "judge/wire.py")
 MAX_EVENTS = 5000
+MAX_TAKEN_LATE = 100  # events taken after a limit was found (see _Relay._said_before_the_limit)
 TESTER_OPS = frozenset({"call", "call_handle", "get_handle", "setattr", "shape", "return", "raise"})
 HOST_OPS = frozenset({"return", "raise", "callback", "getattr", "shapes"})
 
@@ -128,6 +129,21 @@ def _link(source: str, destination: str) -> None:
         os.link(source, destination)
     except OSError:  # another file system, or links not allowed: a copy
         shutil.copy2(source, destination)
+
+
+def _waiting(reader: FrameReader | None) -> dict[str, object] | None:
+    """The next whole frame ``reader`` has or its pipe holds now, without waiting; None if there is none (or it
+    cannot be read)."""
+    if reader is None:
+        return None
+    try:
+        frame = reader.next()
+        if frame is None and readable_within(reader.fd, 0):
+            reader.fill()
+            frame = reader.next()
+        return frame
+    except (wire.WireError, wire.ChannelClosed, OSError):
+        return None
 
 
 # ---------------------------------------------------------------- what one run saw
@@ -349,7 +365,7 @@ class _Relay:
             try:
                 frame = reader.next()
                 if frame is not None:
-                    if time.monotonic() - self.looked > POLL_S and self._tester_limit() is not None:
+                    if time.monotonic() - self.looked > POLL_S and self._tester_limit(reader, frame) is not None:
                         return None  # a tester that never stops writing is still held to its limits
                     return frame
                 # once it has ended, what it wrote before it ended is read before the run is over: the select may
@@ -364,19 +380,37 @@ class _Relay:
             except (wire.WireError, OSError):
                 self._stop_tester(Limit.CRASH)
                 return None
-            if self._tester_limit() is not None:
+            if self._tester_limit(reader) is not None:
                 return None
             if self.watchdog.ended:
                 self._tester_ended()
                 return None
 
-    def _tester_limit(self) -> Limit | None:
-        """Stop the tester if it is over a limit of its own (output, its deadline, CPU); which one."""
+    def _tester_limit(self, reader: FrameReader | None = None, held: dict[str, object] | None = None) -> Limit | None:
+        """Stop the tester if it is over a limit of its own (output, its deadline, CPU); which one. What it said
+        before it went over and was not taken yet (``held``, then what ``reader`` has) is taken first."""
         self.looked = time.monotonic()
         limit = self.watchdog.over()
         if limit is not None:
+            self._said_before_the_limit(reader, held)
             self._stop_tester(limit)
         return limit
+
+    def _said_before_the_limit(self, reader: FrameReader | None, held: dict[str, object] | None) -> None:
+        """Take the events of the current file the tester sent before it went over a limit, which this thread had
+        not read when it looked (on a busy machine it may look late): above all a test's start, so that the row
+        names the test that was stopped, as it does when the judge looks in time. The tester sends a test's start
+        before the test runs, so it is there to read. A call ends the taking (the tester waits for its answer:
+        nothing after it was sent), and so does the word that the next file begins (that file is not the one over
+        the limit); at most :data:`MAX_TAKEN_LATE` frames."""
+        for _ in range(MAX_TAKEN_LATE):
+            frame, held = (held, None) if held is not None else (_waiting(reader), None)
+            if frame is None or frame.get("op") != "event":
+                return
+            event = frame.get("event")
+            if isinstance(event, dict) and event.get("event") == "file":
+                return
+            self._event(event)
 
     def _tester_ended(self) -> None:
         process = self.process

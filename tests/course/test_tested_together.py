@@ -11,6 +11,7 @@ Each case here runs the same two files both ways, on the learner's forge and on 
   alone, and the second file, which that tester never reached, runs alone afterwards; one that cannot be collected
   spoils only itself (the second file's session still runs in the same tester);
 * a file's limits are its own: two files that each use most of one file's CPU allowance both pass;
+* a test stopped before the judge read that it had begun (a late look, on a busy machine) is still the one named;
 * a test that claims, through the tester's link, that the next file has begun gets no more than that file's
   allowance (the claim is taken once, in order), and the runs of both targets still look alike from inside;
 * grading pairs the files of a stage only where every run the verdict compares looks the same (not where the
@@ -22,10 +23,12 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import WorkbookCopy, copy_with_reference_forge
+from conftest import WorkbookCopy, copy_with_reference_forge, wait_until
 
 from forgelab.core.paths import Workbook
 from forgelab.core.registry import load_course
@@ -168,6 +171,42 @@ def test_a_first_file_stopped_in_the_tester_spoils_only_itself(book: WorkbookCop
         rows = report.for_target(label)
         assert rows and all(row.outcome is not Outcome.PASSED for row in rows), rows
         assert any(row.limit is limit for row in rows) or limit is Limit.CRASH, rows
+        assert _outcomes(report, f"{label}-second") == {"test_a_system_rule_is_kept": (Outcome.PASSED, None)}
+
+
+def test_a_test_stopped_before_its_start_was_read_is_still_the_one_named(book: WorkbookCopy, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tester says a test begins, then the test floods its output. On a busy machine the judge's thread may look
+    only once the flood is counted, with the test's start in hand but not yet taken: it takes what the tester said
+    before the limit first, so the row names the test, as it does when the judge looks in time (one CI round in
+    ten named no test: its report differed from the run alone). Here every such look is made late on purpose."""
+    relays = threading.local()
+    late: list[str] = []
+    real_from_tester, real_next = relay._Relay._from_tester, relay.FrameReader.next
+
+    def from_tester(self: relay._Relay, reader: relay.FrameReader) -> Any:
+        relays.current = self
+        return real_from_tester(self, reader)
+
+    def next_frame(self: relay.FrameReader) -> Any:
+        frame = real_next(self)
+        looking = getattr(relays, "current", None)
+        event = frame.get("event") if isinstance(frame, dict) and frame.get("op") == "event" else None
+        if looking is not None and isinstance(event, dict) and event.get("event") == "start" \
+                and "test_prints_too_much" in str(event.get("nodeid")):
+            wait_until(lambda: looking.tester_output.flooded, timeout=120, what="the flood to be counted")
+            looking.looked = 0.0  # the limits are looked at before this frame is taken
+            late.append(str(event.get("nodeid")))
+        return frame
+
+    monkeypatch.setattr(relay._Relay, "_from_tester", from_tester)
+    monkeypatch.setattr(relay.FrameReader, "next", next_frame)
+    report, _started = _run(book, tmp_path, FLOODING, PASSING, True, monkeypatch)
+    monkeypatch.undo()
+    assert late == [f"{FIRST}::test_prints_too_much"] * 2  # both targets' testers were looked at late
+    for label in ("mine", "wrong"):
+        assert [(row.name, row.outcome, row.limit) for row in report.for_target(label)] == \
+            [("test_prints_too_much", Outcome.TIMEOUT, Limit.OUTPUT)], report.for_target(label)
         assert _outcomes(report, f"{label}-second") == {"test_a_system_rule_is_kept": (Outcome.PASSED, None)}
 
 

@@ -65,8 +65,9 @@ def import_what_runs() -> None:
     if grades_here():
         import matplotlib  # lazy: as above (the class report's plots import it when they draw)
 
-        from forgelab.grading import batch, report, report_plots  # noqa: F401  # lazy: as above, the course's only
+        from forgelab.grading import batch, report, report_plots, similarity  # noqa: F401  # lazy: as above
 
+        similarity.library()  # copydetect: grade imports it while its judge runs
         matplotlib.use("Agg")
         import matplotlib.pyplot  # noqa: F401  # lazy: as above
 

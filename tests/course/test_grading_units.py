@@ -380,11 +380,11 @@ def test_a_grader_failure_becomes_flagged_rows_and_the_batch_goes_on(course, tmp
 
     real_run = grader.core.run
 
-    def run(job, settings):  # type: ignore[no-untyped-def]
+    def run(job, settings, **options):  # type: ignore[no-untyped-def]
         inits = [layer / "__init__.py" for target in job.targets for layer in target.layers]
         if any(init.is_file() and "boom" in init.read_text(encoding="utf-8") for init in inits):
             raise RuntimeError("the judge broke")
-        return real_run(job, settings)
+        return real_run(job, settings, **options)
 
     monkeypatch.setattr(grader.core, "run", run)
     subs = submission.discover([str(learner_folder(tmp_path / "boom", marker=" boom")),

@@ -290,6 +290,7 @@ def _overlap(hashes1: Any, hashes2: Any, idx1: Any, idx2: Any) -> tuple[Any, Any
 
 
 _copydetects_overlap: Any = None
+_loaded: ModuleType | None = None  # copydetect, once library() has put the replacements in place
 _loading = threading.Lock()
 
 
@@ -298,16 +299,19 @@ def library() -> ModuleType:
     :func:`_stable_kgrams` (see the module docstring) and :func:`_overlap`. Importing it imports matplotlib's pyplot,
     about a third of a second, which ``grade`` spends in a thread of its own while the judge runs
     (:func:`load_in_background`); any thread may ask, and the replacements are put in place once."""
-    global _copydetects_overlap
+    global _copydetects_overlap, _loaded
+    if _loaded is not None:  # every fingerprint and comparison asks: no lock once it is loaded
+        return _loaded
     with _loading:
-        package = importlib.import_module("copydetect")
-        utils: Any = importlib.import_module("copydetect.utils")
-        detector: Any = importlib.import_module("copydetect.detector")
-        if _copydetects_overlap is None:
+        if _loaded is None:
+            package = importlib.import_module("copydetect")
+            utils: Any = importlib.import_module("copydetect.utils")
+            detector: Any = importlib.import_module("copydetect.detector")
             utils.hashed_kgrams = _stable_kgrams
             _copydetects_overlap = utils.find_fingerprint_overlap
             detector.find_fingerprint_overlap = _overlap  # compare_files calls it by this name
-        return package
+            _loaded = package
+        return _loaded
 
 
 def load_in_background() -> threading.Thread:

@@ -290,8 +290,31 @@ def temporary_files_stay_in_tmp_path(tmp_path_factory: pytest.TempPathFactory) -
     for thread in threading.enumerate():  # watch mode removes a run's folder after its verdict (judge.core.run)
         if thread.name == "forgelab-judge-cleanup":
             thread.join()
-    left = sorted(path.name for path in scratch.iterdir())
-    assert left == [], f"the tests left temporary files behind (in TMPDIR={scratch}): {left}"
+    left = sorted(scratch.iterdir())
+    assert left == [], (f"the tests left temporary files behind (in TMPDIR={scratch}): "
+                        + "; ".join(describe_leftover(path) for path in left))
+
+
+def describe_leftover(path: Path, shown: int = 12) -> str:
+    """A leftover of the session's temporary folder, told so that its maker can be found: its name, how many files it
+    holds, when it was made and last changed, and its first entries two levels down (a judge run's folder names its
+    targets there: ``targets/sub-01``, ``learner/00-transfer-01``, …)."""
+    import time
+
+    def clock(seconds: float) -> str:
+        return time.strftime("%H:%M:%S", time.localtime(seconds))
+
+    try:
+        if not path.is_dir() or path.is_symlink():
+            return f"{path.name} (a file of {path.lstat().st_size} bytes, last changed {clock(path.lstat().st_mtime)})"
+        inside = sorted(path.rglob("*"))
+        latest = max([path.lstat().st_mtime, *(entry.lstat().st_mtime for entry in inside)])
+        entries = sorted({"/".join(entry.relative_to(path).parts[:2]) for entry in inside})
+        more = f", … {len(entries) - shown} more" if len(entries) > shown else ""
+        return (f"{path.name} ({sum(1 for entry in inside if not entry.is_dir())} files; made about "
+                f"{clock(path.lstat().st_ctime)}, last changed {clock(latest)}; holds {', '.join(entries[:shown])}{more})")
+    except OSError as error:  # it went while being described
+        return f"{path.name} ({error.strerror})"
 
 
 def copy_workbook(destination: Path) -> WorkbookCopy:

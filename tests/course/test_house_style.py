@@ -91,3 +91,25 @@ def test_every_module_driving_a_browser_marks_its_tests(pytestconfig: pytest.Con
         if not path.name.startswith("test_") or not drives or path.name == "test_lab_settings.py":
             continue  # test_lab_settings asks the lab's REST API only: no browser
         assert "pytest.mark.browser" in text, f"{path.name} drives a browser but marks no test 'browser'"
+
+
+def test_a_leftover_in_the_temporary_folder_is_told_with_what_it_holds(tmp_path: Path) -> None:
+    """The session's last check names what a test left in the temporary folder so that its maker can be found: a
+    judge run's folder is told with its file count, its times and its first entries (its targets)."""
+    from conftest import describe_leftover
+
+    run = tmp_path / "forgelab-judge-abc123"
+    (run / "targets" / "sub-01" / "forge").mkdir(parents=True)
+    (run / "targets" / "sub-01" / "forge" / "instructions.py").write_text("x", encoding="utf-8")
+    (run / "session-0").mkdir()
+    (run / "session-0" / "session-job.json").write_text("{}", encoding="utf-8")
+    told = describe_leftover(run)
+    assert told.startswith("forgelab-judge-abc123 (2 files; made about "), told
+    assert "holds session-0, session-0/session-job.json, targets, targets/sub-01)" in told, told
+    (tmp_path / "tmpq1").write_bytes(b"abc")
+    assert describe_leftover(tmp_path / "tmpq1").startswith("tmpq1 (a file of 3 bytes, last changed "), told
+    assert describe_leftover(tmp_path / "gone") == "gone (No such file or directory)"
+    many = tmp_path / "many"
+    for number in range(20):
+        (many / f"f{number:02d}").mkdir(parents=True)
+    assert describe_leftover(many, shown=3).endswith("holds f00, f01, f02, … 17 more)")

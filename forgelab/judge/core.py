@@ -430,7 +430,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
         else:  # the verdict is shown (the rows built) while the run's folder goes: nothing of it is read again
             # never a daemon, even when the run is on one (watch mode's and the notebook's re-check threads are): a
             # thread inherits its maker's flag, and a daemon is not waited for at exit, so Ctrl-C in watch mode
-            # left the folder behind when its removal was still going on
+            # during a removal could leave the folder behind
             threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup",
                              daemon=False).start()
 

@@ -506,8 +506,9 @@ def test_the_folder_of_a_run_on_a_daemon_thread_is_removed_by_a_thread_the_inter
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Watch mode and the notebook's re-check run the judge on daemon threads, and remove a run's folder on a thread
     of its own after the verdict. A thread is a daemon when its maker is, and the interpreter does not wait for a
-    daemon at exit: Ctrl-C in `forgelab watch` during a removal left the judge's folder in the temporary folder
-    (seen once in ten CI rounds, under a load average of 8). The removing thread is never a daemon."""
+    daemon at exit: Ctrl-C in `forgelab watch` during a removal could leave the judge's folder in the temporary
+    folder (one was left once in a CI round at a load average of 8; this is the path found that leaves one). The
+    removing thread is never a daemon."""
     import tempfile
     import threading
 

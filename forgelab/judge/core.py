@@ -428,11 +428,7 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
         if warm is None and not remove_later:
             shutil.rmtree(folder, ignore_errors=True)
         else:  # the verdict is shown (the rows built) while the run's folder goes: nothing of it is read again
-            # never a daemon, even when the run is on one (watch mode's and the notebook's re-check threads are): a
-            # thread inherits its maker's flag, and a daemon is not waited for at exit, so Ctrl-C in watch mode
-            # during a removal could leave the folder behind
-            threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup",
-                             daemon=False).start()
+            threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup").start()
 
 
 def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,

@@ -500,37 +500,3 @@ def test_the_testers_copy_of_forgelab_holds_every_module_those_modules_import() 
             missing |= {(relative, file_of(name)) for name in names
                         if (package / file_of(name)).is_file() and file_of(name) not in TESTER_MODULES}
     assert not missing
-
-
-def test_the_folder_of_a_run_on_a_daemon_thread_is_removed_by_a_thread_the_interpreter_waits_for(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Watch mode and the notebook's re-check run the judge on daemon threads, and remove a run's folder on a thread
-    of its own after the verdict. A thread is a daemon when its maker is, and the interpreter does not wait for a
-    daemon at exit: Ctrl-C in `forgelab watch` during a removal could leave the judge's folder in the temporary
-    folder (one was left once in a CI round at a load average of 8; this is the path found that leaves one). The
-    removing thread is never a daemon."""
-    import tempfile
-    import threading
-
-    starters = jobs.starters(Workbook(ROOT, ROOT))
-    target = TargetSpec("transfer-01", (starters / "forge", ROOT / "solutions" / "forge"), "01", (MODULE,))
-    job = core.Job(ROOT, starters, jobs.stage_modules(load_course(ROOT)), (target,))  # nothing to test: a quick run
-    removing: list[threading.Thread] = []
-    start = threading.Thread.start
-
-    def started(thread: threading.Thread) -> None:
-        if thread.name == "forgelab-judge-cleanup":
-            removing.append(thread)
-        start(thread)
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(threading.Thread, "start", started)
-    reports: list[core.RunReport] = []
-    on_a_daemon = threading.Thread(target=lambda: reports.append(core.run(job, DEFAULT, remove_later=True)), daemon=True)
-    on_a_daemon.start()
-    on_a_daemon.join(timeout=120)
-    monkeypatch.undo()
-    assert len(reports) == 1 and not reports[0].rows
-    assert len(removing) == 1 and not removing[0].daemon
-    removing[0].join()
-    assert list(tmp_path.iterdir()) == []

@@ -305,14 +305,15 @@ def describe_leftover(path: Path, shown: int = 12) -> str:
         return time.strftime("%H:%M:%S", time.localtime(seconds))
 
     try:
+        own = path.lstat()
         if not path.is_dir() or path.is_symlink():
-            return f"{path.name} (a file of {path.lstat().st_size} bytes, last changed {clock(path.lstat().st_mtime)})"
+            return f"{path.name} (a file of {own.st_size} bytes, last changed {clock(own.st_mtime)})"
         inside = sorted(path.rglob("*"))
-        latest = max([path.lstat().st_mtime, *(entry.lstat().st_mtime for entry in inside)])
+        latest = max([own.st_mtime, *(entry.lstat().st_mtime for entry in inside)])
         entries = sorted({"/".join(entry.relative_to(path).parts[:2]) for entry in inside})
         more = f", … {len(entries) - shown} more" if len(entries) > shown else ""
         return (f"{path.name} ({sum(1 for entry in inside if not entry.is_dir())} files; made about "
-                f"{clock(path.lstat().st_ctime)}, last changed {clock(latest)}; holds {', '.join(entries[:shown])}{more})")
+                f"{clock(own.st_ctime)}, last changed {clock(latest)}; holds {', '.join(entries[:shown])}{more})")
     except OSError as error:  # it went while being described
         return f"{path.name} ({error.strerror})"
 

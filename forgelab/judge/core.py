@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
-from forgelab.judge import bytecode, channel, early, messages, relay, starters, waiting
+from forgelab.judge import bytecode, channel, early, messages, relay, removal, starters, waiting
 from forgelab.judge.interface import Offered, build_interface, offered
 from forgelab.judge.messages import SessionFile, SessionJob, SessionReport, SessionRequest, SessionTarget
 from forgelab.judge.outcomes import CollectError, ImportProblem, Limit, Outcome, RunReport, TestRow, ended_how
@@ -129,6 +129,26 @@ def materialize(target: TargetSpec, code_dir: Path) -> Path:
             _copy_tree(layer, forge)
     channel.install_host_files(code_dir)
     return code_dir
+
+
+class _CodeFolders:
+    """The code folders of one run: one per distinct layering of its targets, made when first asked for (from any
+    thread). Targets laid from the same folders share theirs, which is read-only to every host in the sandbox
+    (without one, the learner's code can write anywhere anyway). A graded submission's eleven stage targets were
+    eleven copies of one folder, and the reference its transfer tests run on eleven more."""
+
+    def __init__(self, under: Path) -> None:
+        self._under = under
+        self._made: dict[tuple[Path, ...], Path] = {}
+        self._lock = threading.Lock()
+
+    def of(self, target: TargetSpec) -> Path:
+        with self._lock:
+            folder = self._made.get(target.layers)
+            if folder is None:
+                folder = materialize(target, self._under / _safe(target.label))
+                self._made[target.layers] = folder
+            return folder
 
 
 def _dotted(module: str) -> str:
@@ -229,13 +249,12 @@ def _learner_units(job: Job) -> list[list[_LearnerFile]]:
     return units
 
 
-def _learner_files(unit: list[_LearnerFile], specs: dict[str, TargetSpec], settings: JudgeSettings,
-                   isolation: Isolation, folder: Path, template: Path, offer: Offered,
+def _learner_files(unit: list[_LearnerFile], specs: dict[str, TargetSpec], folders: _CodeFolders,
+                   settings: JudgeSettings, isolation: Isolation, folder: Path, template: Path, offer: Offered,
                    budget: channel.TimeBudget) -> RunReport:
     """Test files the learner wrote, run one after the other in one tester against the code of the first one's target
     (see :mod:`forgelab.judge.relay`); a file that run did not reach runs alone afterwards."""
-    target = specs[unit[0].label]
-    host_dir = materialize(target, folder / "host")
+    host_dir = folders.of(specs[unit[0].label])
     tester_dir = relay.tester_folder(template, folder / "tester", [(item.test_file, item.shown) for item in unit])
     runs = relay.run_files(tester_dir, [item.shown for item in unit], host_dir, settings, isolation,
                            folder / "scratch", offer, budget)
@@ -246,8 +265,8 @@ def _learner_files(unit: list[_LearnerFile], specs: dict[str, TargetSpec], setti
             report = _read_learner_report(item.label, run, [item.shown], settings, isolation, show_output=not course_code)
             reports.append(_sealed(report, item.shown, _line_count(item.test_file)) if course_code else report)
     for index, item in enumerate(unit[len(runs):]):  # the tester stopped or ended before it began these
-        reports.append(_learner_files([item], specs, settings, isolation, folder / f"alone-{index}", template, offer,
-                                      budget))
+        reports.append(_learner_files([item], specs, folders, settings, isolation, folder / f"alone-{index}", template,
+                                      offer, budget))
     return merge(reports, isolation.description)
 
 
@@ -415,8 +434,9 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
 
     The run's folder is removed before this returns, except in watch mode and with ``remove_later`` (``grade``: a full
     submission's folder holds about 3,000 files, whose removal took longer than building its rows, similarity check
-    and pages): then a thread of its own removes it, which the interpreter waits for at exit. A caller that ends its
-    process with ``os._exit`` (``check``) must not ask for it."""
+    and pages): then a thread of its own removes it, and what that thread has not finished is removed at the
+    interpreter's exit (:mod:`forgelab.judge.removal`). A caller that ends its process with ``os._exit`` (``check``)
+    must not ask for it."""
     isolation = isolation or decide_isolation(settings.sandbox)
     folder = tempfile.mkdtemp(prefix="forgelab-judge-")
     processes = processes or channel.RunProcesses(within=channel.current_run())  # stopped with what it runs within
@@ -428,18 +448,17 @@ def run(job: Job, settings: JudgeSettings, isolation: Isolation | None = None,
         if warm is None and not remove_later:
             shutil.rmtree(folder, ignore_errors=True)
         else:  # the verdict is shown (the rows built) while the run's folder goes: nothing of it is read again
-            threading.Thread(target=shutil.rmtree, args=(folder, True), name="forgelab-judge-cleanup").start()
+            removal.remove_soon(Path(folder))
 
 
 def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Path,
             warm: WarmWorker | None, processes: channel.RunProcesses,
             starter: SessionStarter | None = None) -> RunReport:
     """The body of :func:`run`, in the run's folder ``run_dir``."""
-    code_dirs: dict[str, Path] = {}
+    folders = _CodeFolders(run_dir / "targets")
     tested = {suite.target for suite in job.course_tests}
-    for target in job.targets:  # a target only the learner's tests use gets a folder per run of test files (_learner_files)
-        if target.label in tested:
-            code_dirs[target.label] = materialize(target, run_dir / "targets" / _safe(target.label))
+    # the course's tests' targets now; a target only the learner's tests use when its tester starts (_learner_files)
+    code_dirs = {target.label: folders.of(target) for target in job.targets if target.label in tested}
     reports: list[RunReport] = []
     learner_units = _learner_units(job)
     course_sessions = _shards(job) if job.course_tests else []
@@ -464,7 +483,7 @@ def _run_in(job: Job, settings: JudgeSettings, isolation: Isolation, run_dir: Pa
             specs = {target.label: target for target in job.targets}
             budget = channel.TimeBudget(settings.submission_wall_s)  # every run of the learner's tests together
             for index, unit in enumerate(learner_units):
-                futures.append(pool.submit(contextvars.copy_context().run, _learner_files, unit, specs,
+                futures.append(pool.submit(contextvars.copy_context().run, _learner_files, unit, specs, folders,
                                            settings, isolation, run_dir / "learner" / f"{index:02d}-{_safe(unit[0].label)}",
                                            template, offer, budget))
         try:

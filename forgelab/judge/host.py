@@ -3,7 +3,7 @@
 It is copied, with ``wire.py`` (as ``_judge_wire.py``), into the sandbox's read-only code folder next
 to the learner's ``forge/`` package and started as::
 
-    python -s -P _judge_host.py --in FD --out FD --limits JSON serve
+    python -S -P _judge_host.py --in FD --out FD --limits JSON --path FOLDERS serve
 
 ``serve`` answers calls: import a ``forge`` module, call one of its functions with arguments that
 arrive as data, and send back the result (or the exception) as data. When the learner's code calls
@@ -356,7 +356,7 @@ class Server:
         if message["op"] == "get_handle":
             self.reply(function, args, (), "return")
             return
-        before = {i: wire.snapshot(a) for i, a in enumerate(args) if _mutable(a)}
+        before = {i: wire.state_of(a) for i, a in enumerate(args) if _mutable(a)}
         try:
             result = function(*args, **kwargs)
         except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything, even SystemExit
@@ -377,11 +377,10 @@ class Server:
             return
         _write_all(self.fd_out, frame)
 
-    def mutations(self, args: tuple[object, ...], before: dict[int, str | None]) -> list[object]:
+    def mutations(self, args: tuple[object, ...], before: dict[int, bytes | str | None]) -> list[object]:
         changed: list[object] = []
-        for index, snapshot in before.items():
-            now = wire.snapshot(args[index])
-            if now != snapshot:
+        for index, state in before.items():
+            if wire.state_of(args[index]) != state:
                 changed.append([index, self.encoder().encode(args[index])])
         return changed
 
@@ -440,13 +439,27 @@ def rebuild_trusted_error(data: object, decoder: wire.Decoder) -> BaseException:
 # ---------------------------------------------------------------- entry point
 
 
+def site_as_before(path: str) -> None:
+    """What the ``site`` module would have given the learner's code: the host starts without it (``-S``, see
+    :func:`forgelab.judge.channel.host_argv`), so the library folders come as ``path`` and ``exit``/``quit`` are
+    made here."""
+    import builtins
+    import _sitebuiltins
+
+    sys.path.extend(folder for folder in path.split(os.pathsep) if folder and folder not in sys.path)
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="_judge_host")
     parser.add_argument("mode", choices=("serve",))
     parser.add_argument("--in", dest="fd_in", type=int, default=-1)
     parser.add_argument("--out", dest="fd_out", type=int, default=-1)
     parser.add_argument("--limits", default="{}")
+    parser.add_argument("--path", default="", help="the library folders (os.pathsep between them)")
     args = parser.parse_args(argv)
+    site_as_before(args.path)
     apply_limits(json.loads(args.limits))
     sys.dont_write_bytecode = True
     server = Server(args.fd_in, args.fd_out)

@@ -50,7 +50,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -301,7 +300,7 @@ class _Relay:
         limits = json.dumps(host_limits({**settings.host_limits(), "cpu_total_s": cpu_total}, self.isolation))
         root = CODE_MOUNT if self.isolation.sandboxed else str(self.tester_dir)
         files = [argument for shown in self.shown for argument in ("--file", shown)]
-        argv = [sys.executable, "-s", "-P", f"{root}/_judge_tester.py", "--limits", limits,
+        argv = [*channel.host_argv(f"{root}/_judge_tester.py"), "--limits", limits,
                 "--language", settings.language, *files, "--", "-c", f"{root}/_judge_pytest.ini",
                 f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short"]
         with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:

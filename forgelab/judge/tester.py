@@ -55,6 +55,11 @@ import sys
 
 CODE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, CODE)  # started with -P: the interface forge/ and forgelab/ are here
+if sys.argv[1:2] == ["--path"]:  # started with -S: the library folders (forgelab.judge.channel.host_argv)
+    from forgelab.judge.host import site_as_before
+
+    site_as_before(sys.argv[2])
+    del sys.argv[1:3]
 
 from forgelab.judge.tester import main  # noqa: E402
 

@@ -38,9 +38,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import io
 import json
 import math
 import os
+import pickle
 import struct
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -509,6 +511,55 @@ def snapshot(value: object) -> str | None:
         return json.dumps(Encoder().encode(value))
     except (WireError, RecursionError, TypeError, ValueError):
         return None
+
+
+def state_of(value: object) -> bytes | str | None:
+    """A token of an argument's state, taken before and after a call to tell whether the call changed it.
+
+    Equal tokens mean equal states. Unequal tokens mostly mean a change; they may also come from equal states
+    held differently (a set that grew and shrank, an element replaced by an equal one), and then the argument is
+    sent back as changed, which changes nothing on the other side. Plain data and the ``forge`` dataclasses and
+    enums this format writes are pickled, their objects by the fields :meth:`Encoder.encode` writes (never by a
+    class's own ``__reduce__``, which the learner's code could make say anything): a tenth of the time of
+    :func:`snapshot`, which a call with 30,000 candidates spent twice. Anything else falls back to
+    :func:`snapshot`."""
+    buffer = io.BytesIO()
+    try:
+        _StatePickler(buffer, pickle.HIGHEST_PROTOCOL).dump(value)
+    except Exception:  # noqa: BLE001 - not plain data or not picklable (any reason): the format's own text
+        return snapshot(value)
+    return buffer.getvalue()
+
+
+class _NotPlain(Exception):
+    """A value :func:`state_of` does not pickle itself."""
+
+
+def _object_state(path: str, fields: tuple[object, ...]) -> None:
+    """Named in :func:`state_of`'s pickles of a ``forge`` dataclass; never called (they are never loaded)."""
+
+
+def _member_state(path: str, name: str) -> None:
+    """Named in :func:`state_of`'s pickles of a ``forge`` enum member; never called."""
+
+
+_BY_NAME = (Fraction, bytearray, _object_state, _member_state)  # named in the reductions of what state_of pickles
+
+
+class _StatePickler(pickle.Pickler):
+    """Pickles exact built-in data as pickle does, and a ``forge`` dataclass or enum member by what the format
+    writes of it; raises :class:`_NotPlain` for anything else."""
+
+    def reducer_override(self, obj: Any) -> Any:  # called for every object but exact int, str, list, dict, … and None
+        kind = type(obj)
+        if kind is Fraction or kind is bytearray or any(obj is named for named in _BY_NAME):
+            return NotImplemented  # by value (the standard library's own reduction); what those name, by name
+        if isinstance(obj, enum.Enum) and is_forge_module(kind.__module__):
+            return _member_state, (class_path(kind), obj.name)
+        plan = None if isinstance(obj, type) else _plan(kind)
+        if plan is None:
+            raise _NotPlain
+        return _object_state, (plan[0], tuple([getattr(obj, name) for name in plan[1]]))
 
 
 def apply_in_place(original: object, new: object) -> None:

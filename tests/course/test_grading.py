@@ -332,11 +332,14 @@ def test_a_submission_that_spends_half_its_time_budget_is_graded_again_in_one_se
     assert runs == [2]
 
 
-def test_the_judges_folder_goes_in_a_thread_the_interpreter_waits_for(submissions: dict[str, Any], tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_judges_folder_goes_in_a_thread_and_what_it_leaves_goes_at_exit(submissions: dict[str, Any], tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A full submission's judge folder holds about 3,000 files, whose removal took longer than building its rows,
-    similarity check and pages: grade builds them while a thread removes it. That thread is no daemon, so the
-    interpreter waits for it at exit and `forgelab grade` leaves nothing behind; once it is done, nothing is left."""
+    similarity check and pages: grade builds them while a thread removes it. The folder is remembered until that
+    thread is done, and what it has not removed when the process ends is removed at exit (test_judge_tester proves
+    that part in a process of its own), so `forgelab grade` leaves nothing behind."""
+    from forgelab.judge import removal
+
     import tempfile
     import threading
 
@@ -361,6 +364,7 @@ def test_the_judges_folder_goes_in_a_thread_the_interpreter_waits_for(submission
                                      found.discover([submissions["paths"]["correct"]])[0], DEFAULT, 1)
     monkeypatch.undo()
     assert graded.points == graded.max_points
-    assert len(removing) == 1 and not removing[0].daemon
+    assert len(removing) == 1
     removing[0].join()
+    assert not [folder for folder in removal._pending if folder.parent == tmp_path]
     assert list(tmp_path.iterdir()) == []

@@ -626,6 +626,49 @@ def children(wanted):
     assert isinstance(started, int) and 50 < started < settings.processes, started
 
 
+@pytest.mark.parametrize("sandbox", ["required", "off"])
+def test_the_learners_process_starts_without_site_yet_has_its_libraries_and_exit(tmp_path: Path, sandbox: str) -> None:
+    """A host starts Python without the ``site`` module (forgelab.judge.channel.host_argv: two thirds of its
+    start-up CPU, and a graded submission starts about 70 hosts). The learner's code still imports the installed
+    libraries (Pydantic, as stage 04's module does) and has ``exit`` and ``quit``, in the sandbox and without it."""
+    from forgelab.judge import channel, core, wire
+    from forgelab.judge.core import TargetSpec
+    from forgelab.judge.sandbox import isolation
+    from forgelab.judge.settings import DEFAULT, SandboxMode
+
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "__init__.py").write_text("", encoding="utf-8")
+    (layer / "probe.py").write_text('''
+import sys
+
+import pydantic
+
+
+def facts():
+    return [sys.flags.no_site, callable(exit), callable(quit), bool(pydantic.VERSION)]
+
+
+def leave():
+    exit(3)
+''', encoding="utf-8")
+    code_dir = core.materialize(TargetSpec("probe", (layer,)), tmp_path / "code")
+
+    def refuse(path: str) -> object:
+        raise wire.WireError(path)
+
+    host = channel.Host("probe", code_dir, DEFAULT, isolation(SandboxMode(sandbox)), refuse)
+    try:
+        assert host.start(["forge.probe"]) is None
+        host.begin_test()
+        assert host.request({"op": "call", "target": "forge.probe:facts"}, (), {}) == [1, True, True, True]
+        with pytest.raises(BaseException) as left:  # the learner's SystemExit comes back as a stand-in of that name
+            host.request({"op": "call", "target": "forge.probe:leave"}, (), {})
+        assert type(left.value).__name__ == "SystemExit" and str(left.value) == "3"
+    finally:
+        host.close()
+
+
 # ---------------------------------------------------------------- submissions that cannot be laid out
 
 

@@ -500,3 +500,75 @@ def test_the_testers_copy_of_forgelab_holds_every_module_those_modules_import() 
             missing |= {(relative, file_of(name)) for name in names
                         if (package / file_of(name)).is_file() and file_of(name) not in TESTER_MODULES}
     assert not missing
+
+
+REMOVAL_CUT_SHORT = '''import atexit, sys, tempfile, threading
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from grading_fixtures import MODULE
+from forgelab.core.paths import Workbook
+from forgelab.core.registry import load_course
+from forgelab.judge import core, removal
+from forgelab.judge.core import TargetSpec
+from forgelab.judge.settings import DEFAULT
+from forgelab.verdicts import jobs
+
+root = Path({root!r})
+tempfile.tempdir = {scratch!r}
+starters = jobs.starters(Workbook(root, root))
+target = TargetSpec("transfer-01", (starters / "forge", root / "solutions" / "forge"), "01", (MODULE,))
+job = core.Job(root, starters, jobs.stage_modules(load_course(root)), (target,))  # nothing to test: a quick run
+never = threading.Event()
+removing = removal._remove
+removal._remove = lambda folder: never.wait()  # the removing thread is still at work when the process ends
+done = threading.Event()
+threading.Thread(target=lambda: (core.run(job, DEFAULT, remove_later=True), done.set()), daemon=True).start()
+assert done.wait(120), "the run did not end"
+removal._remove = removing
+assert [p.name[:15] for p in Path({scratch!r}).iterdir()] == ["forgelab-judge-"], "the run's folder is not there"
+if {unregister!r}:
+    atexit.unregister(removal.remove_pending)
+raise KeyboardInterrupt  # Ctrl-C, or a closed terminal in watch mode, ends the process
+'''
+
+
+@pytest.mark.parametrize("at_exit", [True, False], ids=["removed-at-exit", "left-without-the-exit-handler"])
+def test_a_run_folder_whose_removal_is_cut_short_by_the_end_of_the_process_is_removed_at_exit(
+        tmp_path: Path, at_exit: bool) -> None:
+    """Watch mode and the notebook's re-check run the judge on daemon threads and remove a run's folder on a thread
+    of its own after the verdict. The interpreter does not wait for that thread at exit; Ctrl-C in `forgelab watch`
+    during a removal left the judge's folder in the temporary folder (seen once in a CI round beside two busy
+    loops). What the thread has not finished is removed at exit; without that handler the same run leaves its
+    folder, which shows this test can fail."""
+    import subprocess
+    import sys
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    script = REMOVAL_CUT_SHORT.format(tests=str(Path(__file__).parent), root=str(ROOT), scratch=str(scratch),
+                                      unregister=not at_exit)
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "KeyboardInterrupt" in ended.stderr and "AssertionError" not in ended.stderr, ended.stderr
+    left = [p.name[:15] for p in scratch.iterdir()]
+    assert left == ([] if at_exit else ["forgelab-judge-"])
+
+
+def test_targets_laid_from_the_same_folders_share_one_code_folder(tmp_path: Path) -> None:
+    """A run makes one code folder per distinct layering (a graded submission's eleven stage targets, and the
+    reference its transfer tests run on, were each eleven copies of one folder); a target laid otherwise gets its
+    own, with its own files."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    learner, fault = tmp_path / "learner", tmp_path / "fault"
+    for folder, text in ((learner, "A = 1\n"), (fault, "A = 2\n")):
+        folder.mkdir()
+        (folder / "m.py").write_text(text, encoding="utf-8")
+    folders = core._CodeFolders(tmp_path / "targets")
+    stages = [TargetSpec(f"sub-{n:02d}", (learner,), f"{n:02d}") for n in range(1, 12)]
+    lab = TargetSpec("lab-01", (learner, fault), "01")
+    with ThreadPoolExecutor(max_workers=4) as pool:  # the learner's tests' runs ask for theirs from their threads
+        made = list(pool.map(folders.of, [*stages, lab, *stages]))
+    assert len(set(made)) == 2 and made[-1] == made[0] != made[11]
+    assert (made[0] / "forge" / "m.py").read_text(encoding="utf-8") == "A = 1\n"
+    assert (made[11] / "forge" / "m.py").read_text(encoding="utf-8") == "A = 2\n"
+    assert sorted(path.name[:4] for path in (tmp_path / "targets").iterdir()) == ["lab-", "sub-"]  # whichever came first

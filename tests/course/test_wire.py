@@ -107,3 +107,75 @@ def test_a_fraction_crosses_exactly_and_a_malformed_one_is_refused() -> None:
     for bad in ({"$q": [1, 0]}, {"$q": [1, -3]}, {"$q": [1.5, 2]}, {"$q": [True, 2]}, {"$q": [1]}, {"$q": "1/3"}):
         with pytest.raises(wire.WireError):
             decoder.decode(bad)
+
+
+@dataclasses.dataclass
+class Candidate:
+    id: str
+    tokens: int
+    score: float
+    tags: list[str]
+
+
+class Mode(__import__("enum").Enum):
+    FAST = 1
+    SLOW = 2
+
+
+@dataclasses.dataclass
+class Lying:
+    """A forge dataclass whose own pickling says the same whatever it holds."""
+    value: int
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Lying, (0,))
+
+
+for _kind in (Candidate, Mode, Lying):
+    _kind.__module__ = "forge.fake"  # a class of the learner's forge, as the format sees it
+
+
+def test_the_state_token_of_an_argument_is_the_same_until_something_in_it_changes() -> None:
+    """wire.state_of, taken before and after a call in the learner's process, tells whether the call changed an
+    argument. Every change a call can make in place is seen, down to a field of a dataclass in a list, a float's
+    sign, an enum member, a set's element and a byte."""
+    from fractions import Fraction
+
+    def made() -> list[object]:
+        return [Candidate("a", 3, 0.5, ["x"]), {"mode": Mode.FAST, "seen": {1, 2}}, bytearray(b"ab"),
+                Fraction(1, 3), (0.0, None, True), Lying(1)]
+
+    value = made()
+    before = wire.state_of(value)
+    assert isinstance(before, bytes), "plain data and forge dataclasses are pickled, not written as the format's text"
+    assert wire.state_of(value) == before and wire.state_of(made()) == before
+
+    changes = [
+        lambda v: setattr(v[0], "tokens", 4),
+        lambda v: v[0].tags.append("y"),
+        lambda v: setattr(v[0], "score", 0.5000001),
+        lambda v: v[1].__setitem__("mode", Mode.SLOW),
+        lambda v: v[1]["seen"].add(3),
+        lambda v: v[2].__setitem__(0, ord("b")),
+        lambda v: v.__setitem__(3, Fraction(2, 3)),
+        lambda v: v.__setitem__(4, (-0.0, None, True)),
+        lambda v: setattr(v[5], "value", 2),  # its own __reduce__ would hide this: the fields are read instead
+        lambda v: v.append(None),
+        lambda v: v.reverse(),
+    ]
+    for number, change in enumerate(changes):
+        value = made()
+        change(value)
+        assert wire.state_of(value) != before, f"change {number} not seen"
+
+
+def test_a_value_the_state_token_does_not_pickle_falls_back_to_the_formats_own_text() -> None:
+    class Word(str):
+        pass
+
+    value = [Word("x")]
+    before = wire.state_of(value)
+    assert before == wire.snapshot(value) and isinstance(before, str)
+    value.append("y")
+    assert wire.state_of(value) != before
+    assert wire.state_of([object()]) is None

@@ -174,7 +174,7 @@ def _course_session(job: Job, settings: JudgeSettings, isolation: Isolation, run
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, copy)
             if (job.rewritten_tests or warm is not None) and copy.suffix == ".py" and copy.name.startswith("test_"):
-                bytecode.rewritten_beside(copy)
+                bytecode.rewritten_beside(copy, None if job.cache_dir is None else job.cache_dir / "rewritten")
             files[str(copy)] = SessionFile(target=suite.target, canonical=relative)
     if not files:
         return RunReport(())

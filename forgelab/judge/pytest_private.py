@@ -17,8 +17,9 @@ What each is for:
   ``FixtureManager._find_wrapped_fixture_def``, ``FixtureFunctionDefinition``, ``_pytest.compat.safe_getattr`` and
   ``safe_isclass``: the fixtures of pytest's own plugins looked for once in the warm worker;
 * :func:`skip_absent_entry_points` — the plugin manager's ``load_setuptools_entrypoints`` (patched on one instance);
-* :func:`rewritten_pyc` — ``_pytest.assertion.rewrite._rewrite_test``, ``_write_pyc_fp`` and ``PYC_TAIL``: pytest's
-  own assert-rewritten bytecode of a course test file, written beside every copy (``bytecode.rewritten_beside``);
+* :func:`rewritten_pyc`, :func:`pyc_tail` — ``_pytest.assertion.rewrite._rewrite_test``, ``_write_pyc_fp`` and
+  ``PYC_TAIL``: pytest's own assert-rewritten bytecode of a course test file, written beside every copy and kept in
+  the workbook's cache under a name that holds pytest's version (``bytecode.rewritten_beside``);
 * :func:`pytest_default_explanation` — ``_pytest.assertion.pytest_assertrepr_compare``: pytest's own detail of a
   failed comparison, kept below the judge's first difference (``explain.pytest_assertrepr_compare``).
 
@@ -80,6 +81,13 @@ def rewritten_pyc(path: Path) -> tuple[str, bytes]:
     buffer = io.BytesIO()
     rewrite._write_pyc_fp(buffer, source_hash, code)
     return rewrite.PYC_TAIL, buffer.getvalue()
+
+
+def pyc_tail() -> str:
+    """The end of the name pytest gives its rewritten bytecode: Python's cache tag and pytest's version."""
+    from _pytest.assertion import rewrite
+
+    return str(rewrite.PYC_TAIL)
 
 
 def pytest_default_explanation(config: Any, op: str, left: object, right: object) -> list[str]:

@@ -147,6 +147,53 @@ def test_the_course_tests_get_the_assert_rewritten_bytecode_pytest_would_write(t
     assert "1 passed" in done.stdout, done.stdout + done.stderr
 
 
+def test_the_rewritten_bytecode_is_kept_for_the_next_process_and_is_only_ever_a_head_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given the workbook's cache, the rewritten bytecode of a course test file is kept there (named by the file's
+    SHA-256 and pytest's own name tail), and a later process writes it beside its copies without rewriting. A kept
+    file that is damaged changes no verdict: pytest checks what it finds against the source and rewrites it."""
+    from forgelab.judge import bytecode
+
+    keep = tmp_path / "cache" / "rewritten"
+    first = tmp_path / "first" / "test_sum.py"
+    first.parent.mkdir()
+    first.write_text(TEST_MODULE, encoding="utf-8")
+    monkeypatch.setattr(bytecode, "_REWRITTEN", {})  # a process that has rewritten nothing yet
+    bytecode.rewritten_beside(first, keep)
+    [written] = (first.parent / "__pycache__").iterdir()
+    [kept] = keep.iterdir()
+    assert kept.read_bytes() == written.read_bytes() and kept.name.startswith(hashlib_hex(TEST_MODULE))
+    assert kept.name.endswith(written.name[len("test_sum"):])  # pytest's tail: Python's cache tag, pytest's version
+
+    # the next process: nothing rewritten in it yet, and it does not rewrite
+    monkeypatch.setattr(bytecode, "_REWRITTEN", {})
+    monkeypatch.setattr(bytecode, "_rewrite", lambda path: pytest.fail("rewritten although it was kept"))
+    second = tmp_path / "second" / "test_sum.py"
+    second.parent.mkdir()
+    second.write_text(TEST_MODULE, encoding="utf-8")
+    bytecode.rewritten_beside(second, keep)
+    assert [path.read_bytes() for path in (second.parent / "__pycache__").iterdir()] == [written.read_bytes()]
+    done = run_like_the_session(second.parent, str(second))
+    assert "1 failed" in done.stdout and "assert 2 == 3" in done.stdout, done.stdout + done.stderr
+
+    # a damaged kept file: written beside the copy as it is, and pytest rewrites the module itself
+    kept.write_bytes(b"not bytecode at all")
+    monkeypatch.setattr(bytecode, "_REWRITTEN", {})
+    third = tmp_path / "third" / "test_sum.py"
+    third.parent.mkdir()
+    third.write_text(TEST_MODULE, encoding="utf-8")
+    bytecode.rewritten_beside(third, keep)
+    done = run_like_the_session(third.parent, str(third))
+    assert "1 failed" in done.stdout and "assert 2 == 3" in done.stdout, done.stdout + done.stderr
+    assert not [path for path in keep.iterdir() if path.name.startswith(".writing-")]
+
+
+def hashlib_hex(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def test_grading_and_watch_sessions_get_the_rewritten_bytecode_and_other_runs_do_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A grading job's session and a session given a warm worker (watch mode) find pytest's rewritten bytecode beside

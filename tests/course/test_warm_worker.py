@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import time
 import uuid
@@ -581,6 +582,8 @@ def test_a_watch_run_imports_pytests_rewritten_bytecode_written_beside_its_copy_
 
     (bench.workbook.root / MODULE).write_text(reference, encoding="utf-8")
     stage = stage_01(bench)
+    kept = bench.workbook.state_dir / "cache" / "rewritten"  # what an earlier process kept (bytecode.rewritten_beside)
+    shutil.rmtree(kept, ignore_errors=True)
     monkeypatch.setattr(bytecode, "_REWRITTEN", {})
     rewrites: list[Path] = []
     pytests = bytecode._rewrite
@@ -605,6 +608,8 @@ def test_a_watch_run_imports_pytests_rewritten_bytecode_written_beside_its_copy_
         rewrite._write_pyc_fp(buffer, importlib.util.source_hash(source), code)
         return rewrite.PYC_TAIL, buffer.getvalue()
 
+    assert len(list(kept.iterdir())) == 1  # kept for the next process, which would not rewrite it
+    shutil.rmtree(kept)
     monkeypatch.setattr(bytecode, "_REWRITTEN", {})
     monkeypatch.setattr(bytecode, "_rewrite", more)
     marked = bench.check(stage, write=False, warm=warm)

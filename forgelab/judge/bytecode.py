@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import py_compile
 import os
+import py_compile
 import tempfile
 import threading
 from pathlib import Path
@@ -80,7 +80,7 @@ def rewritten_beside(path: Path, keep: Path | None = None) -> None:
 
 
 def _kept_file(keep: Path, key: bytes) -> Path:
-    from forgelab.judge.pytest_private import pyc_tail  # lazy, as in _rewrite
+    from forgelab.judge.pytest_private import pyc_tail  # lazy: only grading and watch load pytest's rewriter here
 
     return keep / f"{key.hex()}{pyc_tail()}"
 

@@ -593,6 +593,8 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
     from nbclient import NotebookClient
     from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
+    from forgelab.authoring.kernels import IpcKernelManager  # lazy: jupyter_client loads only when notebooks run
+
     target = resolve_target(target_name, workbook, course)
     saved = {key: os.environ.get(key) for key in ("PYTHONPATH", "FORGELAB_TARGET", "FORGELAB_WORKSPACE", "FORGELAB_ROOT",
                                                   "FORGE_LANG")}
@@ -606,6 +608,7 @@ def execute(notebook: Any, workbook: Workbook, course: Course, target_name: str 
             os.environ.pop("FORGE_LANG", None)  # each notebook names its own language
             folder.mkdir(parents=True, exist_ok=True)
             client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", store_widget_state=False,
+                                    kernel_manager_class=IpcKernelManager,  # no TCP port to lose (see kernels)
                                     resources={"metadata": {"path": str(folder)}})
             client.execute()
         finally:

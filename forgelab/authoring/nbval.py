@@ -35,7 +35,9 @@ def nbval_command(notebooks: list[str], lax: bool, extra: list[str] | None = Non
     sanitize = resources.files("forgelab") / "data" / "nbval-sanitize.cfg"
     mode = "--nbval-lax" if lax else "--nbval"
     # plugin autoload is off (see nbval_env): only nbval and pytest-timeout load, seconds faster per run
-    return [sys.executable, "-P", "-m", "pytest", "-p", "nbval.plugin", "-p", "pytest_timeout", mode,
+    # forgelab.authoring.kernels: nbval's kernels over Unix sockets, never a TCP port another process could take
+    return [sys.executable, "-P", "-m", "pytest", "-p", "nbval.plugin", "-p", "pytest_timeout",
+            "-p", "forgelab.authoring.kernels", mode,
             "--nbval-current-env", "--nbval-sanitize-with", str(sanitize), "-p", "no:cacheprovider", "-q",
             *notebooks, *(extra or [])]
 

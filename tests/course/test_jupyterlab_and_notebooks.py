@@ -47,12 +47,15 @@ def test_jupyterlab_serves_the_stage_01_notebook_through_its_contents_api(repo_r
 def test_stage_01_notebook_on_the_starter_shows_friendly_lines_not_tracebacks(workbook) -> None:
     from nbclient import NotebookClient
 
+    from forgelab.authoring.kernels import IpcKernelManager
+
     notebook = nbformat.read(workbook.root / "notebooks/01-instruction-hierarchy.ipynb", as_version=4)
     saved = {k: os.environ.get(k) for k in ("FORGELAB_ROOT", "FORGELAB_WORKSPACE", "FORGELAB_TARGET", "PYTHONPATH")}
     os.environ.update(FORGELAB_ROOT=str(workbook.root), FORGELAB_WORKSPACE=str(workbook.root), PYTHONPATH=str(workbook.root))
     os.environ.pop("FORGELAB_TARGET", None)
     try:
         NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                       kernel_manager_class=IpcKernelManager,
                        resources={"metadata": {"path": str(workbook.root / "notebooks")}}).execute()
     finally:
         for key, value in saved.items():

@@ -22,12 +22,11 @@ CELL_LIMIT = 2  # CPU seconds for these tests (the notebooks state and use 10)
 
 class Kernel:
     def __init__(self, root: Path) -> None:
-        from jupyter_client.manager import start_new_kernel
+        from forgelab.authoring.kernels import start_kernel
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHONPATH"))}
         env.update(FORGELAB_ROOT=str(root), PYTHONPATH=str(root), FORGELAB_WIDTH="200")
-        self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(root / "notebooks"), env=env,
-                                                     startup_timeout=180)
+        self.manager, self.client = start_kernel(cwd=str(root / "notebooks"), env=env, startup_timeout=180)
 
     def run(self, code: str, timeout: float = 180) -> str:
         """Run one cell; what it printed and showed (an error that escaped the cell is returned as ESCAPED …)."""
@@ -120,6 +119,8 @@ def test_run_all_reaches_the_last_cell_past_a_loop(workbook: WorkbookCopy) -> No
     import nbformat
     from nbclient import NotebookClient
 
+    from forgelab.authoring.kernels import IpcKernelManager
+
     module = workbook.root / MODULE
     source = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
     module.write_text(source.replace("    ranks = [rank_of(item)", "    while True:\n        pass\n    ranks = [rank_of(item)",
@@ -135,6 +136,7 @@ def test_run_all_reaches_the_last_cell_past_a_loop(workbook: WorkbookCopy) -> No
     os.environ.update(FORGELAB_ROOT=str(workbook.root), PYTHONPATH=str(workbook.root))
     try:
         NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,
+                       kernel_manager_class=IpcKernelManager,
                        resources={"metadata": {"path": str(workbook.root / "notebooks")}}).execute()
     finally:
         os.environ.clear()

@@ -27,12 +27,11 @@ class Kernel:
     """A kernel whose every IOPub message is kept (a re-check's updates come from a thread, not from a cell)."""
 
     def __init__(self, root: Path) -> None:
-        from jupyter_client.manager import start_new_kernel
+        from forgelab.authoring.kernels import start_kernel
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGELAB_", "PYTEST_", "PYTHONPATH"))}
         env.update(FORGELAB_ROOT=str(root), PYTHONPATH=str(root), FORGELAB_WIDTH="200")
-        self.manager, self.client = start_new_kernel(kernel_name="python3", cwd=str(root / "notebooks"), env=env,
-                                                     startup_timeout=180)
+        self.manager, self.client = start_kernel(cwd=str(root / "notebooks"), env=env, startup_timeout=180)
         self.messages: list[dict[str, Any]] = []
 
     def run(self, code: str) -> list[dict[str, Any]]:

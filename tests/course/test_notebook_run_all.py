@@ -25,6 +25,8 @@ def test_run_all_on_the_starters_reaches_the_end_without_an_error(name: str, tmp
     import nbformat
     from nbclient import NotebookClient
 
+    from forgelab.authoring.kernels import IpcKernelManager
+
     from forgelab.learner.notebook_cells import markers
 
     notebook = nbformat.read(ROOT / name, as_version=4)
@@ -36,7 +38,7 @@ def test_run_all_on_the_starters_reaches_the_end_without_an_error(name: str, tmp
     monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path))
     monkeypatch.delenv("FORGELAB_TARGET", raising=False)
     monkeypatch.setenv("PYTHONPATH", "")
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True, kernel_manager_class=IpcKernelManager,
                    resources={"metadata": {"path": str((ROOT / name).parent)}}).execute()
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     errors = [output for cell in code for output in cell.outputs if output.output_type == "error"]

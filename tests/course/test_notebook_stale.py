@@ -104,6 +104,8 @@ def test_run_all_with_an_endless_loop_is_stopped_once(workbook: WorkbookCopy, tm
     import nbformat
     from nbclient import NotebookClient
 
+    from forgelab.authoring.kernels import IpcKernelManager
+
     module = workbook.root / MODULE
     source = (ROOT / "solutions" / MODULE).read_text(encoding="utf-8")
     module.write_text(source.replace("    ranks = [rank_of(item)", "    while True:\n        pass\n    ranks = [rank_of(item)",
@@ -118,7 +120,7 @@ def test_run_all_with_an_endless_loop_is_stopped_once(workbook: WorkbookCopy, tm
     monkeypatch.setenv("FORGELAB_WORKSPACE", str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(workbook.root))
     monkeypatch.delenv("FORGELAB_TARGET", raising=False)
-    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
+    NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False, kernel_manager_class=IpcKernelManager,
                    resources={"metadata": {"path": str(workbook.root / "notebooks")}}).execute()
     printed = {cell.source: "".join(output.get("text", "") for output in cell.outputs)
                for cell in notebook.cells if cell.cell_type == "code"}

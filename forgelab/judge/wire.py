@@ -337,7 +337,24 @@ class Decoder:
         raise WireError(f"unknown data tag {sorted(data)[0]!r}")
 
     def _rows(self, data: dict[str, object], step: int) -> list[object]:
-        return _rows_of(self, data, step)
+        """The objects of a ``$rows`` value: each row's values under the names, built as ``$o`` builds one."""
+        path = _text(data["$rows"])
+        cls = self._resolve(path)
+        names = [_text(name) for name in _list(data.get("n", []))]
+        if len(set(names)) != len(names):
+            raise WireError(f"{path}: a field name is given twice")
+        rows = _list(data.get("r", []))
+        decode, inner = self._decode, step + 1
+        if inner > MAX_DEPTH:  # checked once here: a row's plain values are taken as they are below
+            raise WireError(f"data nested more than {MAX_DEPTH} levels deep")
+        build = _row_builder(cls, path, names)
+        made = []
+        for row in rows:
+            values = _list(row)
+            if len(values) != len(names):
+                raise WireError(f"{path}: a row of {len(values)} values for {len(names)} field names")
+            made.append(build([value if type(value) in _PLAIN_JSON else decode(value, inner) for value in values]))
+        return made
 
     def _object(self, data: dict[str, object], step: int) -> object:
         path = _text(data["$o"])
@@ -351,27 +368,6 @@ class Decoder:
             name, value = _pair(pair)  # raises the error that says what is wrong
             values[_text(name)] = decode(value, step)
         return build_object(cls, path, values, data.get("fs"))
-
-
-def _rows_of(decoder: Decoder, data: dict[str, object], step: int) -> list[object]:
-    """The objects of a ``$rows`` value: each row's values under the names, built as ``$o`` builds one."""
-    path = _text(data["$rows"])
-    cls = decoder._resolve(path)
-    names = [_text(name) for name in _list(data.get("n", []))]
-    if len(set(names)) != len(names):
-        raise WireError(f"{path}: a field name is given twice")
-    rows = _list(data.get("r", []))
-    decode, inner = decoder._decode, step + 1
-    if inner > MAX_DEPTH:  # checked once here: a row's plain values are taken as they are below
-        raise WireError(f"data nested more than {MAX_DEPTH} levels deep")
-    build = _row_builder(cls, path, names)
-    made = []
-    for row in rows:
-        values = _list(row)
-        if len(values) != len(names):
-            raise WireError(f"{path}: a row of {len(values)} values for {len(names)} field names")
-        made.append(build([value if type(value) in _PLAIN_JSON else decode(value, inner) for value in values]))
-    return made
 
 
 _PLAIN_JSON = frozenset({str, int, float, bool, type(None)})  # what JSON gives that decodes to itself

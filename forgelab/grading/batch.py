@@ -81,11 +81,11 @@ class GradingInterrupted(KeyboardInterrupt):
 
 
 def _grade_as(run: channel.RunProcesses, course: Course, workbook: Workbook, stages: list[Stage], sub: Submission,
-              settings: JudgeSettings, sessions: int) -> Graded:
+              settings: JudgeSettings, sessions: int, similar: similarity.Thresholds) -> Graded:
     """:func:`grade_submission` with what it starts belonging to ``run`` (stopped by a Ctrl-C of the batch)."""
     token = channel.running_as(run)
     try:
-        return grade_submission(course, workbook, stages, sub, settings, sessions)
+        return grade_submission(course, workbook, stages, sub, settings, sessions, similar)
     finally:
         channel.stop_running_as(token)
 
@@ -131,7 +131,7 @@ def grade_batch(course: Course, workbook: Workbook, stages: list[Stage], subs: l
         try:
             # each job speaks the language of this run (a thread starts with a fresh context, i.e. English)
             futures = {pool.submit(contextvars.copy_context().run, _grade_as, runs[sub.id], course, workbook, stages,
-                                   sub, settings, sessions): sub for sub in chosen}
+                                   sub, settings, sessions, thresholds): sub for sub in chosen}
             for done, future in enumerate(waiting.completed(futures), 1):
                 result = future.result()
                 gradebook.record(connection, run_id, gradebook.SubmissionRecord(

@@ -176,13 +176,17 @@ def timings_of(report: RunReport, stages: list[Stage], course_root: Path) -> lis
 
 
 def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], sub: submissions.Submission,
-                     settings: JudgeSettings, sessions: int = 1) -> Graded:
+                     settings: JudgeSettings, sessions: int = 1,
+                     similar: similarity.Thresholds | None = None) -> Graded:
     """Everything for one submission; a failure of the grader itself becomes flagged rows, never a crash.
 
     ``sessions`` > 1 runs the course's tests in that many trusted sessions at once (``grade`` with CPUs to spare).
     Each session holds the learner's code to the submission's time budget on its own, so where the sessions together
     spent half of it or more — where one session might have used it up and left tests not run — the submission is
-    graded again in one session: its verdicts are the one session's, however many CPUs the grader had."""
+    graded again in one session: its verdicts are the one session's, however many CPUs the grader had.
+
+    ``similar``: the batch's similarity thresholds; the submission's modules are then lexed and winnowed for the
+    similarity check while the judge runs (:func:`forgelab.grading.similarity.prepare_in_background`)."""
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="forgelab-grade-"))
     try:
@@ -198,6 +202,8 @@ def grade_submission(course: Course, workbook: Workbook, stages: list[Stage], su
                           facts=[(stage.number, StageFacts(transfer="error")) for stage in stages])
         copied = time.monotonic() - started
         handed = similarity.read_modules(laid.import_dir / "forge", stages)  # read as text, before any of it runs
+        if similar is not None:
+            similarity.prepare_in_background(workbook, stages, similar, handed)
         # the judge's folder is removed while the rows are built (grade never ends with os._exit)
         report = core.run(grading_job(course, workbook, stages, laid, scratch, sessions), settings, remove_later=True)
         if sessions > 1 and report.course_budget_spent_s >= settings.submission_wall_s / 2:

@@ -37,7 +37,7 @@ from importlib import metadata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -343,9 +343,20 @@ class Tokens:
     A file is named by the SHA-256 of the text and of the versions of copydetect and Pygments, so it is never stale;
     one that does not read back as such a file is made again. ``folder=None``: nothing on disk."""
 
+    _shared: ClassVar[dict[Path, Tokens]] = {}
+    _sharing: ClassVar[threading.Lock] = threading.Lock()
+
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
         self._made: dict[str, tuple[str, Any]] = {}
+        self._winnowed: dict[tuple[str, int, str], tuple[_Hashes, Any]] = {}  # made or read once in a process
+
+    @classmethod
+    def shared(cls, folder: Path) -> Tokens:
+        """The process's one :class:`Tokens` for ``folder``: what :func:`prepare` made while the judge ran is there
+        when :func:`compare` asks."""
+        with cls._sharing:
+            return cls._shared.setdefault(folder, cls(folder))
 
     @staticmethod
     def _key(text: str) -> str:
@@ -370,10 +381,14 @@ class Tokens:
         with the ``boilerplate`` hashes removed; ``keep``: a course module's, kept on disk beside its token stream (the
         same in every grading run; hashing and winnowing them was the larger part of what a run's similarity check
         costs)."""
+        plate = b"" if boilerplate is None else np.asarray(boilerplate, dtype=np.int64).tobytes()
+        plate_digest = hashlib.sha256(plate).digest()
+        memo = (self._key(filtered), k, plate_digest.hex())
+        if memo in self._winnowed:
+            return self._winnowed[memo]
         path = None
         if self.folder is not None and keep:
-            plate = b"" if boilerplate is None else np.asarray(boilerplate, dtype=np.int64).tobytes()
-            digest = hashlib.sha256(_versions() + f"winnowed k={k}\0".encode("utf-8") + hashlib.sha256(plate).digest()
+            digest = hashlib.sha256(_versions() + f"winnowed k={k}\0".encode("utf-8") + plate_digest
                                     + filtered.encode("utf-8", "surrogatepass")).hexdigest()
             path = self.folder / f"winnowed-{digest}.json"
             try:
@@ -381,8 +396,10 @@ class Tokens:
             except (OSError, ValueError):
                 pass
             else:
-                return (_Hashes(np.array(found.hashes, dtype=np.int64), np.array(found.positions, dtype=np.int64)),
+                read = (_Hashes(np.array(found.hashes, dtype=np.int64), np.array(found.positions, dtype=np.int64)),
                         np.float64(found.coverage))
+                self._winnowed[memo] = read
+                return read
         _set, index = library().utils.get_document_fingerprints(filtered, k, 1,
                                                                  [] if boilerplate is None else boilerplate)
         coverage = library().utils.get_token_coverage(index, k, len(filtered))
@@ -395,6 +412,7 @@ class Tokens:
                 write_atomic(path, document.model_dump_json())
             except OSError:  # a read-only course: the next run hashes it again
                 pass
+        self._winnowed[memo] = (hashes, coverage)
         return hashes, coverage
 
     @staticmethod
@@ -484,7 +502,7 @@ def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[Han
     Pairs of submissions are flagged above the thresholds; against the course's modules, the closest one above
     them is flagged (a copy of the reference also matches most mutants: one page says it). ``tokens``: where the
     token streams come from (by default, the course's modules' are kept in the workbook's cache folder)."""
-    tokens = tokens or Tokens(workbook.state_dir / "cache" / "similarity")
+    tokens = tokens or Tokens.shared(_cache_folder(workbook))
     pairs: list[_Found] = []
     not_compared: list[tuple[str, str, Status]] = []
     unparsable: list[tuple[str, str]] = []
@@ -523,6 +541,46 @@ def compare(workbook: Workbook, stages: list[Stage], modules: dict[str, list[Han
             if closest is not None:
                 pairs.append(closest)
     return Comparison(pairs, not_compared, unparsable, looked)
+
+
+def _cache_folder(workbook: Workbook) -> Path:
+    return workbook.state_dir / "cache" / "similarity"
+
+
+def prepare(workbook: Workbook, stages: list[Stage], thresholds: Thresholds, handed: list[HandedModule]) -> None:
+    """Make ahead what :func:`compare` needs of one submission (``handed``: its modules) and of the course's modules
+    of ``stages``, in the process's shared :class:`Tokens`: lexing and winnowing, most of what the similarity check
+    costs. ``grade`` calls it while the judge runs (:func:`prepare_in_background`), so that the check after the last
+    submission is graded is only the comparisons. It changes no figure: what it made is what compare would make."""
+    tokens = Tokens.shared(_cache_folder(workbook))
+    starters: Path | None = None
+    for stage in stages:
+        texts = [module.text for module in handed if module.stage == stage.number and module.status.compared]
+        if not texts:
+            continue
+        starters = starters or jobs.starters(workbook)
+        boilerplate = _boilerplate(_fingerprint(starter_text(workbook, stage, starters), thresholds, None, tokens,
+                                                keep=True))
+        for _name, _kind, _file, text in course_modules(workbook, stage):
+            _fingerprint(text, thresholds, boilerplate, tokens, keep=True)
+        for text in texts:
+            _fingerprint(text, thresholds, boilerplate, tokens)
+
+
+def prepare_in_background(workbook: Workbook, stages: list[Stage], thresholds: Thresholds,
+                          handed: list[HandedModule]) -> threading.Thread:
+    """:func:`prepare` in a thread of its own. A failure there costs nothing but the head start: compare makes the
+    same again, and says what went wrong if it goes wrong again."""
+
+    def run() -> None:
+        try:
+            prepare(workbook, stages, thresholds, handed)
+        except Exception:  # noqa: BLE001 - said where it is needed (see above)
+            pass
+
+    thread = threading.Thread(target=run, name="forgelab-similarity-prepare", daemon=True)
+    thread.start()
+    return thread
 
 
 def _closer(found: _Found, than: _Found) -> bool:

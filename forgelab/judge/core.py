@@ -255,9 +255,11 @@ def _learner_files(unit: list[_LearnerFile], specs: dict[str, TargetSpec], folde
     """Test files the learner wrote, run one after the other in one tester against the code of the first one's target
     (see :mod:`forgelab.judge.relay`); a file that run did not reach runs alone afterwards."""
     host_dir = folders.of(specs[unit[0].label])
-    tester_dir = relay.tester_folder(template, folder / "tester", [(item.test_file, item.shown) for item in unit])
+    mounted = isolation.sandboxed  # the sandbox binds the template over the folder (see relay.tester_folder)
+    tester_dir = relay.tester_folder(template, folder / "tester", [(item.test_file, item.shown) for item in unit],
+                                     mounted)
     runs = relay.run_files(tester_dir, [item.shown for item in unit], host_dir, settings, isolation,
-                           folder / "scratch", offer, budget)
+                           folder / "scratch", offer, budget, template if mounted else None)
     reports = []
     with i18n.speaking(settings.language):
         for item, run in zip(unit, runs):

@@ -55,7 +55,7 @@ import time
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from forgelab.core import i18n
 from forgelab.core.i18n import _
@@ -109,18 +109,39 @@ def write_template(into: Path, interface: Path) -> Path:
     return into
 
 
-def tester_folder(template: Path, into: Path, files: Sequence[tuple[Path, str]]) -> Path:
+def tester_folder(template: Path, into: Path, files: Sequence[tuple[Path, str]], mounted: bool = False) -> Path:
     """A tester's folder for test files: the template and each ``(file, shown)`` at its workbook path ``shown``.
 
     The template's files are hard links where the file system allows (they are never written again, and the sandbox
-    mounts the folder read-only), so a run does not copy the same hundred files once per test file."""
-    shutil.copytree(template, into, copy_function=_link)
+    mounts the folder read-only), so a run does not copy the same hundred files once per test file. ``mounted`` (a
+    sandboxed tester): the folder holds only the test files and, for each of the template's top-level entries, an
+    empty file or folder of its name, which the sandbox binds the template's entry over (:func:`template_mounts`):
+    nothing of the template is made or removed per test file, and the tester sees the same folder."""
+    if mounted:
+        shared = sorted(os.scandir(template), key=lambda entry: entry.name)
+        clash = {PurePosixPath(shown).parts[0] for _file, shown in files} & {entry.name for entry in shared}
+        if clash:
+            raise ValueError(f"a test file's path begins with {sorted(clash)[0]!r}, a name of the tester's template")
+        into.mkdir(parents=True)
+        for entry in shared:
+            if entry.is_dir(follow_symlinks=False):
+                (into / entry.name).mkdir()
+            else:
+                (into / entry.name).touch()
+    else:
+        shutil.copytree(template, into, copy_function=_link)
     for test_file, shown in files:
         destination = into / shown
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.unlink(missing_ok=True)  # never written through a link into the template
         shutil.copyfile(test_file, destination)
     return into
+
+
+def template_mounts(template: Path) -> list[tuple[Path, str]]:
+    """What the sandbox binds over a ``mounted`` tester folder (:func:`tester_folder`): each top-level entry of the
+    template, by its name."""
+    return [(Path(entry.path), entry.name) for entry in sorted(os.scandir(template), key=lambda entry: entry.name)]
 
 
 def _link(source: str, destination: str) -> None:
@@ -172,8 +193,10 @@ def _boundary(message: str) -> dict[str, object]:
 
 class _Relay:
     def __init__(self, tester_dir: Path, shown: tuple[str, ...], host_dir: Path, settings: JudgeSettings,
-                 isolation: Isolation, scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> None:
+                 isolation: Isolation, scratch: Path, offered: Offered, budget: TimeBudget | None = None,
+                 template: Path | None = None) -> None:
         self.tester_dir, self.shown, self.settings, self.isolation = tester_dir, shown, settings, isolation
+        self.template = template  # bound over the tester's folder (see tester_folder): a sandboxed tester only
         self.parts: list[RelayRun] = []  # the files before the current one (self.shown[len(self.parts)]), finished
         self.finished: int | None = None  # the current file's pytest session ended with this status (its claim)
         self.started = 0.0  # when the run began (the budget is spent when it ends)
@@ -305,7 +328,9 @@ class _Relay:
                 f"--rootdir={root}", "--noconftest", "-q", "--color=no", "--tb=short"]
         with user_namespace() if self.isolation.sandboxed else nullcontext() as userns:
             if self.isolation.sandboxed:
-                command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv, userns=userns), None
+                mounts = template_mounts(self.template) if self.template is not None else []
+                command, env = bwrap_command(self.isolation.bwrap, self.tester_dir, argv, userns=userns,
+                                             mounts=mounts), None
             else:
                 command, env = argv, plain_env(self.scratch)
             process = subprocess.Popen(channel.dies_with_parent(command), cwd=self.scratch, env=env, stdin=link_in,
@@ -538,9 +563,12 @@ def _no_classes(path: str) -> object:
 
 
 def run_files(tester_dir: Path, shown: Sequence[str], host_dir: Path, settings: JudgeSettings, isolation: Isolation,
-              scratch: Path, offered: Offered, budget: TimeBudget | None = None) -> list[RelayRun]:
+              scratch: Path, offered: Offered, budget: TimeBudget | None = None,
+              template: Path | None = None) -> list[RelayRun]:
     """Run the learner's test files ``shown`` (in ``tester_dir``), one after the other in one tester, against the
     ``forge`` in ``host_dir``: a run for each file the tester reached, in order (at least the first); a file past
-    them was not run (see the module's docstring)."""
+    them was not run (see the module's docstring). ``template``: the folder a ``mounted`` tester folder was made
+    from (:func:`tester_folder`), bound over it in the sandbox."""
     with i18n.speaking(settings.language):  # this may run in a worker thread, which starts in English
-        return _Relay(tester_dir, tuple(shown), host_dir, settings, isolation, scratch, offered, budget).run()
+        return _Relay(tester_dir, tuple(shown), host_dir, settings, isolation, scratch, offered, budget,
+                      template).run()

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -133,8 +133,11 @@ def own_start_up_files() -> tuple[Path, ...]:
 
 
 def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, str] | None = None,
-                  userns: int | None = None) -> list[str]:
+                  userns: int | None = None, mounts: Sequence[tuple[Path, str]] = ()) -> list[str]:
     """The full command line that runs ``argv`` inside the sandbox (paths in ``argv`` are sandbox paths).
+
+    ``code_dir`` is the sandbox's read-only code folder; each of ``mounts`` — (a file or folder, a name in
+    ``code_dir``, where an empty file or folder of that name stands) — is bound read-only over that name.
 
     ``userns`` is a user namespace made by :func:`user_namespace` (forgelab runs as root); it must be passed
     to the process (``pass_fds``). The scratch folder is memory-backed and private to this sandbox: it
@@ -168,9 +171,11 @@ def bwrap_command(bwrap: str, code_dir: Path, argv: list[str], env: dict[str, st
     for start_up in own_start_up_files():  # empty inside: see own_start_up_files
         command += ["--ro-bind", "/dev/null", str(start_up)]
     command += ["--perms", "0755", "--dir", str(PurePosixPath(CODE_MOUNT).parent),
-                "--ro-bind", str(code_dir), CODE_MOUNT, "--size", str(SCRATCH_BYTES), "--perms", "1777",
-                "--tmpfs", SCRATCH_MOUNT, "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/",
-                "--chdir", SCRATCH_MOUNT, "--clearenv"]
+                "--ro-bind", str(code_dir), CODE_MOUNT]
+    for source, name in mounts:
+        command += ["--ro-bind", str(source), f"{CODE_MOUNT}/{name}"]
+    command += ["--size", str(SCRATCH_BYTES), "--perms", "1777", "--tmpfs", SCRATCH_MOUNT, "--proc", "/proc",
+                "--dev", "/dev", "--remount-ro", "/", "--chdir", SCRATCH_MOUNT, "--clearenv"]
     for key, value in sorted(sandbox_env(SCRATCH_MOUNT, env).items()):
         command += ["--setenv", key, value]
     return [*command, "--", *argv]

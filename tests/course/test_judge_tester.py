@@ -4,6 +4,7 @@ then with the judge's profile (no deadline, the same examples every run, no data
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,68 @@ def test_a_testers_folder_shares_the_templates_files_but_never_writes_into_them(
     assert (folder / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == learner.read_text(encoding="utf-8")
     assert (folder / "forge.py").read_text(encoding="utf-8") == "shared = 1\n"
     assert (template / "transfer" / "test_01_mine.py").read_text(encoding="utf-8") == "# the template's own\n"
+
+
+LOOKS_AROUND = """import hashlib
+import os
+
+
+def test_what_the_folder_holds():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    seen = []
+    for folder, folders, files in os.walk(root):
+        folders.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                seen.append(f"{os.path.relpath(path, root)} {hashlib.sha256(handle.read()).hexdigest()[:12]}")
+    assert False, f"{len(seen)} files: " + hashlib.sha256("\\n".join(seen).encode()).hexdigest()
+"""
+
+
+def test_a_sandboxed_tester_sees_the_same_folder_whether_the_template_is_bound_over_it_or_linked_into_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from forgelab.judge import relay
+    from forgelab.judge.sandbox import isolation
+
+    if not isolation("auto").sandboxed:
+        pytest.skip("needs the sandbox")
+    test_file = tmp_path / "test_01_mine.py"
+    test_file.write_text(LOOKS_AROUND, encoding="utf-8")
+    starters = jobs.starters(Workbook(ROOT, ROOT))
+    target = TargetSpec("transfer-01", (starters / "forge", ROOT / "solutions" / "forge"))
+    job = core.Job(ROOT, starters, jobs.stage_modules(load_course(ROOT)), (target,),
+                   learner_tests=(LearnerTests("transfer-01", ((test_file, "transfer/test_01_mine.py"),)),))
+    made: list[Path] = []
+    folder_of = relay.tester_folder
+
+    def kept(template: Path, into: Path, files: list[tuple[Path, str]], mounted: bool = False) -> Path:
+        made.append(folder_of(template, into, files, mounted))
+        return made[-1]
+
+    def seen() -> str:
+        report = core.run(job, DEFAULT, remove_later=True)
+        assert report.problem is None and [row.outcome for row in report.rows] == [Outcome.FAILED], report
+        return report.rows[0].cause
+
+    monkeypatch.setattr(relay, "tester_folder", kept)
+    from forgelab.judge import removal
+
+    runs: list[Path] = []
+    monkeypatch.setattr(removal, "remove_soon", runs.append)  # removed below, once their folders are counted
+    bound = seen()
+    on_disk = sum(len(files) for _root, _folders, files in os.walk(made[-1]))
+    monkeypatch.setattr(relay, "tester_folder", lambda template, into, files, mounted=False: kept(template, into,
+                                                                                                     files, False))
+    run_files = relay.run_files
+    monkeypatch.setattr(relay, "run_files", lambda *args, **kwargs: run_files(*args[:8]))  # no template to bind
+    linked = seen()
+    in_copy = sum(len(files) for _root, _folders, files in os.walk(made[-1]))
+    for folder in runs:
+        shutil.rmtree(folder)
+    assert bound == linked and " files: " in bound
+    assert int(bound.split(" files: ")[0].split()[-1]) == in_copy > 20  # the tester sees the template's files either way
+    assert on_disk == 3  # the bound folder itself: the test file and the template's two files' mount points
 
 
 # ---------------------------------------------------------------- the last word of a process that ends

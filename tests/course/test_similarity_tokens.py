@@ -179,3 +179,35 @@ def test_fingerprints_made_here_are_compared_without_gathering_one_array_per_has
     assert _figures(found) == _figures(expected)
     copies = [pair for pair in found.pairs if pair.left.name == "reference-copy"]
     assert copies and all(pair.right.name == "reference" and pair.percent == 100.0 for pair in copies)
+
+
+def test_what_grade_prepares_while_the_judge_runs_leaves_the_check_only_its_comparisons(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``grade`` lexes and winnows each submission's modules, and the course's, while the judge runs
+    (``similarity.prepare``): the similarity check after the batch then lexes and hashes nothing, and finds exactly
+    what it finds without the head start."""
+    stages = [COURSE.stage(number) for number in STAGES]
+    handed = _handed()
+    expected = similarity.compare(WORKBOOK, stages, handed, Thresholds(), Tokens(None))
+    workbook = Workbook(root=ROOT, workspace=tmp_path)  # its own cache folder: nothing kept from another test
+    for modules_of_one in handed.values():
+        similarity.prepare_in_background(workbook, stages, Thresholds(), modules_of_one).join()
+    worked: list[str] = []
+    lex, fingerprints = copydetect.utils.filter_code, copydetect.utils.get_document_fingerprints
+
+    def lexed(*args: Any) -> Any:
+        worked.append("lexed")
+        return lex(*args)
+
+    def winnowed(*args: Any, **kwargs: Any) -> Any:
+        worked.append("winnowed")
+        return fingerprints(*args, **kwargs)
+
+    monkeypatch.setattr(copydetect.utils, "filter_code", lexed)
+    monkeypatch.setattr(copydetect.utils, "get_document_fingerprints", winnowed)
+    found = similarity.compare(workbook, stages, handed, Thresholds())
+    assert worked == []
+    assert _figures(found) == _figures(expected)
+    other = Workbook(root=ROOT, workspace=tmp_path / "other")  # a workbook nothing was prepared for: all made here
+    assert _figures(similarity.compare(other, stages, handed, Thresholds())) == _figures(expected)
+    assert "lexed" in worked and "winnowed" in worked

@@ -179,3 +179,105 @@ def test_a_value_the_state_token_does_not_pickle_falls_back_to_the_formats_own_t
     value.append("y")
     assert wire.state_of(value) != before
     assert wire.state_of([object()]) is None
+
+
+def _resolve_fake(path: str) -> object:
+    classes = {"forge.fake:Candidate": Candidate, "forge.fake:Mode": Mode, "forge.fake:Lying": Lying}
+    if path not in classes:
+        raise wire.WireError(f"no class {path}")
+    return classes[path]
+
+
+def test_a_list_of_one_dataclass_crosses_as_rows_and_comes_back_the_same() -> None:
+    """A list of two or more objects of one forge dataclass is written as one table: the field names once, a row of
+    values per object (stage 02's 30,000 candidates crossed as 4.2 MB of JSON, one object and one pair per field
+    each). What arrives is what the objects held, as with one object at a time."""
+    import json
+
+    items = [Candidate(f"doc-{n}", n, n / 4, [f"t{n}"] if n % 2 else []) for n in range(5)]
+    encoded = wire.Encoder().encode(items)
+    assert isinstance(encoded, dict) and encoded["$rows"] == "forge.fake:Candidate"
+    assert encoded["n"] == ["id", "tokens", "score", "tags"] and len(encoded["r"]) == 5
+    one_at_a_time = [wire.Encoder().encode(item) for item in items]
+    assert len(json.dumps(encoded)) < len(json.dumps(one_at_a_time)) / 2
+    back = wire.Decoder(_resolve_fake).decode(json.loads(json.dumps(encoded)))
+    assert back == items and all(type(item) is Candidate for item in back)  # type: ignore[union-attr]
+    # not a table: one object, objects of two kinds, an object beside plain data
+    for plain in ([items[0]], [items[0], Lying(1)], [items[0], 3], []):
+        encoded_plain = wire.Encoder().encode(plain)
+        assert isinstance(encoded_plain, list)
+        assert wire.Decoder(_resolve_fake).decode(encoded_plain) == plain
+    nested = {"k": (items[:2], [items[2:4]])}
+    assert wire.Decoder(_resolve_fake).decode(wire.Encoder().encode(nested)) == nested
+
+
+def test_a_malformed_table_is_refused_and_names_what_is_wrong() -> None:
+    import pytest
+
+    decoder = wire.Decoder(_resolve_fake)
+    good = {"$rows": "forge.fake:Candidate", "n": ["id", "tokens", "score", "tags"], "r": [["a", 1, 0.5, []]]}
+    assert decoder.decode(good) == [Candidate("a", 1, 0.5, [])]
+    for bad, words in (({**good, "$rows": "forge.fake:Other"}, "no class"),
+                       ({**good, "n": ["id", "id", "score", "tags"]}, "given twice"),
+                       ({**good, "r": [["a", 1, 0.5]]}, "a row of 3 values for 4 field names"),
+                       ({**good, "n": ["id", "tokens", "score", "secret"]}, r"has no field\(s\) secret"),
+                       ({**good, "r": "rows"}, "expected a list, got str"), ({**good, "n": [1, 2, 3, 4]}, "expected a string"),
+                       ({**good, "$rows": "forge.fake:Mode"}, "neither a dataclass")):
+        with pytest.raises(wire.WireError, match=words):
+            decoder.decode(bad)
+    with pytest.raises(wire.WireError):  # a table only data may cross (the judge's relay): no class at all
+        wire.Decoder(lambda path: (_ for _ in ()).throw(wire.WireError("no classes"))).decode(good)
+    deep: object = [Candidate("a", 1, 0.5, []), Candidate("b", 2, 0.5, [])]
+    for _ in range(wire.MAX_DEPTH):  # the depth limit counts a table's values as it counts an object's
+        deep = [deep]
+    with pytest.raises(wire.WireError, match="nested"):
+        wire.Encoder().encode(deep)
+    sent: object = {**good, "r": [["a", 1, 0.5, "plain values only"]]}  # a receiver refuses a table nested deeper
+    assert decoder.decode(sent) == [Candidate("a", 1, 0.5, "plain values only")]  # type: ignore[arg-type]
+    for _ in range(wire.MAX_DEPTH - 1):  # than any sender may write one
+        sent = [sent]
+    with pytest.raises(wire.WireError, match="nested"):
+        decoder.decode(sent)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    id: str
+    size: int = 0
+
+
+@dataclasses.dataclass(slots=True)
+class Slotted:
+    id: str
+    size: int = 0
+
+
+@dataclasses.dataclass
+class Derived:
+    id: str
+    size: int = 0
+    label: str = dataclasses.field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.label = f"{self.id}:{self.size}"
+
+
+for _kind in (Frozen, Slotted, Derived):
+    _kind.__module__ = "forge.fake"
+
+
+def test_a_table_builds_frozen_slotted_and_derived_objects_as_one_object_at_a_time_does() -> None:
+    classes = {f"forge.fake:{kind.__qualname__}": kind for kind in (Frozen, Slotted, Derived)}
+    decoder = wire.Decoder(lambda path: classes[path])
+    for items in ([Frozen("a", 1), Frozen("b")], [Slotted("a", 1), Slotted("b")], [Derived("a", 1), Derived("b")]):
+        alone = [decoder.decode(wire.Encoder().encode(item)) for item in items]
+        together = decoder.decode(wire.Encoder().encode(items))
+        assert together == alone == items and [type(item) for item in together] == [type(item) for item in items]
+    # a table that leaves a field out gets the field's default, as an object written without it does
+    short = {"$rows": "forge.fake:Frozen", "n": ["id"], "r": [["a"], ["b"]]}
+    assert decoder.decode(short) == [Frozen("a"), Frozen("b")]
+    frozen = decoder.decode({"$rows": "forge.fake:Frozen", "n": ["id", "size"], "r": [["a", 1], ["b", 2]]})
+    import pytest
+
+    with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen after it was built
+        frozen[0].size = 5  # type: ignore[index, misc]

@@ -118,16 +118,16 @@ def tester_folder(template: Path, into: Path, files: Sequence[tuple[Path, str]],
     empty file or folder of its name, which the sandbox binds the template's entry over (:func:`template_mounts`):
     nothing of the template is made or removed per test file, and the tester sees the same folder."""
     if mounted:
-        shared = sorted(os.scandir(template), key=lambda entry: entry.name)
-        clash = {PurePosixPath(shown).parts[0] for _file, shown in files} & {entry.name for entry in shared}
+        shared = template_mounts(template)
+        clash = {PurePosixPath(shown).parts[0] for _file, shown in files} & {name for _source, name in shared}
         if clash:
             raise ValueError(f"a test file's path begins with {sorted(clash)[0]!r}, a name of the tester's template")
         into.mkdir(parents=True)
-        for entry in shared:
-            if entry.is_dir(follow_symlinks=False):
-                (into / entry.name).mkdir()
+        for source, name in shared:
+            if source.is_dir() and not source.is_symlink():
+                (into / name).mkdir()
             else:
-                (into / entry.name).touch()
+                (into / name).touch()
     else:
         shutil.copytree(template, into, copy_function=_link)
     for test_file, shown in files:

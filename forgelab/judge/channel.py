@@ -52,6 +52,8 @@ from forgelab.judge.settings import JudgeSettings
 from forgelab.judge.watchdog import KeptTree, Watchdog, children, ended_by_cpu_rlimit
 
 HOST_FILES = {"host.py": "_judge_host.py", "wire.py": "_judge_wire.py"}
+_NOT_A_TRIP = ("import", "shape")  # the session's own set-up, not a test's use of the learner's code
+_BUDGETED = ("call", "call_each", "call_handle", "get_handle", "import")  # requests that carry the test's CPU budget
 
 
 class ArgumentChanges(enum.Enum):
@@ -505,6 +507,7 @@ class Host:
         self._queue_clock = RunQueueClock()  # the run-queue delay of this host's process tree (see _queued)
         self._asked: list[str] | None = None  # the modules an import was asked for before the handshake (ask_import)
         self._asked_stop: LimitExceeded | None = None  # the process had ended when that import was asked
+        self.trips = 0  # exchanges with the learner's process for the tests' calls (see HostPool.take_trips)
 
     # ------------------------------------------------------------ life cycle
 
@@ -722,6 +725,56 @@ class Host:
             self._stop(raised.limit)
         raise raised
 
+    def request_each(self, target: str, calls: list[tuple[tuple[object, ...], dict[str, object]]],
+                     errors: bool = False) -> list[tuple[bool, object]]:
+        """Call the learner's ``target`` once per ``(args, kwargs)`` of ``calls`` in one exchange (or a few: an
+        answer holds about a megabyte, the rest is asked for again); ``(True, result)`` or ``(False, exception)``
+        per call, in order. Each call works on copies of its arguments and its result is rebuilt as data, as in a
+        test that does not watch its arguments. Without ``errors`` the first exception is raised, and the calls
+        after it are not run, as in a loop; with it, an :class:`Exception` a call raised is returned in its place
+        and the calls go on. A limit, a stub (:class:`NotImplementedYet`) or the process ending is always raised."""
+        if not self.alive:
+            raise LimitExceeded(self._closed_reason or Limit.CRASH, "the learner's process is not running")
+        encoder = self._encoder()
+        try:
+            encoded = [[[encoder.encode(a) for a in args], [[k, encoder.encode(v)] for k, v in kwargs.items()]]
+                       for args, kwargs in calls]
+        except wire.WireError as error:
+            raise BoundaryError(f"the test's arguments cannot be sent to the learner's code: {error}") from None
+        outcomes: list[tuple[bool, object]] = []
+        while len(outcomes) < len(encoded):
+            rest = encoded[len(outcomes):]
+            reply = self._exchange({"op": "call_each", "target": target, "errors": errors, "calls": rest})
+            while reply["op"] in ("callback", "getattr"):
+                reply = self._serve_callback(reply)
+            if reply["op"] == "raise":  # the target itself could not be reached
+                raised = rebuild_error(reply.get("error"), self._resolve, self._decoder().decode)
+                if isinstance(raised, LimitExceeded):
+                    self._stop(raised.limit)
+                raise raised
+            answers = wire.items_of(reply, "each")
+            if reply["op"] != "each" or not answers or len(answers) > len(rest):
+                self._stop(Limit.CRASH)
+                raise BoundaryError(f"the learner's process answered {str(reply['op'])[:40]!r} to calls")
+            for answer in answers:
+                ok, value = self._each_outcome(answer)
+                if isinstance(value, BaseException) and not ok and (not errors or not isinstance(value, Exception)):
+                    raise value
+                outcomes.append((ok, value))
+        return outcomes
+
+    def _each_outcome(self, answer: object) -> tuple[bool, object]:
+        decoder = self._decoder()
+        if isinstance(answer, dict) and "value" in answer:
+            try:
+                return True, decoder.decode(answer["value"])
+            except wire.WireError as problem:
+                return False, BoundaryError(f"the learner's result cannot be read back: {problem}")
+        raised = rebuild_error(answer.get("error") if isinstance(answer, dict) else None, self._resolve, decoder.decode)
+        if isinstance(raised, LimitExceeded):
+            self._stop(raised.limit)
+        return False, raised
+
     def _after_call(self, args: tuple[object, ...], mutated: list[object]) -> tuple[object, ...]:
         """The arguments as the learner's code left them, for a result that refers to one (``$arg``).
 
@@ -792,6 +845,8 @@ class Host:
         return self._exchange(message)
 
     def _exchange(self, message: dict[str, object]) -> dict[str, object]:
+        if message.get("op") not in _NOT_A_TRIP:
+            self.trips += 1
         data = self._opening(message)
         try:
             self._send(data)
@@ -801,7 +856,7 @@ class Host:
 
     def _opening(self, message: dict[str, object]) -> bytes:
         """The frame of a request, its time counted from now (see :meth:`_closing`)."""
-        if self._pending_budget is not None and message.get("op") in ("call", "call_handle", "get_handle", "import"):
+        if self._pending_budget is not None and message.get("op") in _BUDGETED:
             message = {**message, "cpu_s": self._pending_budget}
             self._pending_budget = None
         data = wire.dumps(message)

@@ -294,6 +294,8 @@ class Server:
             self.send({"op": "imported", "problems": problems})
         elif op in ("call", "call_handle", "get_handle"):
             self.call(message)
+        elif op == "call_each":
+            self.call_each(message)
         elif op == "setattr":
             self.assign(message)
         elif op == "shape":
@@ -364,6 +366,62 @@ class Server:
             return
         self.reply(result, args, before, "return")
 
+    def call_each(self, message: dict[str, object]) -> None:
+        """One function, many calls, one answer: ``calls`` holds ``[args, kwargs]`` pairs, run in order, each on its
+        own copies of its arguments (what a call changes in them is not sent back). The answer ``each`` holds one
+        ``{"value": ...}`` or ``{"error": ...}`` per call that ran. It stops after the first error unless ``errors``
+        is set, after an exception that is not an ``Exception`` (``SystemExit``) or is ``NotImplementedError`` (the
+        judge raises those, as it would have in a loop of single calls), and once the answer holds
+        :data:`EACH_BYTES`: the judge sends the calls that did not run again."""
+        try:
+            function: Any = resolve(str(message["target"]))
+            if isinstance(function, property) and function.fget is not None:
+                function = function.fget
+        except BaseException as error:  # noqa: BLE001
+            kind = "exception" if isinstance(error, AttributeError) else \
+                "import" if isinstance(error, (ImportError, SyntaxError)) else "boundary"
+            self.send({"op": "raise", "error": self.error(error, kind), "mutated": []})
+            return
+        keep_going = bool(message.get("errors"))
+        pieces: list[bytes] = []
+        size = 0
+        for pair in wire.items_of(message, "calls"):
+            try:
+                decoder = self.decoder()
+                if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list)
+                        and isinstance(pair[1], list)):
+                    raise wire.WireError("a call of call_each is not [args, kwargs]")
+                args = tuple(decoder.decode(a) for a in pair[0])
+                kwargs = {name: decoder.decode(v) for name, v in wire.pairs_of({"kwargs": pair[1]}, "kwargs")}
+            except BaseException as error:  # noqa: BLE001
+                pieces.append(_each_piece({"error": self.error(error, "boundary")}))
+                break
+            stop = not keep_going
+            try:
+                result = function(*args, **kwargs)
+            except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything, even SystemExit
+                piece = _each_piece({"error": self.error(error)})
+                stop = stop or not isinstance(error, Exception) or isinstance(error, NotImplementedError)
+            else:
+                try:
+                    piece, stop = _each_piece({"value": self.encoder().encode(result)}), False
+                except (wire.WireError, RecursionError, ValueError) as error:
+                    what = str(error) if isinstance(error, wire.WireError) else "the value is nested too deeply"
+                    piece = _each_piece({"error": {"kind": "boundary", "module": "", "qualname": "BoundaryError",
+                                                   "bases": ["ValueError"], "traceback": "",
+                                                   "message": f"the result could not be sent back: {what}"}})
+            pieces.append(piece)
+            size += len(piece)
+            if stop or size >= EACH_BYTES:
+                break
+        body = b'{"op":"each","each":[' + b",".join(pieces) + b"]}"
+        if len(body) > wire.MAX_FRAME_BYTES:
+            self.send({"op": "raise", "error": {"kind": "boundary", "module": "", "qualname": "BoundaryError",
+                                                 "bases": ["ValueError"], "message": "the result could not be sent back: "
+                                                 "it is larger than a message may be", "traceback": ""}, "mutated": []})
+            return
+        _write_all(self.fd_out, len(body).to_bytes(4, "big") + body)
+
     def reply(self, result: object, args: tuple[object, ...], before: Any, op: str) -> None:
         try:
             value = self.encoder(args).encode(result)
@@ -383,6 +441,13 @@ class Server:
             if wire.state_of(args[index]) != state:
                 changed.append([index, self.encoder().encode(args[index])])
         return changed
+
+
+EACH_BYTES = 1 << 20  # an answer to call_each holds about this much at most; the judge sends the rest again
+
+
+def _each_piece(outcome: dict[str, object]) -> bytes:
+    return json.dumps(outcome, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 def _mutable(value: object) -> bool:

@@ -110,6 +110,7 @@ class TestRow:
     # what a course test handed back with the session's ``forgelab_record`` fixture: JSON text (sorted keys), the
     # value the learner's code computed, carried as data (the fault lab's seal derives its key from such values)
     recorded: str = ""
+    trips: int = 0  # exchanges with the learner's process during this test (forgelab.judge.remote.each saves them)
 
     @property
     def name(self) -> str:

@@ -290,6 +290,7 @@ class JudgeSession:
         row = self._row(key, canonical, target)
         self._set(key, canonical, target, duration_ms=row.duration_ms + int(round(report.duration * 1000)))
         if report.when == "teardown" and target:
+            self._set(key, canonical, target, trips=self.pool.take_trips(target))
             printed = self.pool.take_output(target)
             if printed.strip():
                 self._set(key, canonical, target, printed=_cut(printed, MAX_PRINTED))

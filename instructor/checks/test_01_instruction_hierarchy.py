@@ -13,6 +13,7 @@ import itertools
 import random
 
 from forge.instructions import Instruction, explain, resolve
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -49,17 +50,18 @@ def random_sets(seed: int, count: int) -> list[list[Instruction]]:
 
 
 def test_random_instruction_sets_match_the_contract() -> None:
-    for items in random_sets(7101, RANDOM_SETS):
-        accepted, rejected = resolve(list(items))
+    sets = random_sets(7101, RANDOM_SETS)
+    for items, (accepted, rejected) in zip(sets, each(resolve, [Call(list(items)) for items in sets])):
         expected_accepted, expected_rejected = oracle(items)
         assert accepted == expected_accepted
         assert rejected == expected_rejected
 
 
 def test_explain_agrees_with_resolve() -> None:
-    for items in random_sets(7102, EXPLAINED_SETS):
-        accepted, rejected = resolve(list(items))
-        winners, rejections = explain(list(items))
+    sets = random_sets(7102, EXPLAINED_SETS)
+    resolved = each(resolve, [Call(list(items)) for items in sets])
+    explained = each(explain, [Call(list(items)) for items in sets])
+    for (accepted, rejected), (winners, rejections) in zip(resolved, explained):
         assert {key: item.value for key, item in winners.items()} == accepted
         assert [r.instruction for r in rejections] == rejected
         for rejection in rejections:
@@ -80,7 +82,6 @@ def test_exact_duplicate_is_rejected_once_as_same_rank_later() -> None:
 
 def test_all_four_ranks_on_one_key_in_every_order() -> None:
     items = [Instruction(source, "write", source) for source in RANKS]
-    for order in itertools.permutations(items):
-        accepted, rejected = resolve(list(order))
+    for accepted, rejected in each(resolve, [Call(list(order)) for order in itertools.permutations(items)]):
         assert accepted == {"write": "system"}
         assert [item.source for item in rejected] == ["developer", "user", "retrieved"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 from forge.context_selection import ContextCandidate, choose, explain_choice
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -52,24 +53,23 @@ def random_sets(seed: int, count: int) -> list[tuple[list[ContextCandidate], int
 
 
 def test_random_candidate_sets_match_the_contract() -> None:
-    for items, budget in random_sets(7201, RANDOM_SETS):
+    cases = random_sets(7201, RANDOM_SETS)
+    results = each(choose, [Call(list(items), budget) for items, budget in cases], errors=True)
+    for (items, budget), chosen in zip(cases, results):
         expected = oracle(items, budget)
         if expected is None:
-            try:
-                choose(list(items), budget)
-            except ValueError:
-                continue
-            raise AssertionError("required context over the budget must raise ValueError")
-        assert choose(list(items), budget) == expected
+            assert isinstance(chosen, ValueError), "required context over the budget must raise ValueError"
+        else:
+            assert chosen == expected
 
 
 def test_explain_choice_agrees_with_choose() -> None:
-    for items, budget in random_sets(7202, EXPLAINED_SETS):
-        if oracle(items, budget) is None:
-            continue
-        decisions = explain_choice(list(items), budget)
+    cases = [(items, budget) for items, budget in random_sets(7202, EXPLAINED_SETS) if oracle(items, budget) is not None]
+    explained = each(explain_choice, [Call(list(items), budget) for items, budget in cases])
+    chosen = each(choose, [Call(list(items), budget) for items, budget in cases])
+    for (items, _budget), decisions, ids in zip(cases, explained, chosen):
         assert sorted(d.id for d in decisions) == sorted(c.id for c in items)
-        assert [d.id for d in decisions if d.included] == choose(list(items), budget)
+        assert [d.id for d in decisions if d.included] == ids
         for decision in decisions:
             assert decision.reason in ("required", "selected", "over_budget")
             assert decision.included == (decision.reason != "over_budget")

@@ -11,6 +11,7 @@ import random
 import pytest
 
 from forge.task_spec import TaskSpec
+from forgelab.judge.remote import Call, each
 
 FIELDS = ("goal", "inputs", "outputs", "acceptance", "write_allowed")
 GOOD = {"goal": "add a search box", "inputs": ["product list"], "outputs": ["component"],
@@ -44,6 +45,7 @@ def acceptable(payload: dict) -> bool:
 
 def test_random_payloads_are_accepted_or_rejected_as_the_contract_says() -> None:
     rng = random.Random(7401)
+    payloads = []
     for _ in range(300):
         payload = {key: value for key, value in GOOD.items() if rng.random() < 0.9}
         for key in list(payload):
@@ -51,14 +53,15 @@ def test_random_payloads_are_accepted_or_rejected_as_the_contract_says() -> None
                 payload[key] = rng.choice(BAD_VALUES[key])
         if rng.random() < 0.15:
             payload[rng.choice(["priority", "owner", "Goal"])] = "x"
+        payloads.append(payload)
+    for payload, spec in zip(payloads, each(TaskSpec.parse, [Call(dict(p)) for p in payloads], errors=True)):
         if acceptable(payload):
-            spec = TaskSpec.parse(dict(payload))
+            assert not isinstance(spec, Exception), f"a valid payload was refused: {spec!r}"
             assert spec.goal == payload["goal"]
             assert spec.write_allowed is payload["write_allowed"]
             assert tuple(spec.acceptance) == tuple(payload["acceptance"])
         else:
-            with pytest.raises(ValueError):
-                TaskSpec.parse(dict(payload))
+            assert isinstance(spec, ValueError), "an invalid payload must raise ValueError"
 
 
 @pytest.mark.parametrize("value", [1.0, 0.0, "False", b"true"])

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import random
 
-import pytest
 
 from forge.output_repair import parse_json_object, repair_json_text
+from forgelab.judge.remote import Call, each
 
 
 def random_value(rng: random.Random, depth: int) -> object:
@@ -56,13 +56,16 @@ def with_trailing_commas(text: str, rng: random.Random) -> str:
 
 def test_random_objects_survive_fences_and_trailing_commas() -> None:
     rng = random.Random(7501)
+    cases = []
     for _ in range(300):
         value = {f"field{n}": random_value(rng, 1) for n in range(rng.randint(1, 4))}
         text = with_trailing_commas(json.dumps(value, indent=rng.choice([None, 2])), rng)
         if rng.random() < 0.5:
             marker = rng.choice(["```", "~~~"])
             text = f"{marker}{rng.choice(['', 'json'])}\n{text}\n{marker}"
-        assert parse_json_object(text) == value
+        cases.append((text, value))
+    for (_text, value), parsed in zip(cases, each(parse_json_object, [Call(text) for text, _ in cases])):
+        assert parsed == value
 
 
 def test_comma_lookalikes_inside_strings_are_kept() -> None:
@@ -73,9 +76,10 @@ def test_comma_lookalikes_inside_strings_are_kept() -> None:
 
 def test_random_objects_cut_short_or_wrapped_in_prose_are_refused() -> None:
     rng = random.Random(7502)
+    damaged = []
     for _ in range(300):
         text = json.dumps({f"field{n}": random_value(rng, 1) for n in range(rng.randint(1, 4))})
-        damaged = rng.choice([text[:rng.randint(1, len(text) - 1)],  # a proper prefix of an object never parses
-                              f"Sure, here is the task: {text}", f"{text} Let me know if you need more."])
-        with pytest.raises(ValueError):
-            parse_json_object(damaged)
+        damaged.append(rng.choice([text[:rng.randint(1, len(text) - 1)],  # a proper prefix of an object never parses
+                                   f"Sure, here is the task: {text}", f"{text} Let me know if you need more."]))
+    for text, outcome in zip(damaged, each(parse_json_object, [Call(text) for text in damaged], errors=True)):
+        assert isinstance(outcome, ValueError), f"{text!r} must be refused with ValueError"

@@ -16,6 +16,7 @@ from collections import OrderedDict
 import pytest
 
 from forge.prompt_regression import PromptVersion, RegressionCase, prompt_version_id, regression_report, run_suite
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -93,14 +94,15 @@ def invoker(outcomes: dict[str, object], calls: list[str]):  # type: ignore[no-u
 
 def test_random_suites_match_the_contract_in_case_order() -> None:
     rng = random.Random(7701)
-    for _ in range(SUITES):
-        cases, outcomes = random_suite(rng)
-        calls: list[str] = []
-        report = run_suite(list(cases), invoker(outcomes, calls))
+    suites = [random_suite(rng) for _ in range(SUITES)]
+    calls: list[list[str]] = [[] for _ in suites]
+    reports = each(run_suite, [Call(list(cases), invoker(outcomes, called))
+                               for (cases, outcomes), called in zip(suites, calls)])
+    for (cases, outcomes), called, report in zip(suites, calls, reports):
         expected = oracle(cases, outcomes)
         assert report == expected
         assert list(report) == list(expected)
-        assert calls == [case.id for case in cases]
+        assert called == [case.id for case in cases]
 
 
 def test_present_fields_count_even_when_their_value_is_empty() -> None:
@@ -167,30 +169,42 @@ def test_case_definitions_refuse_look_alike_types(fields: object, write: object)
 def test_version_ids_are_sha256_prefixes_of_the_text_alone() -> None:
     rng = random.Random(7702)
     alphabet = "abc XYZ\n\t{}$é補測試🎵"
-    seen: dict[str, str] = {}
+    texts, versions = [], []
     for _ in range(200):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))))
+        versions.append(PromptVersion(rng.choice(["v1", "v2", "", "draft"]), texts[-1]))
+    ids = each(prompt_version_id, [Call(text) for text in texts])
+    version_ids = each(PromptVersion.id.fget, [Call(version) for version in versions])
+    seen: dict[str, str] = {}
+    for text, made, of_version in zip(texts, ids, version_ids):
         expected = "p-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-        assert prompt_version_id(text) == expected
-        assert PromptVersion(rng.choice(["v1", "v2", "", "draft"]), text).id == expected
+        assert made == expected
+        assert of_version == expected
         assert seen.setdefault(text, expected) == expected
 
 
 def test_reports_of_random_versions_name_their_version_and_use_its_text() -> None:
     rng = random.Random(7703)
+    drawn = []
     for _ in range(60):
         cases, outcomes = random_suite(rng)
-        version = PromptVersion(rng.choice(["v1", "v2", "next"]), f"prompt {rng.randint(0, 10**6)} ✓")
-        prompts: list[str] = []
-
-        def model(prompt: str, payload: dict[str, object]) -> object:
-            prompts.append(prompt)
-            outcome = outcomes[str(payload["request"])]
-            if isinstance(outcome, BaseException):
-                raise outcome
-            return outcome
-
-        report = regression_report(version, list(cases), model)
-        assert report == {"prompt_version": prompt_version_id(version.text), "label": version.label,
+        drawn.append((cases, outcomes, PromptVersion(rng.choice(["v1", "v2", "next"]), f"prompt {rng.randint(0, 10**6)} ✓")))
+    prompts: list[list[str]] = [[] for _ in drawn]
+    reports = each(regression_report, [Call(version, list(cases), model_of(outcomes, seen))
+                                       for (cases, outcomes, version), seen in zip(drawn, prompts)])
+    for (cases, outcomes, version), seen, report in zip(drawn, prompts, reports):
+        assert report == {"prompt_version": "p-" + hashlib.sha256(version.text.encode("utf-8")).hexdigest()[:12],
+                          "label": version.label,
                           "cases": len(cases), "failures": oracle(cases, outcomes)}
-        assert prompts == [version.text] * len(cases)
+        assert seen == [version.text] * len(cases)
+
+
+def model_of(outcomes: dict[str, object], prompts: list[str]):  # type: ignore[no-untyped-def]
+    def model(prompt: str, payload: dict[str, object]) -> object:
+        prompts.append(prompt)
+        outcome = outcomes[str(payload["request"])]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return model

@@ -26,6 +26,7 @@ from forge.project.prompts import PromptTemplate, load_template
 from forge.project.scenarios import SCENARIOS, PackDocument, PackInstruction, load_scenario
 from forge.project.tokens import estimate_tokens
 from forge.prompt_regression import prompt_version_id
+from forgelab.judge.remote import Call, each
 
 PACKS = {name: load_scenario(name) for name in SCENARIOS}
 SHIPPED = load_template()
@@ -64,29 +65,38 @@ def random_request(rng: random.Random, name: str) -> str:
     return " ".join(picked)
 
 
-def expected_examples(pack, request: str, settings: Settings) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
-    version = settings.schema_version or pack.schema_version
-    if settings.fixed_examples:
-        return tuple(pack.recovery_examples)
-    bank = [Example(e.id, e.scenario, e.schema_version, e.tags) for e in pack.examples]
-    return tuple(e.id for e in select_examples(bank, pack.name, version, pack.tags_for(request), settings.example_limit))
+def instructions_of(pack) -> list[Instruction]:  # type: ignore[no-untyped-def]
+    return [Instruction(i.source, i.key, i.value) for i in pack.instructions]
+
+
+def candidates_of(pack) -> list[ContextCandidate]:  # type: ignore[no-untyped-def]
+    return [ContextCandidate(c.id, c.tokens, c.relevance, c.trust, c.required) for c in pack.context]
 
 
 def test_random_requests_get_the_audit_the_stage_modules_decide() -> None:
     rng = random.Random(7801)
+    drawn = []
     for _ in range(90):
         name = rng.choice(SCENARIOS)
-        pack = PACKS[name]
         request = random_request(rng, name)
-        settings = Settings(example_limit=rng.randint(0, 4), schema_version=rng.choice([None, "v1", "v2"]))
-        prepared = build_prompt(pack, request, settings=settings)
+        drawn.append((PACKS[name], request, Settings(example_limit=rng.randint(0, 4),
+                                                     schema_version=rng.choice([None, "v1", "v2"]))))
+    made = each(build_prompt, [Call(pack, request, settings=settings) for pack, request, settings in drawn])
+    explained = each(explain, [Call(instructions_of(pack)) for pack, _, _ in drawn])
+    chosen_by = each(explain_choice, [Call(candidates_of(pack), pack.budget) for pack, _, _ in drawn])
+    examples = each(select_examples, [
+        Call([Example(e.id, e.scenario, e.schema_version, e.tags) for e in pack.examples], pack.name,
+             settings.schema_version or pack.schema_version, pack.tags_for(request), settings.example_limit)
+        for pack, request, settings in drawn])
+    documents = [d for pack, _, _ in drawn for d in pack.retrieved]
+    flags = iter(each(prepare_retrieved_context, [Call(RetrievedDocument(d.source, d.text)) for d in documents]))
+    shipped = prompt_version_id(SHIPPED.text)
+    for (pack, request, settings), prepared, (winners, rejections), decisions, selected in zip(
+            drawn, made, explained, chosen_by, examples):
         audit = prepared.audit
-        winners, rejections = explain([Instruction(i.source, i.key, i.value) for i in pack.instructions])
-        decisions = explain_choice([ContextCandidate(c.id, c.tokens, c.relevance, c.trust, c.required)
-                                    for c in pack.context], pack.budget)
         chosen = tuple(d.id for d in decisions if d.included)
         assert audit.schema_version == (settings.schema_version or pack.schema_version)
-        assert audit.examples == expected_examples(pack, request, settings)
+        assert audit.examples == tuple(e.id for e in selected)
         assert [(a.key, a.value, a.source) for a in audit.accepted] == [(k, w.value, w.source) for k, w in winners.items()]
         assert [(r.source, r.key, r.value, r.reason, r.winner) for r in audit.rejected] == [
             (r.instruction.source, r.instruction.key, r.instruction.value, r.reason, r.winner.source) for r in rejections]
@@ -94,9 +104,8 @@ def test_random_requests_get_the_audit_the_stage_modules_decide() -> None:
         assert audit.context_dropped == tuple(d.id for d in decisions if not d.included)
         assert audit.context_tokens == sum(c.tokens for c in pack.context if c.id in chosen)
         assert [(f.source, f.flags) for f in audit.injection] == [
-            (d.source, tuple(prepare_retrieved_context(RetrievedDocument(d.source, d.text))["flags"]))
-            for d in pack.retrieved]
-        assert audit.prompt_version == prompt_version_id(SHIPPED.text)
+            (d.source, tuple(next(flags)["flags"])) for d in pack.retrieved]
+        assert audit.prompt_version == shipped
         assert audit.prompt_tokens == estimate_tokens(prepared.prompt)
         assert f"## Output schema {audit.schema_version}\n" in prepared.prompt
 
@@ -124,19 +133,21 @@ def test_fixed_examples_ignore_the_limit_and_the_request_tags() -> None:
 
 def test_context_under_other_budgets_is_exactly_what_is_chosen() -> None:
     only_context = PromptTemplate("probe", "$context")
+    packs = []
     for name, base in PACKS.items():
         required = sum(c.tokens for c in base.context if c.required)
         for budget in range(required, sum(c.tokens for c in base.context) + 2, 7):
-            pack = base.model_copy(update={"budget": budget})
-            prepared = build_prompt(pack, "plan it", only_context)
-            decisions = explain_choice([ContextCandidate(c.id, c.tokens, c.relevance, c.trust, c.required)
-                                        for c in pack.context], budget)
-            chosen = [d.id for d in decisions if d.included]
-            assert prepared.audit.context_chosen == tuple(chosen), (name, budget)
-            assert prepared.audit.context_tokens == sum(c.tokens for c in pack.context if c.id in chosen)
-            assert prepared.audit.context_tokens <= budget
-            for item in pack.context:
-                assert (f"### {item.id}\n{item.text}" in prepared.prompt) == (item.id in chosen), (name, budget, item.id)
+            packs.append((name, base.model_copy(update={"budget": budget})))
+    made = each(build_prompt, [Call(pack, "plan it", only_context) for _, pack in packs])
+    chosen_by = each(explain_choice, [Call(candidates_of(pack), pack.budget) for _, pack in packs])
+    for (name, pack), prepared, decisions in zip(packs, made, chosen_by):
+        budget = pack.budget
+        chosen = [d.id for d in decisions if d.included]
+        assert prepared.audit.context_chosen == tuple(chosen), (name, budget)
+        assert prepared.audit.context_tokens == sum(c.tokens for c in pack.context if c.id in chosen)
+        assert prepared.audit.context_tokens <= budget
+        for item in pack.context:
+            assert (f"### {item.id}\n{item.text}" in prepared.prompt) == (item.id in chosen), (name, budget, item.id)
 
 
 NEW_DOCUMENTS = (
@@ -170,23 +181,25 @@ def random_instructions(rng: random.Random) -> tuple[PackInstruction, ...]:
 
 def test_random_instruction_sets_decide_what_the_model_may_grant() -> None:
     rng = random.Random(7802)
+    drawn = []
     for _ in range(80):
         name = rng.choice(SCENARIOS)
         pack = PACKS[name].model_copy(update={"instructions": random_instructions(rng)})
-        winners, rejections = explain([Instruction(i.source, i.key, i.value) for i in pack.instructions])
+        drawn.append((pack, rng.random() < 0.5))
+    explained = each(explain, [Call(instructions_of(pack)) for pack, _ in drawn])
+    extracted = each(extract, [Call(pack, "change the files", FixedModel(answer(write_allowed=wants)))
+                               for pack, wants in drawn], errors=True)
+    for (pack, wants), (winners, rejections), outcome in zip(drawn, explained, extracted):
         policy = winners["write"].value if "write" in winners else None
-        wants = rng.random() < 0.5
-        model = FixedModel(answer(write_allowed=wants))
         if wants and policy != "allow":
-            with pytest.raises(ExtractionError) as caught:
-                extract(pack, "change the files", model)
-            assert caught.value.step == "permission"
-            assert repr(policy) in str(caught.value) if policy else "not set" in str(caught.value)
-            audit = caught.value.audit
+            assert isinstance(outcome, ExtractionError), "a write the policy does not allow must be refused"
+            assert outcome.step == "permission"
+            assert repr(policy) in str(outcome) if policy else "not set" in str(outcome)
+            audit = outcome.audit
         else:
-            result = extract(pack, "change the files", model)
-            assert result.spec.write_allowed is wants
-            audit = result.audit
+            assert not isinstance(outcome, Exception), f"refused: {outcome!r}"
+            assert outcome.spec.write_allowed is wants
+            audit = outcome.audit
         assert audit.accepted_value("write") == policy
         assert [(r.source, r.key, r.value, r.reason, r.winner) for r in audit.rejected] == [
             (r.instruction.source, r.instruction.key, r.instruction.value, r.reason, r.winner.source) for r in rejections]
@@ -248,10 +261,13 @@ def test_unicode_blank_requests_never_reach_the_model(request_text: str) -> None
 def test_random_templates_are_versioned_by_their_text() -> None:
     rng = random.Random(7803)
     pieces = ["Answer in JSON.", "$$5 budget", "$request ", "${request}", "\n", "规则", "$schema_version "]
+    texts, templates = [], []
     for _ in range(40):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
-        template = PromptTemplate(rng.choice(["a", "b"]), text)
-        prepared = build_prompt(PACKS["music"], "plan the single", template, STANDARD)
-        assert prepared.audit.prompt_version == prompt_version_id(text)
+        texts.append("".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))))
+        templates.append(PromptTemplate(rng.choice(["a", "b"]), texts[-1]))
+    made = each(build_prompt, [Call(PACKS["music"], "plan the single", template, STANDARD) for template in templates])
+    versions = each(prompt_version_id, [Call(text) for text in texts])
+    for text, prepared, version in zip(texts, made, versions):
+        assert prepared.audit.prompt_version == version
         assert prepared.prompt == text.replace("${request}", "plan the single").replace(
             "$request", "plan the single").replace("$schema_version", "v1").replace("$$", "$")

@@ -17,6 +17,7 @@ from datetime import datetime
 import pytest
 
 from forge.memory_selection import MemoryCandidate, SelectionPolicy, estimate_tokens, select_memories
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -107,6 +108,39 @@ def oracle(items: list[MemoryCandidate], scope: str, policy: SelectionPolicy, co
     return tuple(m.memory_id for m in picked), decisions, len(context), count(context) if picked else 0, context
 
 
+class NotYetPriced(Exception):
+    """The oracle needs the learner's price of a text it has not been given yet (see with_estimates)."""
+
+
+def with_estimates(cases: list[tuple[list[MemoryCandidate], str, SelectionPolicy]]) -> list[tuple]:  # type: ignore[type-arg]
+    """The oracle of every case, its blocks priced by the learner's ``estimate_tokens`` (the default tokenizer, which
+    the contract lets the learner write), asked for many texts at once: every case's oracle runs until it meets a text
+    not priced yet, those texts are priced in one exchange, and the oracles that stopped run again."""
+    prices: dict[str, int] = {}
+    wanted: list[str] = []
+
+    def count(text: str) -> int:
+        if text not in prices:
+            wanted.append(text)
+            raise NotYetPriced(text)
+        return prices[text]
+
+    found: dict[int, tuple] = {}  # type: ignore[type-arg]
+    todo = list(range(len(cases)))
+    while todo:
+        wanted.clear()
+        waiting = []
+        for index in todo:
+            try:
+                found[index] = oracle(*cases[index], count)
+            except NotYetPriced:
+                waiting.append(index)
+        texts = list(dict.fromkeys(wanted))
+        prices.update(zip(texts, each(estimate_tokens, [Call(text) for text in texts])))
+        todo = waiting
+    return [found[index] for index in range(len(cases))]
+
+
 def random_recall(rng: random.Random, size: int) -> list[MemoryCandidate]:
     ids = rng.sample([f"mem-{n:03d}" for n in range(400)], size)
     return [MemoryCandidate(memory_id, rng.choice(TEXTS), rng.choice(["ana", "ana", "ana", "bo"]), rng.choice(SCORES),
@@ -126,10 +160,13 @@ def as_tuple(plan) -> tuple:  # type: ignore[no-untyped-def]
 
 def test_random_recalls_match_the_contract() -> None:
     rng = random.Random(7901)
+    cases = []
     for _ in range(RECALLS):
         items = random_recall(rng, rng.randint(0, 12))
-        policy = random_policy(rng)
-        assert as_tuple(select_memories(list(items), "ana", policy)) == oracle(items, "ana", policy, estimate_tokens)
+        cases.append((items, "ana", random_policy(rng)))
+    plans = each(select_memories, [Call(list(items), scope, policy) for items, scope, policy in cases])
+    for plan, expected in zip(plans, with_estimates(cases)):
+        assert as_tuple(plan) == expected
 
 
 def test_random_recalls_with_an_injected_tokenizer() -> None:
@@ -139,10 +176,12 @@ def test_random_recalls_with_an_injected_tokenizer() -> None:
     def tokenizer(text: str) -> int:  # a made-up price per memory text, and nothing for the wrapper
         return sum(weight * text.count(escape(known, False)) for known, weight in weights.items())
 
+    cases = []
     for _ in range(TOKENIZED_RECALLS):
         items = random_recall(rng, rng.randint(1, 10))
-        policy = SelectionPolicy(min_score=0.0, top_k=10, max_chars=3000, max_tokens=rng.randint(0, 20))
-        plan = select_memories(list(items), "bo", policy, count_tokens=tokenizer)
+        cases.append((items, SelectionPolicy(min_score=0.0, top_k=10, max_chars=3000, max_tokens=rng.randint(0, 20))))
+    plans = each(select_memories, [Call(list(items), "bo", policy, count_tokens=tokenizer) for items, policy in cases])
+    for (items, policy), plan in zip(cases, plans):
         assert as_tuple(plan) == oracle(items, "bo", policy, tokenizer)
 
 
@@ -150,11 +189,13 @@ def test_ties_on_score_and_rank_are_broken_by_id_whatever_the_input_order() -> N
     rng = random.Random(7903)
     items = [MemoryCandidate(f"id-{n}", f"Fact {n}.", "ana", 0.5, 1, "slot" if n % 2 else None,
                              captured_at="2026-03-02T09:00:00Z") for n in range(8)]
-    expected = oracle(items, "ana", SelectionPolicy(0.0, 3, 3000, 800), estimate_tokens)
+    (expected,) = with_estimates([(items, "ana", SelectionPolicy(0.0, 3, 3000, 800))])
+    orders = []
     for _ in range(30):
         shuffled = list(items)
         rng.shuffle(shuffled)
-        plan = select_memories(shuffled, "ana", SelectionPolicy(0.0, 3, 3000, 800))
+        orders.append(shuffled)
+    for plan in each(select_memories, [Call(order, "ana", SelectionPolicy(0.0, 3, 3000, 800)) for order in orders]):
         assert plan.selected == expected[0] == ("id-0", "id-1", "id-2")
         winners = {d.memory_id: d.winner for d in plan.decisions if d.reason == "conflict_loser"}
         assert winners == {f"id-{n}": "id-1" for n in (3, 5, 7)}
@@ -179,10 +220,13 @@ def test_the_newest_capture_wins_a_full_tie_in_any_time_zone() -> None:
     rng = random.Random(7905)
     items = [MemoryCandidate(f"id-{n}", f"Take {n}.", "ana", 0.5, 1, "slot", captured_at=time)
              for n, time in enumerate(TIMES)]
+    orders = []
     for _ in range(20):
         shuffled = list(items)
         rng.shuffle(shuffled)
-        assert select_memories(shuffled, "ana").selected == ("id-3",)
+        orders.append(shuffled)
+    for plan in each(select_memories, [Call(order, "ana") for order in orders]):
+        assert plan.selected == ("id-3",)
 
 
 def test_a_large_recall_matches_the_contract() -> None:
@@ -192,4 +236,4 @@ def test_a_large_recall_matches_the_contract() -> None:
                         rng.randint(1, 50), rng.choice([None, f"slot-{n % 300}"]), rng.choice(list(LEVEL)))
         for n in range(3_000)]
     policy = SelectionPolicy(min_score=0.35, top_k=50, max_chars=600, max_tokens=200)
-    assert as_tuple(select_memories(items, "ana", policy)) == oracle(items, "ana", policy, estimate_tokens)
+    assert as_tuple(select_memories(items, "ana", policy)) == with_estimates([(items, "ana", policy)])[0]

@@ -16,6 +16,7 @@ import pytest
 
 from forge.prompt_assembly import (MEMORY_NOTICE, PromptBudgetError, Segment, assemble, estimate_tokens, input_budget,
                                    safety_margin_for)
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -82,24 +83,34 @@ def as_tuple(assembly) -> tuple:  # type: ignore[no-untyped-def]
     return assembly.prompt, assembly.used_tokens, rows
 
 
-def check(segments: list[Segment], budget: int, count=None) -> None:  # type: ignore[no-untyped-def]
-    expected = oracle(segments, budget, count or estimate_tokens)
-    kwargs = {} if count is None else {"count_tokens": count}
-    if expected is None:
-        with pytest.raises(PromptBudgetError):
-            assemble(list(segments), budget, **kwargs)
-        return
-    assembly = assemble(list(segments), budget, **kwargs)
-    assert as_tuple(assembly) == expected
-    assert assembly.budget == budget and assembly.used_tokens <= budget
+def estimates(sets: list[list[Segment]]) -> dict[str, int]:
+    """The learner's ``estimate_tokens`` (the default tokenizer, the learner's to write) of every text the oracle
+    prices in ``sets``, asked for in one exchange."""
+    texts = list(dict.fromkeys([MEMORY_NOTICE, *(s.text for segments in sets for s in segments)]))
+    return dict(zip(texts, each(estimate_tokens, [Call(text) for text in texts])))
+
+
+def check(cases: list[tuple[list[Segment], int]], count, injected=None) -> None:  # type: ignore[no-untyped-def]
+    """``assemble`` of every case (with ``count_tokens=injected`` if given) against the oracle pricing with ``count``."""
+    kwargs = {} if injected is None else {"count_tokens": injected}
+    outcomes = each(assemble, [Call(list(segments), budget, **kwargs) for segments, budget in cases], errors=True)
+    for (segments, budget), assembly in zip(cases, outcomes):
+        expected = oracle(segments, budget, count)
+        if expected is None:
+            assert isinstance(assembly, PromptBudgetError), "a frame over the budget must raise PromptBudgetError"
+            continue
+        assert not isinstance(assembly, Exception), f"refused: {assembly!r}"
+        assert as_tuple(assembly) == expected
+        assert assembly.budget == budget and assembly.used_tokens <= budget
 
 
 def test_random_segment_sets_match_the_contract() -> None:
     rng = random.Random(71001)
-    for _ in range(SEGMENT_SETS):
-        segments = random_segments(rng)
-        frame = sum(estimate_tokens(s.text) for s in segments if s.kind in MUST)
-        check(segments, max(0, frame + rng.randint(-3, 45)))
+    drawn = [(random_segments(rng), rng.randint(-3, 45)) for _ in range(SEGMENT_SETS)]
+    price = estimates([segments for segments, _ in drawn])
+    cases = [(segments, max(0, sum(price[s.text] for s in segments if s.kind in MUST) + extra))
+             for segments, extra in drawn]
+    check(cases, price.__getitem__)
 
 
 def test_random_segment_sets_with_an_injected_tokenizer() -> None:
@@ -108,10 +119,12 @@ def test_random_segment_sets_with_an_injected_tokenizer() -> None:
     def characters(text: str) -> int:  # prices the notice at 46, not at the estimate's 9
         return len(text)
 
+    cases = []
     for _ in range(TOKENIZED_SETS):
         segments = random_segments(rng)
         frame = sum(len(s.text) for s in segments if s.kind in MUST)
-        check(segments, max(0, frame + rng.randint(-5, 120)), characters)
+        cases.append((segments, max(0, frame + rng.randint(-5, 120))))
+    check(cases, characters, characters)
 
 
 def test_every_budget_around_the_frame_is_placed_exactly() -> None:
@@ -119,8 +132,7 @@ def test_every_budget_around_the_frame_is_placed_exactly() -> None:
                 Segment("p", "policy", "Writes need approval."), Segment("m", "memory", "Ana likes Go."),
                 Segment("e1", "evidence", "a b c"), Segment("e2", "evidence", "d"), Segment("d1", "dialogue", "e f"),
                 Segment("u", "user", "Add a search box.")]
-    for budget in range(0, 60):
-        check(segments, budget)
+    check([(segments, budget) for budget in range(0, 60)], estimates([segments]).__getitem__)
 
 
 def test_empty_optional_texts_always_fit() -> None:
@@ -133,21 +145,24 @@ def test_empty_optional_texts_always_fit() -> None:
 
 def test_random_reserves_match_the_budget_formula() -> None:
     rng = random.Random(71003)
+    cases = []
     for _ in range(300):
         window, output, tools, margin = (rng.randint(-5, 5000) for _ in range(4))
-        limit = rng.choice([None, rng.randint(-2, 3000)])
+        cases.append((window, output, tools, margin, rng.choice([None, rng.randint(-2, 3000)])))
+    outcomes = each(input_budget, [Call(window, output, tools, margin, max_output=limit)
+                                   for window, output, tools, margin, limit in cases], errors=True)
+    for (window, output, tools, margin, limit), budget in zip(cases, outcomes):
         wrong = min(window, output, tools, margin) < 0 or output + tools + margin > window or \
             limit is not None and (limit < 0 or output > limit)
         if wrong:
-            with pytest.raises(ValueError):
-                input_budget(window, output, tools, margin, max_output=limit)
+            assert isinstance(budget, ValueError), "an impossible reserve must raise ValueError"
         else:
-            assert input_budget(window, output, tools, margin, max_output=limit) == window - output - tools - margin
+            assert budget == window - output - tools - margin
 
 
 def test_the_safety_margin_over_many_windows() -> None:
-    for window in [*range(0, 2_000), 204_000, 200_000, 128_000, 10**9 + 7]:
-        margin = safety_margin_for(window)
+    windows = [*range(0, 2_000), 204_000, 200_000, 128_000, 10**9 + 7]
+    for window, margin in zip(windows, each(safety_margin_for, [Call(window) for window in windows])):
         assert window - margin == window * 3 // 4, window
 
 

@@ -14,7 +14,6 @@ import random
 import unicodedata
 from fractions import Fraction
 
-import pytest
 
 from forge.context_pipeline import (
     KINDS,
@@ -27,6 +26,7 @@ from forge.context_pipeline import (
     invalidate,
     plan_deletions,
 )
+from forgelab.judge.remote import Call, each
 
 # How many random cases: the fewest (a round number, at least 50) that is four times the case at which the last of the
 # course's known-wrong versions of this stage fails (its fault lab's variant and every mutant of mutants.toml that the
@@ -170,42 +170,58 @@ def rows_of(decisions) -> list:  # type: ignore[no-untyped-def, type-arg]
     return [(d.object_id, d.reason, d.related, d.tokens) for d in decisions]
 
 
+def deletions(cases: list[tuple[list[ContextObject], int, dict[str, object]]], count) -> None:  # type: ignore[no-untyped-def]
+    """``plan_deletions(objects, over_by, **kwargs)`` of every case against the oracle pricing with ``count``."""
+    outcomes = each(plan_deletions, [Call(list(objects), over_by, **kwargs) for objects, over_by, kwargs in cases],
+                    errors=True)
+    for (objects, over_by, kwargs), plan in zip(cases, outcomes):
+        needed = kwargs.get("needed_ids")
+        expected = deletion_oracle(objects, over_by, None if needed is None else set(needed),  # type: ignore[arg-type]
+                                   set(kwargs.get("stale_ids", ())), count)  # type: ignore[call-overload]
+        if expected is None:
+            assert isinstance(plan, ContextBudgetError), "a context that cannot shrink enough must raise ContextBudgetError"
+        else:
+            assert not isinstance(plan, Exception), f"refused: {plan!r}"
+            assert rows_of(plan) == expected
+
+
 def test_random_graphs_are_closed_like_the_contract() -> None:
     rng = random.Random(11001)
+    cases = []
     for _ in range(CLOSED_GRAPHS):
         objects = random_objects(rng, rng.randint(1, 12))
-        requested = rng.sample([item.id for item in objects], rng.randint(0, min(4, len(objects))))
+        cases.append((rng.sample([item.id for item in objects], rng.randint(0, min(4, len(objects)))), objects))
+    closures = each(close_dependencies, [Call(list(requested), list(objects)) for requested, objects in cases])
+    for (requested, objects), closure in zip(cases, closures):
         admitted, rows = closure_oracle(requested, objects)
-        closure = close_dependencies(list(requested), list(objects))
         assert closure.admitted == admitted
         assert [(d.object_id, d.reason, d.related) for d in closure.decisions] == rows
 
 
 def test_random_graphs_are_invalidated_like_the_contract() -> None:
     rng = random.Random(11002)
+    cases = []
     for _ in range(INVALIDATED_GRAPHS):
         objects = random_objects(rng, rng.randint(1, 12))
-        changed = rng.choice(objects).id
-        revision = rng.choice(["r1", "r2", "r9"])
-        expected = invalidate_oracle(objects, changed, revision)
-        assert [(d.object_id, d.reason, d.related) for d in invalidate(list(objects), changed, revision)] == expected
+        cases.append((objects, rng.choice(objects).id, rng.choice(["r1", "r2", "r9"])))
+    found = each(invalidate, [Call(list(objects), changed, revision) for objects, changed, revision in cases])
+    for (objects, changed, revision), decisions in zip(cases, found):
+        assert [(d.object_id, d.reason, d.related) for d in decisions] == invalidate_oracle(objects, changed, revision)
 
 
 def test_random_contexts_are_trimmed_like_the_contract() -> None:
     rng = random.Random(11003)
+    cases = []
     for _ in range(TRIMMED_CONTEXTS):
         objects = random_objects(rng, rng.randint(1, 12))
         ids = [item.id for item in objects]
         needed = set(rng.sample(ids, rng.randint(0, len(ids)))) if rng.random() < 0.6 else None
         stale = set(rng.sample(ids, rng.randint(0, min(3, len(ids)))))
         over_by = rng.randint(0, 40)
-        expected = deletion_oracle(objects, over_by, needed, stale, estimate_tokens)
-        kwargs = {"needed_ids": sorted(needed) if needed is not None else None, "stale_ids": sorted(stale)}
-        if expected is None:
-            with pytest.raises(ContextBudgetError):
-                plan_deletions(list(objects), over_by, **kwargs)
-        else:
-            assert rows_of(plan_deletions(list(objects), over_by, **kwargs)) == expected
+        cases.append((objects, over_by, {"needed_ids": sorted(needed) if needed is not None else None,
+                                         "stale_ids": sorted(stale)}))
+    # the learner's estimate_tokens (the default tokenizer, the learner's to write) of every text, in one exchange
+    deletions(cases, dict(zip(TEXTS, each(estimate_tokens, [Call(text) for text in TEXTS]))).__getitem__)
 
 
 def test_an_injected_tokenizer_decides_the_sizes() -> None:
@@ -215,26 +231,23 @@ def test_an_injected_tokenizer_decides_the_sizes() -> None:
     def tokenizer(text: str) -> int:
         return weights[text]
 
+    cases = []
     for _ in range(TOKENIZED_CONTEXTS):
         objects = random_objects(rng, rng.randint(1, 10))
-        over_by = rng.randint(0, 25)
-        expected = deletion_oracle(objects, over_by, None, set(), tokenizer)
-        if expected is None:
-            with pytest.raises(ContextBudgetError):
-                plan_deletions(list(objects), over_by, count_tokens=tokenizer)
-        else:
-            assert rows_of(plan_deletions(list(objects), over_by, count_tokens=tokenizer)) == expected
+        cases.append((objects, rng.randint(0, 25), {"count_tokens": tokenizer}))
+    deletions(cases, tokenizer)
 
 
 def test_random_prices_follow_the_formula_exactly() -> None:
     rng = random.Random(11005)
     decimals = [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.5, 0.7, 1.25, 3, 3.75]
+    cases = []
     for _ in range(PRICES):
         p, n = rng.randint(1, 5000), rng.randint(0, 30)
-        u, c, w = (rng.choice(decimals) for _ in range(3))
+        cases.append((p, n, *(rng.choice(decimals) for _ in range(3))))
+    for (p, n, u, c, w), result in zip(cases, each(cache_break_even, [Call(*case) for case in cases])):
         exact = [Fraction(str(x)) for x in (u, c, w)]
         cached, uncached = p * exact[2] + n * p * exact[1], (n + 1) * p * exact[0]
-        result = cache_break_even(p, n, u, c, w)
         assert (result.cached_cost, result.uncached_cost) == (cached, uncached)
         assert result.decision == ("cache" if cached < uncached else "no_cache")
 

@@ -130,6 +130,13 @@ def _field_values(value: object) -> list[tuple[str, object]]:
 # ---------------------------------------------------------------- encoding
 
 
+# callables that cross as data, each rebuilt on the receiving side from its own interpreter: the built-in ``len``, and
+# ``table.__getitem__`` of a dict of data (a made-up price per text) — a learner function given one as its tokenizer
+# calls it where it runs, without an exchange per call; anything else callable crosses as a handle
+_FUNCTIONS: dict[str, Callable[..., object]] = {"len": len}
+_BOUND_BUILTIN: type = type({}.__getitem__)
+
+
 class Encoder:
     """Turns values into JSON-ready data. ``handle`` registers an object that is not data (or raises)."""
 
@@ -207,6 +214,11 @@ class Encoder:
                 if len(items) > MAX_ITERATOR_ITEMS:
                     raise WireError(f"an iterator with more than {MAX_ITERATOR_ITEMS} items cannot cross the boundary")
             return {"$it": items}
+        if value is len:  # a tokenizer that counts characters: the receiver calls its own len, with no exchange
+            return {"$fn": "len"}
+        if type(value) is _BOUND_BUILTIN and getattr(value, "__name__", "") == "__getitem__" \
+                and type(getattr(value, "__self__", None)) is dict:  # a price table's lookup: the table as data
+            return {"$lookup": self._encode(getattr(value, "__self__"), step)}
         if self._returning is not None and (number := self._returning(value)) is not None:
             return {"$r": number}
         if self._handle is not None:
@@ -329,6 +341,13 @@ class Decoder:
             if self._own is None:
                 raise WireError("a returned handle arrived where only data is allowed")
             return self._own(_int(data["$r"]))
+        if "$fn" in data:
+            return _FUNCTIONS[_text(data["$fn"], tuple(_FUNCTIONS))]
+        if "$lookup" in data:
+            table = self._decode(data["$lookup"], step)
+            if type(table) is not dict:
+                raise WireError("a lookup's table must be a dict")
+            return table.__getitem__
         if "$arg" in data:
             index = _int(data["$arg"])
             if not 0 <= index < len(self._arguments):

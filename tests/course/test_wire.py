@@ -1,7 +1,8 @@
 """The boundary's data format keeps in-place changes faithful (forgelab/judge/wire.py).
 
 When one side changes an argument in place, the other side's object is brought up to date without
-being replaced, and containers nested in it keep their identity, so sharing works as in one process.
+being replaced, and containers nested in it keep their identity, so sharing works as in one process. The few
+callables that cross as data (a tokenizer that is ``len`` or a price table's lookup) arrive as the receiver's own.
 """
 
 from __future__ import annotations
@@ -281,3 +282,25 @@ def test_a_table_builds_frozen_slotted_and_derived_objects_as_one_object_at_a_ti
 
     with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen after it was built
         frozen[0].size = 5  # type: ignore[index, misc]
+
+
+def test_len_and_a_price_tables_lookup_cross_as_data_and_nothing_else_callable_does() -> None:
+    """A tokenizer the test hands the learner's code is called once per text it prices: ``len`` and a dict's
+    ``__getitem__`` arrive as the receiver's own (no exchange per call); any other callable is a handle."""
+    handed: list[object] = []
+    encoder = wire.Encoder(handle=lambda value: handed.append(value) or len(handed))
+    decoder = wire.Decoder(lambda path: None, stub=lambda number: ("stub", number))
+    assert encoder.encode(len) == {"$fn": "len"} and decoder.decode({"$fn": "len"}) is len
+    prices = {"Use Go.": 3, "读配置。": 7}
+    lookup = decoder.decode(encoder.encode(prices.__getitem__))
+    assert [lookup(text) for text in prices] == [3, 7] and getattr(lookup, "__self__") is not prices
+    assert handed == []
+    for other in (print, [1, 2].__getitem__, {"a": 1}.get, lambda text: 1):
+        assert decoder.decode(encoder.encode(other))[0] == "stub"
+    assert len(handed) == 4
+    for bad in ({"$fn": "eval"}, {"$fn": 3}, {"$lookup": [["a", 1]]}):
+        try:
+            decoder.decode(bad)
+        except wire.WireError:
+            continue
+        raise AssertionError(f"{bad} was accepted")

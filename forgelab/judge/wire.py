@@ -614,7 +614,11 @@ def _member_state(path: str, name: str) -> None:
     """Named in :func:`state_of`'s pickles of a ``forge`` enum member; never called."""
 
 
-_BY_NAME = (Fraction, bytearray, _object_state, _member_state)  # named in the reductions of what state_of pickles
+def _model_state(path: str, fields: tuple[object, ...], fields_set: tuple[str, ...]) -> None:
+    """Named in :func:`state_of`'s pickles of a ``forge`` Pydantic model; never called."""
+
+
+_BY_NAME = (Fraction, bytearray, _object_state, _member_state, _model_state)  # named in the reductions of what state_of pickles
 
 
 class _StatePickler(pickle.Pickler):
@@ -628,9 +632,13 @@ class _StatePickler(pickle.Pickler):
         if isinstance(obj, enum.Enum) and is_forge_module(kind.__module__):
             return _member_state, (class_path(kind), obj.name)
         plan = None if isinstance(obj, type) else _plan(kind)
-        if plan is None:
-            raise _NotPlain
-        return _object_state, (plan[0], tuple([getattr(obj, name) for name in plan[1]]))
+        if plan is not None:
+            return _object_state, (plan[0], tuple([getattr(obj, name) for name in plan[1]]))
+        if is_forge_module(kind.__module__) and not isinstance(obj, type) and _pydantic_model(obj):
+            # a forge Pydantic model (stage 08's scenario pack) by what the format writes of it: fields, fields set
+            return _model_state, (class_path(kind), tuple(value for _name, value in _field_values(obj)),
+                                  tuple(sorted(getattr(obj, "__pydantic_fields_set__"))))
+        raise _NotPlain
 
 
 def apply_in_place(original: object, new: object) -> None:

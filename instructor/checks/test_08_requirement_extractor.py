@@ -88,8 +88,9 @@ def test_random_requests_get_the_audit_the_stage_modules_decide() -> None:
         Call([Example(e.id, e.scenario, e.schema_version, e.tags) for e in pack.examples], pack.name,
              settings.schema_version or pack.schema_version, pack.tags_for(request), settings.example_limit)
         for pack, request, settings in drawn])
-    documents = [d for pack, _, _ in drawn for d in pack.retrieved]
-    flags = iter(each(prepare_retrieved_context, [Call(RetrievedDocument(d.source, d.text)) for d in documents]))
+    # built by the learner's class (it validates in __post_init__), all in one exchange like the calls
+    documents = each(RetrievedDocument, [Call(d.source, d.text) for pack, _, _ in drawn for d in pack.retrieved])
+    flags = iter(each(prepare_retrieved_context, [Call(document) for document in documents]))
     shipped = prompt_version_id(SHIPPED.text)
     for (pack, request, settings), prepared, (winners, rejections), decisions, selected in zip(
             drawn, made, explained, chosen_by, examples):

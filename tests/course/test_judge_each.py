@@ -32,6 +32,17 @@ _reference_resolve = resolve
 _CALLS = []
 
 
+@dataclass(frozen=True)
+class Instruction:  # shaped like the course's, but it validates: built by this class, in this process
+    source: str
+    key: str
+    value: str
+
+    def __post_init__(self):
+        if self.source not in RANK:
+            raise ValueError(f"unknown source {self.source!r}")
+
+
 def resolve(instructions):
     _CALLS.append(1)
     order = instructions[0].value if instructions else ""
@@ -101,6 +112,13 @@ def test_an_answer_larger_than_one_message_comes_in_parts():
     assert each(resolve, [Call(items) for items in big]) == [({"write": f"{n}" * 200_000}, []) for n in range(12)]
 
 
+def test_the_learners_class_builds_many_instances_in_one_exchange():
+    built = each(Instruction, [Call("user", "a", "x"), Call("nobody", "a", "x"), Call(source="system", key="b",
+                                                                                        value="y")], errors=True)
+    assert built[0] == Instruction("user", "a", "x") and built[2] == Instruction("system", "b", "y")
+    assert isinstance(built[1], ValueError) and "nobody" in str(built[1])
+
+
 def test_a_plain_function_is_called_here():
     assert each(len, [Call([1, 2]), Call("abc")]) == [2, 3]
     assert isinstance(each(int, [Call("x")], errors=True)[0], ValueError)
@@ -140,8 +158,11 @@ def test_each_behaves_as_the_loop_of_single_calls_would(tmp_path: Path) -> None:
     looping = rows.pop("test_a_loop_inside_the_calls_stops_at_the_cpu_limit")
     assert (looping.outcome, looping.limit) == (Outcome.TIMEOUT, Limit.CPU), looping
     assert {name: (row.outcome, row.cause) for name, row in rows.items() if row.outcome is not Outcome.PASSED} == {}
-    # 60 single calls and one exchange for the same 60; three single calls where the test watches its arguments
-    assert rows["test_one_exchange_gives_what_the_loop_gives"].trips == 61
-    assert rows["test_a_test_that_watches_its_arguments_calls_one_by_one"].trips == 3
+    # 120 instructions built one by one by the learner's class, 60 single calls and one exchange for the same 60;
+    # in a test that watches its arguments, every call is one exchange
+    assert rows["test_one_exchange_gives_what_the_loop_gives"].trips == 120 + 60 + 1
+    assert rows["test_a_test_that_watches_its_arguments_calls_one_by_one"].trips == 3 + 3  # 3 built, 3 called
     assert rows["test_a_plain_function_is_called_here"].trips == 0
+    # the learner's class is not the course's plain dataclass: its instances are built there, all in one exchange
+    assert rows["test_the_learners_class_builds_many_instances_in_one_exchange"].trips == 1 + 2  # and 2 to compare
     assert rows["test_an_answer_larger_than_one_message_comes_in_parts"].trips >= 2

@@ -643,6 +643,10 @@ class Host:
 
     # ------------------------------------------------------------ building instances locally
 
+    def known_to_build_like(self, path: str) -> bool:
+        """True when :meth:`builds_like` has already answered True for ``path``: no need to reach the process."""
+        return self._same_shape.get(path, False)
+
     def builds_like(self, path: str, ours: dict[str, object]) -> bool:
         """True when the learner's class at ``path`` has the shape ``ours`` of the course's class (a plain
         dataclass with the same fields, defaults and flags): then the judge builds instances itself."""

@@ -133,6 +133,10 @@ def test_a_loop_inside_the_calls_stops_at_the_cpu_limit():
     each(resolve, [Call([Instruction("user", "a", "x")]), Call([Instruction("user", "a", "loop")])])
 
 
+def test_a_loop_in_a_lone_call_stops_at_the_cpu_limit():
+    resolve([Instruction("user", "a", "loop")])
+
+
 def test_after_the_limit_a_new_process_answers():
     assert each(resolve, [Call([Instruction("user", "a", "x")])]) == [({"a": "x"}, [])]
 '''
@@ -152,11 +156,13 @@ def test_each_behaves_as_the_loop_of_single_calls_would(tmp_path: Path) -> None:
     target = TargetSpec("learner", (starters / "forge", code), "01", (stage.module,))
     job = core.Job(tmp_path / "course", starters, jobs.stage_modules(course), (target,),
                    (CourseTests("learner", ("test_each.py",)),))
-    report = core.run(job, JudgeSettings(test_cpu_s=3))
+    report = core.run(job, JudgeSettings(test_cpu_s=3, max_limit_hits=3))  # two tests loop on purpose
     assert report.problem is None, report.problem
     rows = {row.name: row for row in report.rows}
     looping = rows.pop("test_a_loop_inside_the_calls_stops_at_the_cpu_limit")
+    alone = rows.pop("test_a_loop_in_a_lone_call_stops_at_the_cpu_limit")
     assert (looping.outcome, looping.limit) == (Outcome.TIMEOUT, Limit.CPU), looping
+    assert (alone.outcome, alone.limit, alone.cause) == (looping.outcome, looping.limit, looping.cause)  # same words
     assert {name: (row.outcome, row.cause) for name, row in rows.items() if row.outcome is not Outcome.PASSED} == {}
     # 120 instructions built one by one by the learner's class, 60 single calls and one exchange for the same 60;
     # in a test that watches its arguments, every call is one exchange

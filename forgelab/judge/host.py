@@ -350,10 +350,7 @@ class Server:
                 if message.get("name"):
                     function = getattr(function, str(message["name"]))
         except BaseException as error:  # noqa: BLE001
-            kind = "import" if isinstance(error, (ImportError, SyntaxError)) else "boundary"
-            if isinstance(error, AttributeError):
-                kind = "exception"
-            self.send({"op": "raise", "error": self.error(error, kind), "mutated": []})
+            self.send({"op": "raise", "error": self.error(error, _unreached(error)), "mutated": []})
             return
         if message["op"] == "get_handle":
             self.reply(function, args, (), "return")
@@ -378,9 +375,7 @@ class Server:
             if isinstance(function, property) and function.fget is not None:
                 function = function.fget
         except BaseException as error:  # noqa: BLE001
-            kind = "exception" if isinstance(error, AttributeError) else \
-                "import" if isinstance(error, (ImportError, SyntaxError)) else "boundary"
-            self.send({"op": "raise", "error": self.error(error, kind), "mutated": []})
+            self.send({"op": "raise", "error": self.error(error, _unreached(error)), "mutated": []})
             return
         keep_going = bool(message.get("errors"))
         pieces: list[bytes] = []
@@ -441,6 +436,14 @@ class Server:
             if wire.state_of(args[index]) != state:
                 changed.append([index, self.encoder().encode(args[index])])
         return changed
+
+
+def _unreached(error: BaseException) -> str:
+    """The kind of error for a target that could not be reached: a missing name is the learner's exception, a module
+    that does not import is an import problem, anything else the boundary's."""
+    if isinstance(error, AttributeError):
+        return "exception"
+    return "import" if isinstance(error, (ImportError, SyntaxError)) else "boundary"
 
 
 EACH_BYTES = 1 << 20  # an answer to call_each holds about this much at most; the judge sends the rest again

@@ -533,7 +533,7 @@ class Snapshot:
                         [store, getattr(key, "nodeid", key), definition.func.__module__, definition.func.__qualname__,
                          str(definition.scope), repr(definition.params)] for definition in definitions)
 
-code = pytest.main(["-q", "-p", "no:cacheprovider", sys.argv[2]], plugins=[Snapshot()])
+code = pytest.main(["-q", "-p", "no:cacheprovider", "--basetemp", sys.argv[3], sys.argv[2]], plugins=[Snapshot()])
 print("FIXTURES", json.dumps({"code": int(code), "scans": len(scans), "seen": seen}, sort_keys=True))
 """
 
@@ -546,8 +546,13 @@ def _fixtures_seen(tmp_path: Path, how: str) -> dict[str, object]:
     test.write_text(FIXTURES_PROBE, encoding="utf-8")
     (tmp_path / "run.py").write_text(FIXTURES_RUN, encoding="utf-8")
     env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ.get("PATH", "")}
-    done = subprocess.run([sys.executable, str(tmp_path / "run.py"), how, str(test)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=False)
+    # The probe's fixture asks for tmp_path: without a --basetemp of its own the child's pytest would make a numbered
+    # folder in the suite's shared temporary root and, at its exit, delete the older ones there (every earlier
+    # suite's), which under load took minutes. Its own basetemp, inside this test's tmp_path, is removed by nobody else.
+    basetemp = tmp_path / f"basetemp-{how}"
+    done = subprocess.run([sys.executable, str(tmp_path / "run.py"), how, str(test), str(basetemp)], cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False)
+    assert basetemp.is_dir(), done.stdout + done.stderr
     line = next((line for line in done.stdout.splitlines() if line.startswith("FIXTURES ")), None)
     assert line is not None, done.stdout + done.stderr
     seen: dict[str, object] = json.loads(line[9:])

@@ -12,10 +12,13 @@ installed one is (both sides import it from there).
 
 In turn, ``--runs`` times, interleaved so that a change of load hits both sides alike: the single submission graded
 at ``--jobs 1`` and ``check all --target solution``; then the batch graded at ``--jobs 1`` and at ``--jobs 2``. Every
-row says the load average (1, 5, 15 min) before and after it. Where the time goes: the CPU seconds of every process
-of a grading run, sampled from /proc by kind (:func:`bench_grading.run_sampled`), and the judge's own timings of the
-single submission (the gradebook's ``timings`` table: stage tests, instructor checks, notebook cells, fault lab,
-transfer, and the rest of the wall time). Every batch's grade rows are compared with the first's.
+row says the load average (1, 5, 15 min) before and after it. These timed runs are only timed: nothing reads /proc
+beside them. Where the time goes comes from runs of their own afterwards (one of the single submission, one of the
+batch at each ``--jobs``): the CPU seconds of every process, sampled from /proc by kind every 50 ms
+(:func:`bench_grading.run_sampled`; on 2 CPUs the sampler's own reading slows the run it watches, which is why the
+timed rows are not sampled), and the judge's own timings of the single submission (the gradebook's ``timings``
+table: stage tests, instructor checks, notebook cells, fault lab, transfer, and the wall time not in them). Every
+batch's grade rows are compared with the first's.
 
 ``--built DIR`` keeps the built submissions in DIR (and reuses them when DIR has them): building takes minutes.
 
@@ -108,31 +111,35 @@ def main() -> int:
         grade(course, submissions[:1], 1, scratch / "warm")
         one: list[float] = []
         alls: list[float] = []
-        costs: list[dict[str, float]] = []
         found: list[list[tuple[object, ...]]] = []
         loads_one = [load()]
         for run in range(args.runs):
-            wall, cost, points = grade(course, submissions[:1], 1, scratch / f"one-{run}")
+            wall, _cost, points = grade(course, submissions[:1], 1, scratch / f"one-{run}", sampled=False)
             one.append(wall)
-            costs.append(cost)
             found.append(rows(scratch / f"one-{run}" / "gradebook.sqlite"))
             alls.append(timed(check_all, course, env))
             loads_one.append(load())
             print(f"  run {run + 1}: one submission at --jobs 1 {wall:.1f} s ({points}), check all --target solution "
                   f"{alls[-1]:.1f} s (load average {loads_one[-1]})", flush=True)
         batch: dict[int, list[float]] = {1: [], 2: []}
-        batch_cost: dict[int, list[dict[str, float]]] = {1: [], 2: []}
         loads_batch = [load()]
         for run in range(args.runs):
             for jobs in (1, 2):
                 out = scratch / f"batch-{jobs}-{run}"
-                wall, cost, points = grade(course, submissions, jobs, out)
+                wall, _cost, points = grade(course, submissions, jobs, out, sampled=False)
                 batch[jobs].append(wall)
-                batch_cost[jobs].append(cost)
                 found.append(rows(out / "gradebook.sqlite"))
                 loads_batch.append(load())
                 print(f"  run {run + 1}: {n} submissions at --jobs {jobs} {wall:.1f} s ({points}; load average "
                       f"{loads_batch[-1]})", flush=True)
+        print(f"where the time goes: one sampled run of each… (load average {load()})", flush=True)
+        sampled_one, cost, _points = grade(course, submissions[:1], 1, scratch / "sampled-one")
+        found.append(rows(scratch / "sampled-one" / "gradebook.sqlite"))
+        batch_cost: dict[int, tuple[float, dict[str, float]]] = {}
+        for jobs in (1, 2):
+            wall, batch_sampled, _points = grade(course, submissions, jobs, scratch / f"sampled-{jobs}")
+            found.append(rows(scratch / f"sampled-{jobs}" / "gradebook.sqlite"))
+            batch_cost[jobs] = (wall, batch_sampled)
         one_s, all_s = statistics.median(one), statistics.median(alls)
         rate1, rate2 = (60 * n / statistics.median(batch[jobs]) for jobs in (1, 2))
         print()
@@ -150,20 +157,19 @@ def main() -> int:
         print(f"ratio one submission / check all --target solution: {one_s / all_s:.2f}× (target ≤ {TARGET_ONE:.0f}×)")
         print(f"full submissions per minute: {rate1:.2f} at --jobs 1, {rate2:.2f} at --jobs 2 (ratio {rate2 / rate1:.2f}; "
               f"target ≥ {TARGET_RATE:.0f} at --jobs 2)")
-        cpu = statistics.median(cost["cpu_s"] for cost in costs)
-        print(f"where the time goes (one submission, --jobs 1): {cpu:.1f} CPU seconds sampled over every process, "
-              f"{cpu / one_s:.2f} CPUs busy on average")
-        kinds = sorted({key for cost in costs for key in cost if key.startswith("cpu:")},
-                       key=lambda key: -statistics.median(cost.get(key, 0.0) for cost in costs))
-        for key in kinds:
-            seconds = statistics.median(cost.get(key, 0.0) for cost in costs)
-            print(f"  CPU {key[4:]:<64} {seconds:6.2f} s ({100 * seconds / cpu:.0f}%)")
+        cpu = cost["cpu_s"]
+        print(f"where the time goes (one submission, --jobs 1, a sampled run of its own: {sampled_one:.1f} s with the "
+              f"sampler beside it): {cpu:.1f} CPU seconds sampled over every process, {cpu / sampled_one:.2f} CPUs busy "
+              f"on average")
+        for key in sorted((key for key in cost if key.startswith("cpu:")), key=lambda key: -cost[key]):
+            print(f"  CPU {key[4:]:<64} {cost[key]:6.2f} s ({100 * cost[key] / cpu:.0f}%)")
         for label, key in PHASES:
-            print(f"  judge's timings: {label:<50} {statistics.median(cost[key] for cost in costs):6.2f} s")
+            print(f"  judge's timings: {label:<50} {cost[key]:6.2f} s")
         for jobs in (1, 2):
-            spent = statistics.median(cost["cpu_s"] for cost in batch_cost[jobs]) / n
-            busy = spent * n / statistics.median(batch[jobs])
-            print(f"  --jobs {jobs}: {spent:.1f} CPU seconds per submission, {busy:.2f} CPUs busy on average")
+            wall, spent_all = batch_cost[jobs]
+            spent = spent_all["cpu_s"] / n
+            print(f"  --jobs {jobs} (sampled run, {wall:.1f} s): {spent:.1f} CPU seconds per submission, "
+                  f"{spent * n / wall:.2f} CPUs busy on average")
         # every submission is the same correct work: each one's rows (its id aside) must be the same in every run
         shapes = {tuple(row[1:] for row in graded if row[0] == sub) for graded in found for sub in {r[0] for r in graded}}
         print("every run gave every submission the same grade rows" if len(shapes) == 1 else

@@ -62,8 +62,8 @@ def built(folder: Path, count: int) -> tuple[Path, list[Path]]:
     if not (course / "course").is_dir():
         shutil.rmtree(course, ignore_errors=True)
         copy_workbook(course)
-    # the copy's forgelab is this tree's (a kept copy may be older), compiled as an installed one is: compiled (the copy has no bytecode, and this machine's shell sets
-    # PYTHONDONTWRITEBYTECODE, so every grade and check process would compile it from source again)
+    # the copy's forgelab is this tree's (a kept copy may be older), compiled as an installed one is (the copy has no
+    # bytecode, and where the shell sets PYTHONDONTWRITEBYTECODE every grade and check would compile it again)
     shutil.rmtree(course / "forgelab")
     shutil.copytree(ROOT / "forgelab", course / "forgelab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(course / "forgelab")], check=True)

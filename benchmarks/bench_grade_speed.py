@@ -6,7 +6,9 @@ The workbook state: a frozen copy of the course repository (others may commit wh
 submission built as a learner builds it — every stage's reference module saved into ``forge/``, its fault lab
 started, diagnosed, repaired and its regression test written (the course's example), its transfer test written (the
 course's reference test), its design answer saved and ``forgelab check NN`` run — then handed in (no solutions, no
-instructor material); ``--submissions`` copies of it make the batch. ``check all --target solution`` runs in the
+instructor material); ``--submissions`` copies of it make the batch (6 by default: an instructor grades a class in
+one batch, and a batch pays once for ``grade``'s start, the similarity check and the pages, which a batch of two
+weighs three times as much). ``check all --target solution`` runs in the
 frozen course with a workspace of its own. The frozen copy's ``forgelab`` is compiled to bytecode first, as an
 installed one is (both sides import it from there).
 
@@ -22,7 +24,7 @@ batch's grade rows are compared with the first's.
 
 ``--built DIR`` keeps the built submissions in DIR (and reuses them when DIR has them): building takes minutes.
 
-    .venv/bin/python benchmarks/bench_grade_speed.py [--runs 3] [--submissions 2] [--built DIR]
+    .venv/bin/python benchmarks/bench_grade_speed.py [--runs 3] [--submissions 6] [--built DIR]
 
 This is a measurement, not a test: nothing here asserts a limit.
 """
@@ -92,7 +94,9 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of each side (default 3)")
-    parser.add_argument("--submissions", type=int, default=2, help="full submissions per batch (default 2)")
+    parser.add_argument("--submissions", type=int, default=6,
+                        help="full submissions per batch (default 6: a class is graded in one batch, and each batch "
+                             "pays once for grade's start, the similarity check and the pages)")
     parser.add_argument("--built", type=Path, help="keep (and reuse) the frozen course and submissions here")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-grade-speed-"))

@@ -89,8 +89,7 @@ def failure_heat_map(report: ClassReport) -> str:
         for column, test in enumerate(stage.tests):
             values[row, column] = test.fail_share
     figure, axes = plt.subplots(figsize=(max(5.0, 0.5 * columns + 1.6), 0.62 * rows + 1.5))
-    colours = plt.get_cmap("Reds").copy()
-    colours.set_bad("#f4f6f9")
+    colours = plt.get_cmap("Reds").with_extremes(bad="#f4f6f9")
     image = axes.imshow(np.ma.masked_invalid(values), cmap=colours, vmin=0, vmax=1, aspect="auto")
     for row, stage in enumerate(report.stage_figures):
         for column, test in enumerate(stage.tests):

@@ -95,6 +95,7 @@ class ImportProblem:
 class TestRow:
     """One test item's result against one target."""
 
+    __test__: ClassVar[bool] = False  # a result row, not a test class: pytest must not try to collect it
     # read strictly wherever it crosses a process boundary inside a message (forgelab.judge.messages)
     __pydantic_config__: ClassVar[dict[str, object]] = {"strict": True, "extra": "forbid"}
 

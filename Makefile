@@ -144,6 +144,9 @@ test: $(STAMP)
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
+	@if [ ! -x node_modules/.bin/configurable-http-proxy ] && command -v npm >/dev/null; then \
+	  echo "== configurable-http-proxy and ajv from npm into node_modules/ (package.json), for the hub and schema tests"; \
+	  npm install --no-audit --no-fund --silent || echo "npm install failed: the hub tests will be skipped, each saying why"; fi
 	@echo "== course test suite"; $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=25 tests/course
 
 verify: $(STAMP)

@@ -118,22 +118,26 @@ comma := ,
 HUB_PORT ?= 8000
 EDITION ?= en
 INSTRUCTORS ?= instructor
+# The npm packages of package.json (the hub's proxy, Ajv for the course page's validator): make hub needs them,
+# make test installs them where npm is there (the hub and schema tests skip without them).
+PROXY := node_modules/.bin/configurable-http-proxy
+NPM_INSTALL := npm install --no-audit --no-fund --silent
 HUB_BUNDLE := build/hub/forge-workbook-lab$(if $(filter zh,$(EDITION)),-zh,).zip
 hub: $(STAMP)
 	@test -d solutions || { echo "$(SAY_HUB_REPO)"; exit 2; }
 	@$(BIN)/python -c 'import jupyterhub, nativeauthenticator' 2>/dev/null || { \
 	  echo "installing JupyterHub and NativeAuthenticator into $(VENV)…"; \
 	  $(PIP) install --quiet 'jupyterhub>=5.2,<7' 'jupyterhub-nativeauthenticator>=1.3'; }
-	@test -x node_modules/.bin/configurable-http-proxy || { \
+	@test -x $(PROXY) || { \
 	  command -v npm >/dev/null || { echo "make hub needs npm (Node.js 18 or newer) for configurable-http-proxy"; exit 2; }; \
-	  echo "installing configurable-http-proxy from npm into node_modules/…"; npm install --no-audit --no-fund --silent; }
+	  echo "installing configurable-http-proxy from npm into node_modules/…"; $(NPM_INSTALL); }
 	@mkdir -p build/hub && echo "releasing the learners' bundle ($(EDITION)) into build/hub/…" && \
 	  $(BIN)/forgelab release --lang $(EDITION) --out build/hub >/dev/null
 	@mkdir -p $(LAB_OVERRIDES) && cp forgelab/data/jupyterlab-overrides.json $(LAB_OVERRIDES)/forge-workbook.json
 	@if [ "$(EDITION)" = zh ]; then cp forgelab/data/jupyterlab-overrides-zh.json $(LAB_OVERRIDES)/forge-workbook-zh.json; \
 	 else rm -f $(LAB_OVERRIDES)/forge-workbook-zh.json; fi
 	@$(BIN)/forgelab --lang $(EDITION) hub --port $(HUB_PORT) --bundle $(HUB_BUNDLE) \
-	  --proxy node_modules/.bin/configurable-http-proxy $(foreach name,$(subst $(comma), ,$(INSTRUCTORS)),--instructor $(name))
+	  --proxy $(PROXY) $(foreach name,$(subst $(comma), ,$(INSTRUCTORS)),--instructor $(name))
 
 test: $(STAMP)
 	@if [ ! -d solutions ] || [ ! -d tests/course ]; then \
@@ -144,9 +148,9 @@ test: $(STAMP)
 	@echo "== generated artefacts are current"; $(BIN)/forgelab build --check
 	@echo "== course contracts (solutions pass, starters unsolved, fault labs hold, mutants die)"; $(BIN)/forgelab verify-course --mutants
 	@echo "== notebooks under nbval against the solution target"; $(BIN)/forgelab nbval
-	@if [ ! -x node_modules/.bin/configurable-http-proxy ] && command -v npm >/dev/null; then \
+	@if [ ! -x $(PROXY) ] && command -v npm >/dev/null; then \
 	  echo "== configurable-http-proxy and ajv from npm into node_modules/ (package.json), for the hub and schema tests"; \
-	  npm install --no-audit --no-fund --silent || echo "npm install failed: the hub tests will be skipped, each saying why"; fi
+	  $(NPM_INSTALL) || echo "npm install failed: the hub tests will be skipped, each saying why"; fi
 	@echo "== course test suite"; $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=25 tests/course
 
 verify: $(STAMP)
